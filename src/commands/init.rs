@@ -1,0 +1,299 @@
+//! `opbuilder init`: a new operator project in the go/v4 + kustomize/v2 layout.
+
+use crate::context::{ProjectCtx, BOILERPLATE_FILE};
+use crate::error::{bad_flag, usage};
+use crate::plan::{apply, ApplyOptions, IfExists, Plan};
+use crate::post::{self, Step};
+use crate::project::{self, Project};
+use crate::templates;
+use crate::validate;
+use anyhow::{bail, Context, Result};
+use clap::{Args, ValueEnum};
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum License {
+    /// Apache License 2.0 header
+    Apache2,
+    /// A copyright line only
+    Copyright,
+    /// No license header (no hack/boilerplate.go.txt)
+    None,
+}
+
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  opbuilder init --domain example.com --repo example.com/guestbook
+  opbuilder init --domain acme.io --repo github.com/acme/redis-operator --owner \"Acme Inc.\" --namespaced
+  opbuilder init --repo example.com/guestbook --dry-run")]
+pub struct InitArgs {
+    /// Domain for API groups: group `ingress` becomes `ingress.<domain>`
+    #[arg(long, default_value = "my.domain", value_name = "DOMAIN")]
+    pub domain: String,
+    /// Go module path [default: the module of ./go.mod]
+    #[arg(long, value_name = "MODULE")]
+    pub repo: Option<String>,
+    /// Project name, used to prefix Kubernetes resources [default: the directory name, lower-cased]
+    #[arg(long, value_name = "NAME")]
+    pub project_name: Option<String>,
+    /// Copyright owner written in the license header
+    #[arg(long, value_name = "OWNER")]
+    pub owner: Option<String>,
+    /// License header for generated Go files
+    #[arg(long, value_enum, default_value_t = License::Apache2)]
+    pub license: License,
+    /// Use this file (a /* */ comment) as the license header instead of --license
+    #[arg(long, value_name = "FILE")]
+    pub license_file: Option<PathBuf>,
+    /// Lay out APIs as api/<group>/<version> so the project can hold several groups
+    #[arg(long)]
+    pub multigroup: bool,
+    /// Make the manager namespace-scoped (Role/RoleBinding, WATCH_NAMESPACE) instead of cluster-scoped
+    #[arg(long)]
+    pub namespaced: bool,
+    /// Do not check that the installed Go is recent enough
+    #[arg(long)]
+    pub skip_go_version_check: bool,
+    /// Do not run `go mod tidy` after writing the files
+    #[arg(long)]
+    pub skip_post_steps: bool,
+    /// Show what would be written, write nothing
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Plugin chain (only the default go/v4 layout is available)
+    #[arg(long, value_name = "KEYS", hide_short_help = true)]
+    pub plugins: Option<String>,
+    /// PROJECT file version (only "3" is available)
+    #[arg(long, value_name = "VERSION", default_value = "3", hide_short_help = true)]
+    pub project_version: String,
+}
+
+/// The plugin keys that mean "the default layout" to Kubebuilder users.
+pub fn check_plugins(value: Option<&str>) -> Result<()> {
+    if let Some(v) = value {
+        for key in v.split(',').map(str::trim).filter(|k| !k.is_empty()) {
+            if !matches!(key, "go/v4" | "go.kubebuilder.io/v4") {
+                return Err(bad_flag(
+                    "--plugins",
+                    key,
+                    "opbuilder scaffolds only the default Kubebuilder layout, go/v4 (go/v4 + kustomize/v2)",
+                    "go/v4",
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn apache_header(owner: &str) -> String {
+    format!(
+        "/*\nCopyright YEAR{owner}.\n\nLicensed under the Apache License, Version 2.0 (the \"License\");\n\
+you may not use this file except in compliance with the License.\n\
+You may obtain a copy of the License at\n\n    http://www.apache.org/licenses/LICENSE-2.0\n\n\
+Unless required by applicable law or agreed to in writing, software\n\
+distributed under the License is distributed on an \"AS IS\" BASIS,\n\
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.\n\
+See the License for the specific language governing permissions and\n\
+limitations under the License.\n*/"
+    )
+}
+
+/// Make owner text safe inside a `/* */` comment on one line.
+fn sanitize_owner(owner: &str) -> String {
+    let one_line: String = owner.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
+    let mut s = one_line.trim().to_string();
+    while s.contains("*/") || s.contains("/*") {
+        s = s.replace("*/", "* /").replace("/*", "/ *");
+    }
+    s
+}
+
+/// The text of hack/boilerplate.go.txt, or None for `--license none`.
+pub fn boilerplate(license: License, owner: Option<&str>, file: Option<&Path>) -> Result<Option<String>> {
+    if let Some(path) = file {
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            bad_flag("--license-file", &path.display().to_string(), &format!("must be a readable file ({e})"), "hack/license-header.txt")
+        })?;
+        let t = text.trim();
+        if !t.is_empty() && !(t.starts_with("/*") && t.ends_with("*/")) {
+            return Err(bad_flag(
+                "--license-file",
+                &path.display().to_string(),
+                "the file must hold a single Go block comment: start with /* and end with */",
+                "header.txt containing \"/*\\nCopyright YEAR Acme.\\n*/\"",
+            ));
+        }
+        if t[2..t.len().saturating_sub(2)].contains("*/") {
+            return Err(bad_flag(
+                "--license-file",
+                &path.display().to_string(),
+                "the comment closes early: `*/` may appear only at the very end",
+                "header.txt containing \"/*\\nCopyright YEAR Acme.\\n*/\"",
+            ));
+        }
+        return Ok(Some(t.to_string()));
+    }
+    let owner = owner.map(sanitize_owner).filter(|o| !o.is_empty()).map(|o| format!(" {o}")).unwrap_or_default();
+    Ok(match license {
+        License::Apache2 => Some(apache_header(&owner)),
+        License::Copyright => Some(format!("/*\nCopyright YEAR{owner}.\n*/")),
+        License::None => None,
+    })
+}
+
+/// The module path from ./go.mod, if there is one.
+fn module_from_go_mod(root: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(root.join("go.mod")).ok()?;
+    text.lines().find_map(|l| {
+        let rest = l.trim().strip_prefix("module")?;
+        let m = rest.trim().trim_matches('"').to_string();
+        (!m.is_empty()).then_some(m)
+    })
+}
+
+/// Where `cmd/main.go`-era files exist, the directory is already a project.
+fn check_not_initialized(root: &Path) -> Result<Vec<String>> {
+    for f in [project::FILE, "Makefile", "cmd/main.go"] {
+        let p = root.join(f);
+        if p.symlink_metadata().is_ok() {
+            bail!(
+                "{} already holds a project file ({f}); run `opbuilder init` in a new directory, \
+                 or use `opbuilder create api` to extend this project",
+                root.display()
+            );
+        }
+    }
+    // Anything else is only worth a warning.
+    let mut others = vec![];
+    for e in std::fs::read_dir(root).with_context(|| format!("reading {}", root.display()))? {
+        let name = e?.file_name().to_string_lossy().to_string();
+        let ignorable = name == "go.mod" || name == "go.sum" || (name.starts_with('.') && name != ".github");
+        if !ignorable {
+            others.push(name);
+        }
+    }
+    others.sort();
+    Ok(others)
+}
+
+/// Build the plan for `init` (validated input), without writing.
+pub fn plan(root: &Path, args: &InitArgs) -> Result<(Plan, Project)> {
+    check_plugins(args.plugins.as_deref())?;
+    if args.project_version != "3" {
+        return Err(bad_flag("--project-version", &args.project_version, "only project version 3 is supported", "3"));
+    }
+    validate::dns1123_subdomain(&args.domain).map_err(|r| bad_flag("--domain", &args.domain, &r, "example.com"))?;
+    let repo = match &args.repo {
+        Some(r) => r.clone(),
+        None => module_from_go_mod(root).ok_or_else(|| {
+            usage(format!(
+                "--repo is required: there is no go.mod with a module path in {}\n  \
+                 pass the Go module path of the new project, for example: --repo github.com/acme/guestbook",
+                root.display()
+            ))
+        })?,
+    };
+    validate::go_module_path(&repo).map_err(|r| bad_flag("--repo", &repo, &r, "github.com/acme/guestbook"))?;
+    let project_name = match &args.project_name {
+        Some(n) => n.clone(),
+        None => {
+            let dir = std::fs::canonicalize(root)?;
+            let base = dir.file_name().map(|n| n.to_string_lossy().to_lowercase()).unwrap_or_default();
+            validate::dns1123_label(&base).map_err(|r| {
+                usage(format!(
+                    "the directory name {base:?} cannot be the project name: it {}\n  \
+                     pass one explicitly, for example: --project-name guestbook",
+                    r.trim_start_matches("must ").replace("be a", "is not a")
+                ))
+            })?;
+            base
+        }
+    };
+    validate::dns1123_label(&project_name).map_err(|r| bad_flag("--project-name", &project_name, &r, "guestbook"))?;
+    let boilerplate_file = boilerplate(args.license, args.owner.as_deref(), args.license_file.as_deref())?;
+
+    let project = Project {
+        cli_version: crate::versions::cli_version(),
+        domain: args.domain.clone(),
+        layout: vec![project::LAYOUT.into()],
+        multigroup: args.multigroup,
+        namespaced: args.namespaced,
+        project_name,
+        repo,
+        version: "3".into(),
+        ..Default::default()
+    };
+    let ctx = ProjectCtx::new(&project, boilerplate_file.clone());
+    let files = templates::render_tree("init", &ctx, |t| t != BOILERPLATE_FILE || boilerplate_file.is_some())?;
+    let mut plan = Plan::default();
+    for f in files {
+        let policy = match f.template.as_str() {
+            "Makefile" | "config/default/kustomization.yaml" | "config/manager/kustomization.yaml"
+            | "config/rbac/kustomization.yaml" | "config/default/manager_metrics_patch.yaml" => IfExists::Error,
+            "go.mod" | "config/rbac/role.yaml" | "config/rbac/role_binding.yaml" => IfExists::Overwrite,
+            _ => IfExists::Skip,
+        };
+        plan.create(f.path, f.content, policy);
+    }
+    plan.project = Some(project.to_yaml());
+    Ok((plan, project))
+}
+
+pub fn run(root: &Path, args: &InitArgs) -> Result<()> {
+    let (plan, project) = plan(root, args)?;
+    let others = check_not_initialized(root)?;
+    if !args.dry_run && !args.skip_post_steps && !args.skip_go_version_check {
+        if let Some(v) = post::go_version() {
+            if v < (1, 23, 0) || v.0 >= 2 {
+                bail!(
+                    "the installed Go is go{}.{}.{}; generated projects need Go 1.23 or newer (they declare go {}).\n  \
+                     Install a newer Go, or pass --skip-go-version-check to scaffold anyway",
+                    v.0,
+                    v.1,
+                    v.2,
+                    crate::versions::pins().scaffold.go_directive
+                );
+            }
+        }
+    }
+    if !others.is_empty() {
+        eprintln!(
+            "warning: {} is not empty ({}); existing files are kept unless opbuilder must own them",
+            root.display(),
+            others.join(", ")
+        );
+    }
+    let report = apply(root, &plan, &ApplyOptions { dry_run: args.dry_run, ..Default::default() })?;
+    if args.dry_run {
+        println!("opbuilder init --dry-run: nothing was written. The plan:");
+        report.print(true);
+        return Ok(());
+    }
+    println!("Scaffolded project {:?} (module {}):", project.project_name, project.repo);
+    report.print(false);
+    if !args.skip_post_steps {
+        post::run(root, &[Step::GoModTidy])?;
+    }
+    println!("\nNext: add an API with\n  opbuilder create api --group <group> --version v1 --kind <Kind>");
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn owner_cannot_close_the_comment() {
+        let b = boilerplate(License::Copyright, Some("Evil */ package main /* x\nnext"), None).unwrap().unwrap();
+        assert_eq!(b.matches("*/").count(), 1, "{b}");
+        assert!(b.ends_with("*/"));
+        assert!(!b[2..b.len() - 2].contains("/*"));
+    }
+
+    #[test]
+    fn license_none_has_no_file() {
+        assert_eq!(boilerplate(License::None, Some("x"), None).unwrap(), None);
+        let a = boilerplate(License::Apache2, None, None).unwrap().unwrap();
+        assert!(a.starts_with("/*\nCopyright YEAR.\n"));
+    }
+}

@@ -1,0 +1,100 @@
+//! opbuilder: scaffold Kubernetes operators in the Kubebuilder go/v4 layout, offline and transactionally.
+
+mod commands;
+mod context;
+mod error;
+mod markers;
+mod plan;
+mod post;
+mod project;
+mod templates;
+mod validate;
+mod versions;
+
+use clap::{CommandFactory, Parser, Subcommand};
+use std::path::Path;
+
+const EXAMPLES: &str = "Examples:
+  opbuilder init --domain example.com --repo example.com/guestbook
+  opbuilder version
+  opbuilder completion bash > /etc/bash_completion.d/opbuilder
+
+Every writing command accepts --dry-run to print its plan without writing anything.";
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "opbuilder",
+    version,
+    about = "Scaffold Kubernetes operator projects (Kubebuilder go/v4 layout), offline and transactionally",
+    long_about = "opbuilder scaffolds Go operator projects in the Kubebuilder v4 layout (go/v4 + kustomize/v2): \
+API types, controllers, webhooks, envtest suites, kustomize manifests, a Makefile and a PROJECT file \
+that Kubebuilder can read too. It needs no Go and no network to scaffold, and every command either \
+writes all of its files or none.",
+    after_help = EXAMPLES,
+    propagate_version = true
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Create a new operator project in the current directory
+    Init(commands::init::InitArgs),
+    /// Print opbuilder's version and the versions it scaffolds
+    #[command(after_help = "Example:\n  opbuilder version")]
+    Version,
+    /// Print a shell completion script
+    #[command(after_help = "Examples:\n  opbuilder completion bash > ~/.local/share/bash-completion/completions/opbuilder\n  opbuilder completion zsh > \"${fpath[1]}/_opbuilder\"\n  opbuilder completion fish > ~/.config/fish/completions/opbuilder.fish")]
+    Completion {
+        /// The shell to generate a script for
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+}
+
+fn print_version() {
+    let p = &versions::pins().scaffold;
+    println!("opbuilder {}", versions::cli_version());
+    println!("  layout:             {} (PROJECT version 3)", project::LAYOUT);
+    println!("  kubernetes:         {}", p.kubernetes_target);
+    println!("  controller-runtime: {}", p.controller_runtime);
+    println!("  k8s.io libraries:   {}", p.k8s_libs);
+    println!("  controller-tools:   {}", p.controller_tools);
+    println!("  kustomize:          {}", p.kustomize);
+    println!("  golangci-lint:      {}", p.golangci_lint);
+    println!("  go directive:       {}", p.go_directive);
+}
+
+fn run(cli: Cli) -> anyhow::Result<()> {
+    let root = Path::new(".");
+    match cli.command {
+        Command::Init(args) => commands::init::run(root, &args),
+        Command::Version => {
+            print_version();
+            Ok(())
+        }
+        Command::Completion { shell } => {
+            clap_complete::generate(shell, &mut Cli::command(), "opbuilder", &mut std::io::stdout());
+            Ok(())
+        }
+    }
+}
+
+fn main() {
+    let cli = Cli::parse();
+    if let Err(err) = run(cli) {
+        eprintln!("error: {err:#}");
+        std::process::exit(error::exit_code(&err));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn cli_definition_is_consistent() {
+        use clap::CommandFactory;
+        super::Cli::command().debug_assert();
+    }
+}

@@ -1,0 +1,415 @@
+//! Text edits on existing files: insertion above `+kubebuilder:scaffold:<name>` markers, Go import
+//! insertion in sorted position, and uncommenting of blocks.
+//!
+//! Marker syntax is Kubebuilder's: a line whose content, after trimming and removing the comment
+//! token (`//` in Go, `#` in YAML, Makefiles and shell), is `+kubebuilder:scaffold:<name>`.
+//! Inserted text takes the indentation of the marker line. An insertion is skipped when the
+//! fragment's non-blank lines, trimmed, already appear as consecutive non-blank lines of the file.
+
+use std::path::Path;
+
+/// The line-comment token for a file, by extension or name.
+pub fn comment_token(path: &Path) -> Option<&'static str> {
+    let name = path.file_name()?.to_str()?;
+    match path.extension().and_then(|e| e.to_str()) {
+        Some("go") => Some("//"),
+        Some("yaml" | "yml" | "sh" | "mk" | "toml") => Some("#"),
+        _ if name == "Makefile" || name == "Dockerfile" || name == "PROJECT" => Some("#"),
+        _ => None,
+    }
+}
+
+/// Whether `line` is the marker `name` for the comment token `token`.
+pub fn is_marker(line: &str, token: &str, name: &str) -> bool {
+    line.trim()
+        .strip_prefix(token)
+        .map(|rest| rest.trim() == format!("+kubebuilder:scaffold:{name}"))
+        .unwrap_or(false)
+}
+
+fn indentation(line: &str) -> &str {
+    &line[..line.len() - line.trim_start().len()]
+}
+
+/// Non-blank trimmed lines.
+fn significant(text: &str) -> Vec<&str> {
+    text.lines().map(str::trim).filter(|l| !l.is_empty()).collect()
+}
+
+/// Whether the non-blank lines of `fragment` already appear, consecutively, in `content`.
+pub fn contains_fragment(content: &str, fragment: &str) -> bool {
+    let needle = significant(fragment);
+    if needle.is_empty() {
+        return true;
+    }
+    let hay = significant(content);
+    hay.windows(needle.len()).any(|w| w == needle.as_slice())
+}
+
+fn split_lines(content: &str) -> (Vec<String>, bool) {
+    let trailing_newline = content.ends_with('\n');
+    let lines = content.lines().map(str::to_string).collect();
+    (lines, trailing_newline)
+}
+
+fn join_lines(lines: &[String], trailing_newline: bool) -> String {
+    let mut s = lines.join("\n");
+    if trailing_newline || lines.is_empty() {
+        s.push('\n');
+    }
+    s
+}
+
+fn indent_fragment(fragment: &str, indent: &str) -> Vec<String> {
+    fragment
+        .trim_end_matches('\n')
+        .lines()
+        .map(|l| if l.trim().is_empty() { String::new() } else { format!("{indent}{l}") })
+        .collect()
+}
+
+/// Marker `name` was not found in the file.
+#[derive(Debug, PartialEq)]
+pub struct MissingMarker(pub String);
+
+/// Insert each fragment (unless already present) directly above every line holding the marker.
+pub fn insert_above(
+    content: &str,
+    token: &str,
+    name: &str,
+    fragments: &[String],
+) -> Result<String, MissingMarker> {
+    let (mut lines, nl) = split_lines(content);
+    let positions: Vec<usize> =
+        lines.iter().enumerate().filter(|(_, l)| is_marker(l, token, name)).map(|(i, _)| i).collect();
+    if positions.is_empty() {
+        return Err(MissingMarker(format!("{token} +kubebuilder:scaffold:{name}")));
+    }
+    let mut current = content.to_string();
+    for fragment in fragments {
+        if contains_fragment(&current, fragment) {
+            continue;
+        }
+        // Walk markers bottom-up so earlier indices stay valid.
+        let markers: Vec<usize> =
+            lines.iter().enumerate().filter(|(_, l)| is_marker(l, token, name)).map(|(i, _)| i).rev().collect();
+        for at in markers {
+            let indent = indentation(&lines[at]).to_string();
+            let new = indent_fragment(fragment, &indent);
+            lines.splice(at..at, new);
+        }
+        current = join_lines(&lines, nl);
+    }
+    Ok(current)
+}
+
+/// One `import` spec: optional name and the path.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ImportSpec {
+    pub name: Option<String>,
+    pub path: String,
+}
+
+impl ImportSpec {
+    pub fn new(name: Option<&str>, path: &str) -> Self {
+        ImportSpec { name: name.map(str::to_string), path: path.to_string() }
+    }
+
+    fn line(&self) -> String {
+        match &self.name {
+            Some(n) => format!("{n} \"{}\"", self.path),
+            None => format!("\"{}\"", self.path),
+        }
+    }
+
+    /// Parse a line of an import block (`"fmt"`, `name "a/b"`, `_ "x"`, with an optional trailing comment).
+    fn parse(line: &str) -> Option<ImportSpec> {
+        let t = line.trim();
+        if t.starts_with("//") || t.is_empty() {
+            return None;
+        }
+        let q = t.find('"')?;
+        let end = q + 1 + t[q + 1..].find('"')?;
+        let name = t[..q].trim();
+        Some(ImportSpec {
+            name: (!name.is_empty()).then(|| name.to_string()),
+            path: t[q + 1..end].to_string(),
+        })
+    }
+}
+
+/// Import groups in goimports' order: standard library, third party, this module.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Class {
+    Std,
+    Third,
+    Local,
+}
+
+fn classify(path: &str, module: &str) -> Class {
+    if path == module || path.starts_with(&format!("{module}/")) {
+        Class::Local
+    } else if path.split('/').next().is_some_and(|first| first.contains('.')) {
+        Class::Third
+    } else {
+        Class::Std
+    }
+}
+
+/// Add `spec` to the import block that holds the `imports` marker, keeping the file gofmt-clean:
+/// into the blank-line-separated group of its class (std / third-party / `module`-local) at its
+/// sorted position, or as a new group placed in class order. A spec already imported is left alone.
+pub fn insert_go_import(content: &str, spec: &ImportSpec, module: &str) -> Result<String, MissingMarker> {
+    let (mut lines, nl) = split_lines(content);
+    let marker = lines
+        .iter()
+        .position(|l| is_marker(l, "//", "imports"))
+        .ok_or_else(|| MissingMarker("// +kubebuilder:scaffold:imports".into()))?;
+    let open = lines[..marker]
+        .iter()
+        .rposition(|l| l.trim_start().starts_with("import ("))
+        .ok_or_else(|| MissingMarker("// +kubebuilder:scaffold:imports inside an `import (` block".into()))?;
+    if lines[open + 1..marker].iter().filter_map(|l| ImportSpec::parse(l)).any(|s| s.path == spec.path) {
+        return Ok(content.to_string());
+    }
+    let indent = indentation(&lines[marker]).to_string();
+    let new_line = format!("{indent}{}", spec.line());
+    let class = classify(&spec.path, module);
+
+    // Groups: runs of non-blank lines between `import (` and the marker.
+    let mut groups: Vec<(usize, usize)> = vec![]; // [start, end)
+    let mut i = open + 1;
+    while i < marker {
+        if lines[i].trim().is_empty() {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < marker && !lines[i].trim().is_empty() {
+            i += 1;
+        }
+        groups.push((start, i));
+    }
+    let group_class = |&(s, e): &(usize, usize)| {
+        lines[s..e].iter().find_map(|l| ImportSpec::parse(l)).map(|sp| classify(&sp.path, module))
+    };
+
+    // The group directly above the marker (no blank line between) ends at the marker.
+    if let Some(g) = groups.iter().rev().find(|g| group_class(g) == Some(class)).copied() {
+        let (start, end) = g;
+        let mut at = end;
+        for j in start..end {
+            if let Some(existing) = ImportSpec::parse(&lines[j]) {
+                if (existing.path.as_str(), existing.name.as_deref()) > (spec.path.as_str(), spec.name.as_deref()) {
+                    // Insert before this spec and any comment lines that lead into it.
+                    let mut k = j;
+                    while k > start && lines[k - 1].trim_start().starts_with("//") {
+                        k -= 1;
+                    }
+                    at = k;
+                    break;
+                }
+            }
+        }
+        if at == end {
+            // After the last spec of the group (before trailing comments other than the marker).
+            at = (start..end).rev().find(|&j| ImportSpec::parse(&lines[j]).is_some()).map_or(end, |j| j + 1);
+        }
+        lines.insert(at, new_line);
+        return Ok(join_lines(&lines, nl));
+    }
+
+    // New group, before the first group of a later class, else at the end above the marker.
+    if let Some(&(start, _)) = groups.iter().find(|g| group_class(g).is_some_and(|c| c > class)) {
+        lines.splice(start..start, [new_line, String::new()]);
+    } else {
+        let previous = lines[marker - 1].trim();
+        let mut add = vec![];
+        if !previous.is_empty() && !previous.starts_with("import (") {
+            add.push(String::new());
+        }
+        add.push(new_line);
+        lines.splice(marker..marker, add);
+    }
+    Ok(join_lines(&lines, nl))
+}
+
+/// Remove the first `#` (and nothing else) from each line of `block`'s commented form.
+/// `block` is given uncommented. Returns `None` when neither form is present.
+pub fn uncomment(content: &str, block: &str) -> Option<String> {
+    let want: Vec<&str> = block.trim_end_matches('\n').lines().collect();
+    if want.is_empty() {
+        return Some(content.to_string());
+    }
+    let (mut lines, nl) = split_lines(content);
+    let commented = |l: &str, w: &str| -> bool {
+        let (ind, rest) = l.split_at(l.len() - l.trim_start().len());
+        rest.strip_prefix('#').is_some_and(|r| format!("{ind}{r}") == w)
+    };
+    for start in 0..lines.len() {
+        if start + want.len() > lines.len() {
+            break;
+        }
+        if lines[start..start + want.len()].iter().zip(&want).all(|(l, w)| commented(l, w)) {
+            for (l, w) in lines[start..start + want.len()].iter_mut().zip(&want) {
+                *l = w.to_string();
+            }
+            return Some(join_lines(&lines, nl));
+        }
+    }
+    // Already uncommented?
+    if lines.windows(want.len()).any(|w| w.iter().zip(&want).all(|(a, b)| a == b)) {
+        return Some(content.to_string());
+    }
+    None
+}
+
+/// Insert `text` right after the first line whose trimmed content equals `anchor`, unless the
+/// text (by significant lines) is already present. `None` when the anchor is missing.
+pub fn insert_after_line(content: &str, anchor: &str, text: &str) -> Option<String> {
+    if contains_fragment(content, text) {
+        return Some(content.to_string());
+    }
+    let (mut lines, nl) = split_lines(content);
+    let at = lines.iter().position(|l| l.trim() == anchor.trim())?;
+    let new: Vec<String> = text.trim_end_matches('\n').lines().map(str::to_string).collect();
+    lines.splice(at + 1..at + 1, new);
+    Some(join_lines(&lines, nl))
+}
+
+/// Append `text` unless it is already present.
+pub fn append_once(content: &str, text: &str) -> String {
+    if contains_fragment(content, text) {
+        return content.to_string();
+    }
+    let mut s = content.to_string();
+    if !s.is_empty() && !s.ends_with('\n') {
+        s.push('\n');
+    }
+    s.push_str(text);
+    if !s.ends_with('\n') {
+        s.push('\n');
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MAIN: &str = "package main\n\nimport (\n\t\"os\"\n\n\tutilruntime \"k8s.io/apimachinery/pkg/util/runtime\"\n\tctrl \"sigs.k8s.io/controller-runtime\"\n\t// +kubebuilder:scaffold:imports\n)\n\nfunc init() {\n\t// +kubebuilder:scaffold:scheme\n}\n";
+
+    #[test]
+    fn marker_matching_ignores_spacing_and_needs_token() {
+        assert!(is_marker("\t//   +kubebuilder:scaffold:imports  ", "//", "imports"));
+        assert!(is_marker("# +kubebuilder:scaffold:crdkustomizeresource", "#", "crdkustomizeresource"));
+        assert!(!is_marker("// +kubebuilder:scaffold:importsX", "//", "imports"));
+        assert!(!is_marker("+kubebuilder:scaffold:imports", "//", "imports"));
+        assert_eq!(comment_token(Path::new("a/b.go")), Some("//"));
+        assert_eq!(comment_token(Path::new("Makefile")), Some("#"));
+        assert_eq!(comment_token(Path::new("x.yml")), Some("#"));
+        assert_eq!(comment_token(Path::new("x.txt")), None);
+    }
+
+    #[test]
+    fn go_insert_takes_marker_indentation_and_is_idempotent() {
+        let frag = "utilruntime.Must(appv1.AddToScheme(scheme))\n".to_string();
+        let once = insert_above(MAIN, "//", "scheme", &[frag.clone()]).unwrap();
+        assert!(once.contains("\tutilruntime.Must(appv1.AddToScheme(scheme))\n\t// +kubebuilder:scaffold:scheme\n"));
+        let twice = insert_above(&once, "//", "scheme", &[frag]).unwrap();
+        assert_eq!(once, twice);
+    }
+
+    #[test]
+    fn multi_line_fragment_keeps_relative_indentation_and_blank_lines() {
+        let src = "func main() {\n\t// +kubebuilder:scaffold:builder\n}\n";
+        // Blank lines inside a fragment stay (without indentation); trailing ones are dropped.
+        let frag = "a()\n\nif err := x(); err != nil {\n\tos.Exit(1)\n}\n\n".to_string();
+        let out = insert_above(src, "//", "builder", &[frag]).unwrap();
+        assert_eq!(out, "func main() {\n\ta()\n\n\tif err := x(); err != nil {\n\t\tos.Exit(1)\n\t}\n\t// +kubebuilder:scaffold:builder\n}\n");
+    }
+
+    #[test]
+    fn yaml_insert_and_every_marker_occurrence() {
+        let src = "resources:\n  # +kubebuilder:scaffold:x\nother:\n# +kubebuilder:scaffold:x\n";
+        let out = insert_above(src, "#", "x", &["- a.yaml".to_string()]).unwrap();
+        assert_eq!(out, "resources:\n  - a.yaml\n  # +kubebuilder:scaffold:x\nother:\n- a.yaml\n# +kubebuilder:scaffold:x\n");
+    }
+
+    #[test]
+    fn fragments_in_order_and_partial_presence() {
+        let src = "# +kubebuilder:scaffold:m\n";
+        let once = insert_above(src, "#", "m", &["- a".into()]).unwrap();
+        let out = insert_above(&once, "#", "m", &["- a".into(), "- b".into()]).unwrap();
+        assert_eq!(out, "- a\n- b\n# +kubebuilder:scaffold:m\n");
+    }
+
+    #[test]
+    fn missing_marker_is_an_error() {
+        let e = insert_above("package x\n", "//", "builder", &["x".into()]).unwrap_err();
+        assert!(e.0.contains("+kubebuilder:scaffold:builder"));
+        assert!(insert_go_import("package x\n", &ImportSpec::new(None, "fmt"), "m").is_err());
+    }
+
+    #[test]
+    fn first_local_import_opens_a_new_group_above_the_marker() {
+        let out = insert_go_import(MAIN, &ImportSpec::new(Some("appv1"), "example.com/g/api/v1"), "example.com/g").unwrap();
+        assert!(
+            out.contains("\tctrl \"sigs.k8s.io/controller-runtime\"\n\n\tappv1 \"example.com/g/api/v1\"\n\t// +kubebuilder:scaffold:imports\n)"),
+            "{out}"
+        );
+        // Sorted insertion into the existing local group, before and after.
+        let out = insert_go_import(&out, &ImportSpec::new(None, "example.com/g/internal/controller"), "example.com/g").unwrap();
+        let out = insert_go_import(&out, &ImportSpec::new(Some("aaa"), "example.com/g/api/a"), "example.com/g").unwrap();
+        assert!(
+            out.contains("\n\taaa \"example.com/g/api/a\"\n\tappv1 \"example.com/g/api/v1\"\n\t\"example.com/g/internal/controller\"\n\t// +kubebuilder:scaffold:imports\n"),
+            "{out}"
+        );
+        // Idempotent.
+        assert_eq!(insert_go_import(&out, &ImportSpec::new(Some("aaa"), "example.com/g/api/a"), "example.com/g").unwrap(), out);
+    }
+
+    #[test]
+    fn third_party_and_std_imports_go_to_their_groups() {
+        let out = insert_go_import(MAIN, &ImportSpec::new(None, "example.com/g/internal/controller"), "example.com/g").unwrap();
+        let out = insert_go_import(&out, &ImportSpec::new(Some("certv1"), "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"), "example.com/g").unwrap();
+        let out = insert_go_import(&out, &ImportSpec::new(None, "context"), "example.com/g").unwrap();
+        assert_eq!(
+            out,
+            "package main\n\nimport (\n\t\"context\"\n\t\"os\"\n\n\tcertv1 \"github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1\"\n\tutilruntime \"k8s.io/apimachinery/pkg/util/runtime\"\n\tctrl \"sigs.k8s.io/controller-runtime\"\n\n\t\"example.com/g/internal/controller\"\n\t// +kubebuilder:scaffold:imports\n)\n\nfunc init() {\n\t// +kubebuilder:scaffold:scheme\n}\n"
+        );
+    }
+
+    #[test]
+    fn sorting_respects_leading_comments_and_byte_order() {
+        let src = "import (\n\t\"a.com/x\"\n\t// why z\n\t_ \"a.com/z\"\n\t// +kubebuilder:scaffold:imports\n)\n";
+        let out = insert_go_import(src, &ImportSpec::new(None, "a.com/y"), "m").unwrap();
+        assert_eq!(out, "import (\n\t\"a.com/x\"\n\t\"a.com/y\"\n\t// why z\n\t_ \"a.com/z\"\n\t// +kubebuilder:scaffold:imports\n)\n");
+        // '.' sorts before '/', as gofmt does.
+        let src = "import (\n\tfoov1 \"m/api/foo/v1\"\n\t// +kubebuilder:scaffold:imports\n)\n";
+        let out = insert_go_import(src, &ImportSpec::new(Some("foopolicyv1"), "m/api/foo.policy/v1"), "m").unwrap();
+        assert!(out.find("foo.policy").unwrap() < out.find("foo/v1").unwrap(), "{out}");
+    }
+
+    #[test]
+    fn uncomment_block_once() {
+        let src = "resources:\n#- ../crd\n- ../rbac\n#patches:\n#- path: p.yaml\n#  target:\n#    kind: Deployment\n";
+        let out = uncomment(src, "#- ../crd".trim_start_matches('#')).unwrap();
+        assert!(out.contains("\n- ../crd\n"));
+        let out = uncomment(&out, "patches:\n- path: p.yaml\n  target:\n    kind: Deployment").unwrap();
+        assert!(out.ends_with("patches:\n- path: p.yaml\n  target:\n    kind: Deployment\n"), "{out}");
+        assert_eq!(uncomment(&out, "- ../crd").unwrap(), out);
+        assert!(uncomment(&out, "- ../nope").is_none());
+    }
+
+    #[test]
+    fn after_line_and_append() {
+        let src = "resources:\n- a.yaml\n";
+        let out = insert_after_line(src, "resources:", "- b.yaml").unwrap();
+        assert_eq!(out, "resources:\n- b.yaml\n- a.yaml\n");
+        assert_eq!(insert_after_line(&out, "resources:", "- b.yaml").unwrap(), out);
+        assert!(insert_after_line(src, "nope:", "x").is_none());
+        assert_eq!(append_once("a", "b\n"), "a\nb\n");
+        assert_eq!(append_once("a\nb\n", "b\n"), "a\nb\n");
+    }
+}

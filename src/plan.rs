@@ -1,0 +1,579 @@
+//! Plans and their transactional application.
+//!
+//! A command never touches the disk itself: it returns a [`Plan`]. [`apply`] computes every
+//! resulting file in memory, collects every conflict before writing a byte, then writes each
+//! changed file atomically (temp file in the same directory + rename), PROJECT last. If any write
+//! fails it restores every file it touched and removes the files and directories it created, so
+//! the tree is byte-identical to before.
+
+use crate::markers::{self, ImportSpec};
+use anyhow::{anyhow, Result};
+use std::collections::BTreeMap;
+use std::fmt;
+use std::fs;
+use std::io::Write;
+use std::path::{Component, Path, PathBuf};
+
+/// What to do when a file to create already exists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IfExists {
+    /// A conflict: the plan is refused.
+    Error,
+    /// Keep the existing file.
+    Skip,
+    /// Replace it.
+    Overwrite,
+}
+
+/// An in-place change to an existing (or earlier planned) file.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Edit {
+    /// Insert fragments above every `+kubebuilder:scaffold:<marker>` line (idempotent).
+    AboveMarker { marker: String, fragments: Vec<String> },
+    /// Add a Go import to the block holding `// +kubebuilder:scaffold:imports`, sorted.
+    GoImport { spec: ImportSpec, module: String },
+    /// Uncomment a block (given in its uncommented form). When `required` is false and the block
+    /// is in neither form, the edit is reported as a warning instead of a conflict.
+    Uncomment { block: String, required: bool },
+    /// Insert text after the first line equal to `anchor` (idempotent).
+    AfterLine { anchor: String, text: String },
+    /// Append text at the end (idempotent).
+    Append { text: String },
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Op {
+    Create { path: PathBuf, content: String, if_exists: IfExists },
+    Update { path: PathBuf, edits: Vec<Edit> },
+}
+
+/// The data a command produces: file operations in order, and the new PROJECT, written last.
+#[derive(Debug, Default, Clone)]
+pub struct Plan {
+    pub ops: Vec<Op>,
+    pub project: Option<String>,
+}
+
+impl Plan {
+    pub fn create(&mut self, path: impl Into<PathBuf>, content: impl Into<String>, if_exists: IfExists) {
+        self.ops.push(Op::Create { path: path.into(), content: content.into(), if_exists });
+    }
+
+    pub fn update(&mut self, path: impl Into<PathBuf>, edit: Edit) {
+        let path = path.into();
+        // Consecutive edits of one file are kept together for readable dry-run output.
+        if let Some(Op::Update { path: p, edits }) = self.ops.last_mut() {
+            if *p == path {
+                edits.push(edit);
+                return;
+            }
+        }
+        self.ops.push(Op::Update { path, edits: vec![edit] });
+    }
+
+    pub fn above_marker(&mut self, path: impl Into<PathBuf>, marker: &str, fragments: Vec<String>) {
+        self.update(path, Edit::AboveMarker { marker: marker.into(), fragments });
+    }
+
+    pub fn go_import(&mut self, path: impl Into<PathBuf>, name: Option<&str>, import: &str, module: &str) {
+        self.update(path, Edit::GoImport { spec: ImportSpec::new(name, import), module: module.into() });
+    }
+}
+
+/// What happened (or would happen) to one path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    Create,
+    Update,
+    Skip,
+    Unchanged,
+}
+
+impl fmt::Display for Action {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Action::Create => "create",
+            Action::Update => "update",
+            Action::Skip => "skip",
+            Action::Unchanged => "unchanged",
+        })
+    }
+}
+
+/// The outcome of applying (or dry-running) a plan.
+#[derive(Debug, Default)]
+pub struct Report {
+    /// Each path once, in plan order, PROJECT last.
+    pub entries: Vec<(PathBuf, Action)>,
+    pub warnings: Vec<String>,
+}
+
+impl Report {
+    pub fn print(&self, dry_run: bool) {
+        let verb = if dry_run { "would" } else { "" };
+        for (path, action) in &self.entries {
+            if dry_run {
+                println!("  {verb} {action:<9} {}", path.display());
+            } else if !matches!(action, Action::Unchanged) {
+                println!("  {action:<9} {}", path.display());
+            }
+        }
+        for w in &self.warnings {
+            eprintln!("warning: {w}");
+        }
+    }
+
+    pub fn action(&self, path: &str) -> Option<Action> {
+        self.entries.iter().find(|(p, _)| p == Path::new(path)).map(|(_, a)| *a)
+    }
+}
+
+/// Every reason a plan cannot be applied; nothing has been written.
+#[derive(Debug)]
+pub struct Conflicts(pub Vec<String>);
+
+impl fmt::Display for Conflicts {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "nothing was written; the plan has {} conflict(s):", self.0.len())?;
+        for c in &self.0 {
+            writeln!(f, "  - {c}")?;
+        }
+        write!(f, "fix these and run the command again (add --force where a file should be replaced)")
+    }
+}
+
+impl std::error::Error for Conflicts {}
+
+/// Options for [`apply`].
+#[derive(Debug, Default, Clone)]
+pub struct ApplyOptions {
+    pub dry_run: bool,
+    /// Test hook: fail after this many successful file writes, to exercise rollback.
+    pub fail_after_writes: Option<usize>,
+}
+
+struct Staged {
+    original: Option<Vec<u8>>,
+    content: Vec<u8>,
+    /// Whether the file exists in the staged view (on disk, or created earlier in the plan).
+    present: bool,
+    action: Action,
+}
+
+/// Reject absolute paths, `..`, and anything that resolves outside `root` through a symlink.
+fn check_path(root: &Path, root_canon: &Path, rel: &Path) -> Result<(), String> {
+    if rel.as_os_str().is_empty()
+        || rel.components().any(|c| !matches!(c, Component::Normal(_)))
+    {
+        return Err(format!("{}: refusing a path that is absolute or contains `..` or `.`", rel.display()));
+    }
+    let mut p = root.to_path_buf();
+    let n = rel.components().count();
+    for (i, c) in rel.components().enumerate() {
+        p.push(c);
+        match fs::symlink_metadata(&p) {
+            Err(_) => return Ok(()), // does not exist yet: created inside root
+            Ok(m) => {
+                if m.file_type().is_symlink() {
+                    let target = fs::canonicalize(&p).map_err(|_| {
+                        format!("{}: is a dangling symbolic link; remove it first", rel.display())
+                    })?;
+                    if !target.starts_with(root_canon) {
+                        return Err(format!(
+                            "{}: refusing to write through a symbolic link that leads outside the project ({})",
+                            rel.display(),
+                            target.display()
+                        ));
+                    }
+                }
+                let is_last = i + 1 == n;
+                let meta = fs::metadata(&p).map_err(|e| format!("{}: {e}", p.display()))?;
+                if !is_last && !meta.is_dir() {
+                    return Err(format!("{}: {} is not a directory", rel.display(), p.display()));
+                }
+                if is_last && !meta.is_file() {
+                    return Err(format!("{}: exists and is not a regular file", rel.display()));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn apply_edit(path: &Path, content: &str, edit: &Edit, warnings: &mut Vec<String>) -> Result<String, String> {
+    let show = path.display();
+    match edit {
+        Edit::AboveMarker { marker, fragments } => {
+            let token = markers::comment_token(path)
+                .ok_or_else(|| format!("{show}: no comment syntax known for this kind of file"))?;
+            markers::insert_above(content, token, marker, fragments).map_err(|m| {
+                format!("{show}: the marker `{}` is missing; put it back where new code should be inserted", m.0)
+            })
+        }
+        Edit::GoImport { spec, module } => markers::insert_go_import(content, spec, module).map_err(|m| {
+            format!("{show}: the marker `{}` is missing; put it back as the last line of the import block", m.0)
+        }),
+        Edit::Uncomment { block, required } => match markers::uncomment(content, block) {
+            Some(c) => Ok(c),
+            None if *required => Err(format!(
+                "{show}: expected to find this block (commented out or not) but did not:\n{}",
+                indent_block(block)
+            )),
+            None => {
+                warnings.push(format!(
+                    "{show}: could not find the commented-out block below; enable it by hand:\n{}",
+                    indent_block(block)
+                ));
+                Ok(content.to_string())
+            }
+        },
+        Edit::AfterLine { anchor, text } => markers::insert_after_line(content, anchor, text)
+            .ok_or_else(|| format!("{show}: the line `{anchor}` is missing; add it back")),
+        Edit::Append { text } => Ok(markers::append_once(content, text)),
+    }
+}
+
+fn indent_block(b: &str) -> String {
+    b.lines().map(|l| format!("      {l}")).collect::<Vec<_>>().join("\n")
+}
+
+/// Compute, check and (unless dry-run) write the plan under `root`.
+pub fn apply(root: &Path, plan: &Plan, opts: &ApplyOptions) -> Result<Report> {
+    let root_canon = fs::canonicalize(root).map_err(|e| anyhow!("{}: {e}", root.display()))?;
+    let mut staged: BTreeMap<PathBuf, Staged> = BTreeMap::new();
+    let mut order: Vec<PathBuf> = vec![];
+    let mut conflicts = vec![];
+    let mut report = Report::default();
+
+    let project_op = plan.project.as_ref().map(|c| Op::Create {
+        path: PathBuf::from(crate::project::FILE),
+        content: c.clone(),
+        if_exists: IfExists::Overwrite,
+    });
+    for op in plan.ops.iter().chain(project_op.iter()) {
+        let path = match op {
+            Op::Create { path, .. } | Op::Update { path, .. } => path.clone(),
+        };
+        if let Err(e) = check_path(root, &root_canon, &path) {
+            conflicts.push(e);
+            continue;
+        }
+        if !staged.contains_key(&path) {
+            let original = match fs::read(root.join(&path)) {
+                Ok(b) => Some(b),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+                Err(e) => {
+                    conflicts.push(format!("{}: cannot read: {e}", path.display()));
+                    continue;
+                }
+            };
+            let present = original.is_some();
+            let content = original.clone().unwrap_or_default();
+            staged.insert(path.clone(), Staged { original, content, present, action: Action::Unchanged });
+            order.push(path.clone());
+        }
+        let st = staged.get_mut(&path).expect("staged above");
+        let changed = if st.original.is_some() { Action::Update } else { Action::Create };
+        match op {
+            Op::Create { content, if_exists, .. } => {
+                if !st.present {
+                    st.content = content.clone().into_bytes();
+                    st.present = true;
+                    st.action = changed;
+                    continue;
+                }
+                match if_exists {
+                    IfExists::Error => conflicts.push(format!(
+                        "{}: already exists (use --force to replace it, or remove it)",
+                        path.display()
+                    )),
+                    IfExists::Skip => {
+                        if st.action == Action::Unchanged {
+                            st.action = Action::Skip;
+                        }
+                    }
+                    IfExists::Overwrite => {
+                        st.content = content.clone().into_bytes();
+                        st.action = changed;
+                    }
+                }
+            }
+            Op::Update { edits, .. } => {
+                if !st.present {
+                    conflicts.push(format!(
+                        "{}: must exist to be updated but is missing; restore it (for example from version control)",
+                        path.display()
+                    ));
+                    continue;
+                }
+                let mut text = match String::from_utf8(st.content.clone()) {
+                    Ok(t) => t,
+                    Err(_) => {
+                        conflicts.push(format!("{}: is not UTF-8 text", path.display()));
+                        continue;
+                    }
+                };
+                for edit in edits {
+                    match apply_edit(&path, &text, edit, &mut report.warnings) {
+                        Ok(t) => text = t,
+                        Err(c) => conflicts.push(c),
+                    }
+                }
+                st.content = text.into_bytes();
+                st.action = changed;
+            }
+        }
+    }
+    if !conflicts.is_empty() {
+        return Err(Conflicts(conflicts).into());
+    }
+
+    // PROJECT last, everything else in plan order.
+    order.sort_by_key(|p| p == Path::new(crate::project::FILE));
+    for path in &order {
+        let st = &staged[path];
+        let action = match st.action {
+            Action::Update if st.original.as_deref() == Some(st.content.as_slice()) => Action::Unchanged,
+            a => a,
+        };
+        report.entries.push((path.clone(), action));
+    }
+    if opts.dry_run {
+        return Ok(report);
+    }
+
+    let mut tx = Transaction { root: root.to_path_buf(), written: vec![], created_dirs: vec![] };
+    for (path, action) in &report.entries {
+        if !matches!(action, Action::Create | Action::Update) {
+            continue;
+        }
+        let st = &staged[path];
+        let result = match opts.fail_after_writes {
+            Some(n) if tx.written.len() >= n => Err(anyhow!("injected failure before writing {}", path.display())),
+            _ => tx.write(path, &st.content, st.original.clone()),
+        };
+        if let Err(e) = result {
+            let rollback = tx.rollback();
+            return Err(match rollback {
+                Ok(()) => e.context("writing the plan failed; every file was restored to its previous state"),
+                Err(r) => e.context(format!("writing the plan failed AND restoring failed: {r}")),
+            });
+        }
+    }
+    Ok(report)
+}
+
+struct Transaction {
+    root: PathBuf,
+    written: Vec<(PathBuf, Option<Vec<u8>>)>,
+    created_dirs: Vec<PathBuf>,
+}
+
+impl Transaction {
+    fn write(&mut self, rel: &Path, content: &[u8], original: Option<Vec<u8>>) -> Result<()> {
+        let full = self.root.join(rel);
+        let parent = full.parent().expect("a file path has a parent").to_path_buf();
+        // Create missing directories one by one so rollback can remove exactly those.
+        let mut missing = vec![];
+        let mut d = parent.as_path();
+        while !d.exists() {
+            missing.push(d.to_path_buf());
+            d = d.parent().expect("root exists");
+        }
+        for dir in missing.into_iter().rev() {
+            fs::create_dir(&dir).map_err(|e| anyhow!("creating {}: {e}", dir.display()))?;
+            self.created_dirs.push(dir);
+        }
+        write_atomic(&full, content)?;
+        self.written.push((rel.to_path_buf(), original));
+        Ok(())
+    }
+
+    fn rollback(&mut self) -> Result<()> {
+        let mut errors = vec![];
+        for (rel, original) in self.written.drain(..).rev() {
+            let full = self.root.join(&rel);
+            let r = match original {
+                Some(bytes) => write_atomic(&full, &bytes),
+                None => fs::remove_file(&full).map_err(|e| anyhow!("{}: {e}", full.display())),
+            };
+            if let Err(e) = r {
+                errors.push(e.to_string());
+            }
+        }
+        for dir in self.created_dirs.drain(..).rev() {
+            if let Err(e) = fs::remove_dir(&dir) {
+                errors.push(format!("{}: {e}", dir.display()));
+            }
+        }
+        if errors.is_empty() {
+            Ok(())
+        } else {
+            Err(anyhow!(errors.join("; ")))
+        }
+    }
+}
+
+/// Write via a temporary file in the same directory, then rename over the target.
+/// A new file gets mode 0644 (Kubebuilder's); an existing file keeps its permissions.
+pub fn write_atomic(path: &Path, content: &[u8]) -> Result<()> {
+    let dir = path.parent().expect("a file path has a parent");
+    let name = path.file_name().expect("a file path has a name").to_string_lossy();
+    let tmp = dir.join(format!(".{name}.opbuilder-{}.tmp", std::process::id()));
+    let result = (|| -> std::io::Result<()> {
+        let mut f = fs::File::create(&tmp)?;
+        f.write_all(content)?;
+        f.sync_all()?;
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = fs::metadata(path).map(|m| m.permissions().mode()).unwrap_or(0o644);
+            fs::set_permissions(&tmp, fs::Permissions::from_mode(mode))?;
+        }
+        fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    result.map_err(|e| anyhow!("writing {}: {e}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn snapshot(root: &Path) -> BTreeMap<PathBuf, Option<Vec<u8>>> {
+        let mut out = BTreeMap::new();
+        fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<PathBuf, Option<Vec<u8>>>) {
+            for e in fs::read_dir(dir).unwrap() {
+                let p = e.unwrap().path();
+                let rel = p.strip_prefix(root).unwrap().to_path_buf();
+                if p.is_dir() && !fs::symlink_metadata(&p).unwrap().file_type().is_symlink() {
+                    out.insert(rel, None);
+                    walk(root, &p, out);
+                } else {
+                    out.insert(rel, fs::read(&p).ok());
+                }
+            }
+        }
+        walk(root, root, &mut out);
+        out
+    }
+
+    fn tree() -> tempfile::TempDir {
+        let t = tempfile::tempdir().unwrap();
+        fs::create_dir_all(t.path().join("cmd")).unwrap();
+        fs::write(t.path().join("cmd/main.go"), "package main\n\nfunc main() {\n\t// +kubebuilder:scaffold:builder\n}\n").unwrap();
+        fs::write(t.path().join("keep.txt"), "keep\n").unwrap();
+        t
+    }
+
+    #[test]
+    fn creates_updates_and_writes_project_last() {
+        let t = tree();
+        let mut plan = Plan::default();
+        plan.create("a/b/c.txt", "hello\n", IfExists::Error);
+        plan.above_marker("cmd/main.go", "builder", vec!["setup()\n".into()]);
+        plan.create("keep.txt", "other\n", IfExists::Skip);
+        plan.project = Some("version: \"3\"\n".into());
+        let r = apply(t.path(), &plan, &ApplyOptions::default()).unwrap();
+        assert_eq!(r.entries.last().unwrap().0, PathBuf::from("PROJECT"));
+        assert_eq!(r.action("a/b/c.txt"), Some(Action::Create));
+        assert_eq!(r.action("cmd/main.go"), Some(Action::Update));
+        assert_eq!(r.action("keep.txt"), Some(Action::Skip));
+        assert_eq!(fs::read_to_string(t.path().join("keep.txt")).unwrap(), "keep\n");
+        assert!(fs::read_to_string(t.path().join("cmd/main.go")).unwrap().contains("\tsetup()\n\t// +kubebuilder"));
+        // Re-applying changes nothing.
+        let r = apply(t.path(), &plan, &ApplyOptions { dry_run: true, ..Default::default() });
+        assert!(r.is_err(), "a/b/c.txt exists now and the policy is Error");
+    }
+
+    #[test]
+    fn dry_run_writes_nothing() {
+        let t = tree();
+        let before = snapshot(t.path());
+        let mut plan = Plan::default();
+        plan.create("new.txt", "x", IfExists::Error);
+        plan.above_marker("cmd/main.go", "builder", vec!["setup()".into()]);
+        plan.project = Some("version: \"3\"\n".into());
+        let r = apply(t.path(), &plan, &ApplyOptions { dry_run: true, ..Default::default() }).unwrap();
+        assert_eq!(r.entries.len(), 3);
+        assert_eq!(before, snapshot(t.path()));
+    }
+
+    #[test]
+    fn all_conflicts_are_collected_before_any_write() {
+        let t = tree();
+        let before = snapshot(t.path());
+        let mut plan = Plan::default();
+        plan.create("fresh.txt", "x", IfExists::Error);
+        plan.create("keep.txt", "x", IfExists::Error);
+        plan.above_marker("cmd/main.go", "nosuchmarker", vec!["x".into()]);
+        plan.above_marker("missing.go", "builder", vec!["x".into()]);
+        plan.create("../outside.txt", "x", IfExists::Overwrite);
+        let err = apply(t.path(), &plan, &ApplyOptions::default()).unwrap_err();
+        let c = err.downcast_ref::<Conflicts>().expect("conflicts");
+        assert_eq!(c.0.len(), 4, "{:?}", c.0);
+        assert!(c.0.iter().any(|m| m.contains("keep.txt: already exists")));
+        assert!(c.0.iter().any(|m| m.contains("nosuchmarker")));
+        assert!(c.0.iter().any(|m| m.contains("missing.go: must exist")));
+        assert!(c.0.iter().any(|m| m.contains("..")));
+        assert_eq!(before, snapshot(t.path()));
+    }
+
+    #[test]
+    fn failure_mid_write_restores_every_byte() {
+        for n in 0..4 {
+            let t = tree();
+            let before = snapshot(t.path());
+            let mut plan = Plan::default();
+            plan.create("deep/er/new.go", "package x\n", IfExists::Error);
+            plan.above_marker("cmd/main.go", "builder", vec!["setup()".into()]);
+            plan.create("keep.txt", "replaced\n", IfExists::Overwrite);
+            plan.project = Some("version: \"3\"\n".into());
+            let opts = ApplyOptions { fail_after_writes: Some(n), ..Default::default() };
+            let err = apply(t.path(), &plan, &opts).unwrap_err();
+            assert!(format!("{err:#}").contains("restored"), "{err:#}");
+            assert_eq!(before, snapshot(t.path()), "after failing at write {n}");
+        }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn refuses_symlinks_leading_outside_the_root() {
+        let outside = tempfile::tempdir().unwrap();
+        let t = tree();
+        std::os::unix::fs::symlink(outside.path(), t.path().join("config")).unwrap();
+        std::os::unix::fs::symlink(outside.path().join("x.txt"), t.path().join("link.txt")).unwrap();
+        fs::write(outside.path().join("x.txt"), "x").unwrap();
+        let mut plan = Plan::default();
+        plan.create("config/default/kustomization.yaml", "x", IfExists::Overwrite);
+        plan.create("link.txt", "y", IfExists::Overwrite);
+        let err = apply(t.path(), &plan, &ApplyOptions::default()).unwrap_err();
+        let c = err.downcast_ref::<Conflicts>().unwrap();
+        assert_eq!(c.0.len(), 2, "{:?}", c.0);
+        assert!(c.0.iter().all(|m| m.contains("outside the project")));
+        assert_eq!(fs::read_dir(outside.path()).unwrap().count(), 1);
+        assert_eq!(fs::read_to_string(outside.path().join("x.txt")).unwrap(), "x");
+        // A symlink that stays inside the root is fine.
+        fs::create_dir(t.path().join("real")).unwrap();
+        std::os::unix::fs::symlink(t.path().join("real"), t.path().join("alias")).unwrap();
+        let mut plan = Plan::default();
+        plan.create("alias/ok.txt", "ok", IfExists::Error);
+        apply(t.path(), &plan, &ApplyOptions::default()).unwrap();
+        assert_eq!(fs::read_to_string(t.path().join("real/ok.txt")).unwrap(), "ok");
+    }
+
+    #[test]
+    fn new_files_are_0644() {
+        let t = tree();
+        let mut plan = Plan::default();
+        plan.create("n.txt", "x", IfExists::Error);
+        apply(t.path(), &plan, &ApplyOptions::default()).unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            assert_eq!(fs::metadata(t.path().join("n.txt")).unwrap().permissions().mode() & 0o777, 0o644);
+        }
+    }
+}

@@ -1,0 +1,125 @@
+//! Steps that run after the files are written: `go mod tidy`, `make generate`.
+//! They never touch the transaction: if one fails, the scaffolded files stay as written and the
+//! user is told what to run by hand.
+
+use anyhow::{bail, Context, Result};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Step {
+    GoModTidy,
+    Make(&'static str),
+}
+
+impl Step {
+    fn program(&self) -> &'static str {
+        match self {
+            Step::GoModTidy => "go",
+            Step::Make(_) => "make",
+        }
+    }
+
+    pub fn display(&self) -> String {
+        match self {
+            Step::GoModTidy => "go mod tidy".into(),
+            Step::Make(t) => format!("make {t}"),
+        }
+    }
+
+    fn explain(&self) -> &'static str {
+        match self {
+            Step::GoModTidy => "resolving Go dependencies; the first run downloads modules and can take a minute",
+            Step::Make(_) => "running controller-gen; the first run builds it into ./bin",
+        }
+    }
+}
+
+/// Find an executable on PATH.
+pub fn which(program: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path).map(|d| d.join(program)).find(|p| {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            p.metadata().map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0).unwrap_or(false)
+        }
+        #[cfg(not(unix))]
+        {
+            p.is_file()
+        }
+    })
+}
+
+/// Run the steps in `root`, streaming their output. Without the tools, print the steps instead.
+pub fn run(root: &Path, steps: &[Step]) -> Result<()> {
+    if steps.is_empty() {
+        return Ok(());
+    }
+    let missing: Vec<&str> = steps.iter().map(Step::program).filter(|p| which(p).is_none()).collect();
+    if !missing.is_empty() {
+        println!(
+            "\n{} not found on PATH, so these steps were not run. Run them yourself once Go is installed:",
+            missing.join(" and ")
+        );
+        for s in steps {
+            println!("  {}", s.display());
+        }
+        return Ok(());
+    }
+    let total = steps.len();
+    for (i, step) in steps.iter().enumerate() {
+        println!("\n[{}/{total}] {} ({})", i + 1, step.display(), step.explain());
+        let mut cmd = match step {
+            Step::GoModTidy => {
+                let mut c = Command::new("go");
+                c.args(["mod", "tidy"]);
+                c
+            }
+            Step::Make(target) => {
+                let mut c = Command::new("make");
+                c.arg(target);
+                c
+            }
+        };
+        let status = cmd.current_dir(root).status().with_context(|| format!("starting `{}`", step.display()))?;
+        if !status.success() {
+            let rest: Vec<String> = steps[i..].iter().map(Step::display).collect();
+            bail!(
+                "`{}` failed ({status}); the scaffolded files are in place. Fix the problem above, then run: {}",
+                step.display(),
+                rest.join(" && ")
+            );
+        }
+    }
+    Ok(())
+}
+
+/// `go version` → (major, minor, patch), when Go is installed.
+pub fn go_version() -> Option<(u32, u32, u32)> {
+    let out = Command::new("go").arg("version").output().ok()?;
+    parse_go_version(&String::from_utf8_lossy(&out.stdout))
+}
+
+pub fn parse_go_version(text: &str) -> Option<(u32, u32, u32)> {
+    let word = text.split_whitespace().find(|w| w.starts_with("go1") || w.starts_with("go2"))?;
+    let v = &word[2..];
+    let numeric: String = v.chars().take_while(|c| c.is_ascii_digit() || *c == '.').collect();
+    let mut parts = numeric.split('.').map(|p| p.parse::<u32>().ok());
+    let major = parts.next()??;
+    let minor = parts.next().flatten().unwrap_or(0);
+    let patch = parts.next().flatten().unwrap_or(0);
+    Some((major, minor, patch))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_go_versions() {
+        assert_eq!(parse_go_version("go version go1.26.8 linux/amd64"), Some((1, 26, 8)));
+        assert_eq!(parse_go_version("go version go1.23rc1 linux/amd64"), Some((1, 23, 0)));
+        assert_eq!(parse_go_version("go version devel"), None);
+    }
+}

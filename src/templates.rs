@@ -1,0 +1,105 @@
+//! Templates embedded from `scaffolds/`. A file's path below its tree mirrors the generated path;
+//! path segments may hold `{{variables}}`. Files ending `.hbs` are rendered with handlebars in
+//! strict mode without HTML escaping (the suffix is dropped); every other file is copied as is.
+//!
+//! User input only ever reaches handlebars as data in the context, never as template text.
+
+use anyhow::{anyhow, Context, Result};
+use handlebars::Handlebars;
+use include_dir::{include_dir, Dir, DirEntry};
+use serde::Serialize;
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+pub static SCAFFOLDS: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/scaffolds");
+
+fn registry() -> &'static Handlebars<'static> {
+    static HB: OnceLock<Handlebars<'static>> = OnceLock::new();
+    HB.get_or_init(|| {
+        let mut hb = Handlebars::new();
+        hb.set_strict_mode(true);
+        hb.register_escape_fn(handlebars::no_escape);
+        for file in all_files() {
+            let name = file.path().to_string_lossy();
+            if let Some(stripped) = name.strip_suffix(".hbs") {
+                let text = file.contents_utf8().unwrap_or_else(|| panic!("{name} is not UTF-8"));
+                hb.register_template_string(stripped, text)
+                    .unwrap_or_else(|e| panic!("template {name} does not parse: {e}"));
+            }
+        }
+        hb
+    })
+}
+
+/// Every embedded file, depth first.
+pub fn all_files() -> Vec<&'static include_dir::File<'static>> {
+    fn walk(d: &'static Dir<'static>, out: &mut Vec<&'static include_dir::File<'static>>) {
+        for e in d.entries() {
+            match e {
+                DirEntry::Dir(sub) => walk(sub, out),
+                DirEntry::File(f) => out.push(f),
+            }
+        }
+    }
+    let mut out = vec![];
+    walk(&SCAFFOLDS, &mut out);
+    out.sort_by_key(|f| f.path());
+    out
+}
+
+/// A rendered file: its path relative to the project root and its content.
+#[derive(Debug, Clone)]
+pub struct Rendered {
+    pub path: PathBuf,
+    /// The template's path below its tree, before variables are filled in (for filtering).
+    pub template: String,
+    pub content: String,
+}
+
+fn render_path(template_path: &str, ctx: &impl Serialize) -> Result<PathBuf> {
+    let hb = registry();
+    let mut out = PathBuf::new();
+    for seg in template_path.split('/') {
+        let seg = if seg.contains("{{") {
+            hb.render_template(seg, ctx).with_context(|| format!("rendering path segment {seg:?}"))?
+        } else {
+            seg.to_string()
+        };
+        for part in seg.split('/').filter(|p| !p.is_empty()) {
+            out.push(part);
+        }
+    }
+    Ok(out)
+}
+
+/// Render every file of the tree `scaffolds/<tree>/`, keeping those `keep` accepts
+/// (it receives the template's path below the tree, without `.hbs`).
+pub fn render_tree(tree: &str, ctx: &impl Serialize, keep: impl Fn(&str) -> bool) -> Result<Vec<Rendered>> {
+    let dir = SCAFFOLDS.get_dir(tree).ok_or_else(|| anyhow!("no template tree {tree:?}"))?;
+    let prefix = format!("{tree}/");
+    let mut out = vec![];
+    for file in all_files().into_iter().filter(|f| f.path().starts_with(dir.path())) {
+        let full = file.path().to_string_lossy().to_string();
+        let rel = full.strip_prefix(&prefix).expect("inside tree");
+        let (rel, rendered) = match rel.strip_suffix(".hbs") {
+            Some(r) => (r, true),
+            None => (rel, false),
+        };
+        if !keep(rel) {
+            continue;
+        }
+        let content = if rendered {
+            registry().render(full.strip_suffix(".hbs").unwrap(), ctx).with_context(|| format!("rendering {full}"))?
+        } else {
+            file.contents_utf8().ok_or_else(|| anyhow!("{full} is not UTF-8"))?.to_string()
+        };
+        out.push(Rendered { path: render_path(rel, ctx)?, template: rel.to_string(), content });
+    }
+    Ok(out)
+}
+
+/// Render one template by its path below `scaffolds/` without the `.hbs` suffix
+/// (used for fragments inserted above markers).
+pub fn render(name: &str, ctx: &impl Serialize) -> Result<String> {
+    registry().render(name, ctx).with_context(|| format!("rendering {name}"))
+}
