@@ -1,0 +1,72 @@
+//! Every pinned version, read from `versions.toml` at the crate root (embedded at compile time).
+
+use serde::{Deserialize, Serialize};
+use std::sync::OnceLock;
+
+const VERSIONS_TOML: &str = include_str!("../versions.toml");
+
+/// Versions written into generated projects.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(rename_all(serialize = "camelCase"))]
+pub struct Scaffold {
+    pub go_directive: String,
+    pub go_image: String,
+    pub controller_runtime: String,
+    pub k8s_libs: String,
+    pub controller_tools: String,
+    pub kustomize: String,
+    pub golangci_lint: String,
+    pub envtest_k8s: String,
+    pub cert_manager: String,
+    pub kubernetes_target: String,
+}
+
+/// Versions used only by the end-to-end tests.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+pub struct E2e {
+    pub kubernetes: String,
+    pub etcd: String,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct Pins {
+    pub scaffold: Scaffold,
+    pub e2e: E2e,
+}
+
+/// The parsed pins. `versions.toml` is part of the build, so a parse failure is a build bug;
+/// a unit test guards it.
+pub fn pins() -> &'static Pins {
+    static PINS: OnceLock<Pins> = OnceLock::new();
+    PINS.get_or_init(|| toml::from_str(VERSIONS_TOML).expect("versions.toml is valid"))
+}
+
+/// opbuilder's own version, as recorded in PROJECT `cliVersion`.
+/// `OPBUILDER_TEST_VERSION` overrides it so golden trees do not change with every release.
+pub fn cli_version() -> String {
+    std::env::var("OPBUILDER_TEST_VERSION").unwrap_or_else(|_| env!("CARGO_PKG_VERSION").to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pins_parse_and_look_like_versions() {
+        let p = pins();
+        for v in [
+            &p.scaffold.controller_runtime,
+            &p.scaffold.k8s_libs,
+            &p.scaffold.controller_tools,
+            &p.scaffold.kustomize,
+            &p.scaffold.golangci_lint,
+            &p.scaffold.cert_manager,
+            &p.e2e.etcd,
+        ] {
+            assert!(v.starts_with('v') && v[1..].split('.').count() == 3, "{v}");
+        }
+        assert_eq!(p.scaffold.envtest_k8s, "1.36");
+        assert!(p.scaffold.k8s_libs.starts_with("v0.36."));
+        assert!(p.e2e.kubernetes.starts_with("1.36."));
+    }
+}
