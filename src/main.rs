@@ -3,10 +3,12 @@
 mod commands;
 mod context;
 mod error;
+mod flect;
 mod markers;
 mod plan;
 mod post;
 mod project;
+mod resource;
 mod templates;
 mod validate;
 mod versions;
@@ -16,6 +18,7 @@ use std::path::Path;
 
 const EXAMPLES: &str = "Examples:
   opbuilder init --domain example.com --repo example.com/guestbook
+  opbuilder create api --group ingress --version v1beta1 --kind App
   opbuilder version
   opbuilder completion bash > /etc/bash_completion.d/opbuilder
 
@@ -30,8 +33,7 @@ Every writing command accepts --dry-run to print its plan without writing anythi
 API types, controllers, webhooks, envtest suites, kustomize manifests, a Makefile and a PROJECT file \
 that Kubebuilder can read too. It needs no Go and no network to scaffold, and every command either \
 writes all of its files or none.",
-    after_help = EXAMPLES,
-    propagate_version = true
+    after_help = EXAMPLES
 )]
 struct Cli {
     #[command(subcommand)]
@@ -42,6 +44,9 @@ struct Cli {
 enum Command {
     /// Create a new operator project in the current directory
     Init(commands::init::InitArgs),
+    /// Add an API (types, controller) or a webhook to the project
+    #[command(subcommand)]
+    Create(CreateCommand),
     /// Print opbuilder's version and the versions it scaffolds
     #[command(after_help = "Example:\n  opbuilder version")]
     Version,
@@ -52,6 +57,12 @@ enum Command {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
+}
+
+#[derive(Debug, Subcommand)]
+enum CreateCommand {
+    /// Add API types and/or a controller for a kind
+    Api(commands::api::ApiArgs),
 }
 
 fn print_version() {
@@ -71,6 +82,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     let root = Path::new(".");
     match cli.command {
         Command::Init(args) => commands::init::run(root, &args),
+        Command::Create(CreateCommand::Api(args)) => commands::api::run(root, &args),
         Command::Version => {
             print_version();
             Ok(())

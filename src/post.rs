@@ -9,13 +9,15 @@ use std::process::Command;
 #[derive(Debug, Clone, PartialEq)]
 pub enum Step {
     GoModTidy,
+    /// `go get <module>` (external APIs).
+    GoGet(String),
     Make(&'static str),
 }
 
 impl Step {
     fn program(&self) -> &'static str {
         match self {
-            Step::GoModTidy => "go",
+            Step::GoModTidy | Step::GoGet(_) => "go",
             Step::Make(_) => "make",
         }
     }
@@ -23,6 +25,7 @@ impl Step {
     pub fn display(&self) -> String {
         match self {
             Step::GoModTidy => "go mod tidy".into(),
+            Step::GoGet(m) => format!("go get {m}"),
             Step::Make(t) => format!("make {t}"),
         }
     }
@@ -30,6 +33,7 @@ impl Step {
     fn explain(&self) -> &'static str {
         match self {
             Step::GoModTidy => "resolving Go dependencies; the first run downloads modules and can take a minute",
+            Step::GoGet(_) => "adding the module that provides the external API",
             Step::Make(_) => "running controller-gen; the first run builds it into ./bin",
         }
     }
@@ -74,6 +78,11 @@ pub fn run(root: &Path, steps: &[Step]) -> Result<()> {
             Step::GoModTidy => {
                 let mut c = Command::new("go");
                 c.args(["mod", "tidy"]);
+                c
+            }
+            Step::GoGet(m) => {
+                let mut c = Command::new("go");
+                c.args(["get", m]);
                 c
             }
             Step::Make(target) => {

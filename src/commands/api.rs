@@ -1,0 +1,392 @@
+//! `opbuilder create api`: API types and/or a controller, wired into main.go, kustomize and PROJECT.
+
+use crate::context::ProjectCtx;
+use crate::error::{bad_flag, usage};
+use crate::flect;
+use crate::plan::{apply, ApplyOptions, Edit, IfExists, Plan};
+use crate::post::{self, Step};
+use crate::project::{Api, Controller, Project, Resource};
+use crate::resource::{self, CtxInput, Gvk, ResourceCtx};
+use crate::templates;
+use crate::validate;
+use anyhow::{bail, Result};
+use clap::Args;
+use std::io::IsTerminal;
+use std::path::Path;
+
+pub const MAIN_GO: &str = "cmd/main.go";
+
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  opbuilder create api --group ingress --version v1beta1 --kind App
+  opbuilder create api --group batch --version v1 --kind MyCronJob --resource --controller
+  opbuilder create api --group infra --version v1 --kind Cluster --namespaced=false
+  opbuilder create api --group apps --version v1 --kind Deployment --resource=false --controller
+  opbuilder create api --group ingress --version v1beta1 --kind App --resource=false --controller-name app-audit")]
+pub struct ApiArgs {
+    /// API group, without the domain (empty: the domain itself is the group)
+    #[arg(long, default_value = "", value_name = "GROUP")]
+    pub group: String,
+    /// API version, such as v1, v1beta1, v2alpha1
+    #[arg(long, value_name = "VERSION")]
+    pub version: String,
+    /// Kind, an exported Go identifier such as App or MyCronJob
+    #[arg(long, value_name = "KIND")]
+    pub kind: String,
+    /// Plural resource name [default: computed as Kubebuilder does]
+    #[arg(long, value_name = "PLURAL")]
+    pub plural: Option<String>,
+    /// Scaffold the API types (asked interactively when omitted on a terminal) [default: true]
+    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true", value_name = "BOOL")]
+    pub resource: Option<bool>,
+    /// Scaffold a controller (asked interactively when omitted on a terminal) [default: true]
+    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true", value_name = "BOOL")]
+    pub controller: Option<bool>,
+    /// Name of an additional controller for the kind (a DNS-1035 label)
+    #[arg(long, value_name = "NAME")]
+    pub controller_name: Option<String>,
+    /// Namespace-scoped resource; --namespaced=false makes a cluster-scoped CRD
+    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true", default_value = "true", value_name = "BOOL")]
+    pub namespaced: bool,
+    /// Go import path of an existing external API package (with --resource=false)
+    #[arg(long, value_name = "IMPORT_PATH")]
+    pub external_api_path: Option<String>,
+    /// Domain of the external API group
+    #[arg(long, value_name = "DOMAIN")]
+    pub external_api_domain: Option<String>,
+    /// Go module (optionally @version) that provides --external-api-path
+    #[arg(long, value_name = "MODULE")]
+    pub external_api_module: Option<String>,
+    /// Scaffold again over an existing API or controller (replaces its generated files)
+    #[arg(long)]
+    pub force: bool,
+    /// Run `make generate` after scaffolding (--make=false to skip)
+    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true", default_value = "true", value_name = "BOOL")]
+    pub make: bool,
+    /// Do not run `go mod tidy` and `make generate` afterwards
+    #[arg(long)]
+    pub skip_post_steps: bool,
+    /// Show what would be written, write nothing
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Plugin chain (only the default go/v4 layout is available)
+    #[arg(long, value_name = "KEYS", hide_short_help = true)]
+    pub plugins: Option<String>,
+}
+
+/// Ask a yes/no question on a terminal; elsewhere take the default and say so.
+fn decide(flag: Option<bool>, question: &str, flag_name: &str) -> Result<bool> {
+    if let Some(v) = flag {
+        return Ok(v);
+    }
+    if std::io::stdin().is_terminal() && std::io::stdout().is_terminal() {
+        return Ok(dialoguer::Confirm::new().with_prompt(question).default(true).interact()?);
+    }
+    eprintln!("note: {flag_name} not given and stdin is not a terminal: assuming {flag_name}=true");
+    Ok(true)
+}
+
+/// Validate an external API import path.
+fn check_external_path(p: &str) -> Result<()> {
+    let rule = if p.contains('@') {
+        Some("a version belongs in --external-api-module, not in the path")
+    } else if validate::go_module_path(p).is_err() {
+        Some("must be a Go import path")
+    } else if !p.split('/').next().is_some_and(|f| f.contains('.')) {
+        Some("must be fully qualified: its first element is a domain")
+    } else if !p.contains('/') {
+        Some("must name a package inside a module (a sub-path)")
+    } else {
+        None
+    };
+    match rule {
+        Some(r) => Err(bad_flag("--external-api-path", p, r, "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1")),
+        None => Ok(()),
+    }
+}
+
+fn check_controller_name(name: &str, kind_lower: &str, existing: Option<&Resource>) -> Result<()> {
+    validate::dns1035_label(name).map_err(|r| bad_flag("--controller-name", name, &r, &format!("{kind_lower}-backup")))?;
+    if let Some(r) = existing {
+        let norm = |s: &str| s.chars().filter(|c| c.is_ascii_alphanumeric()).collect::<String>().to_ascii_lowercase();
+        for c in &r.controllers {
+            if c.name == name {
+                bail!("a controller named {name:?} already exists for {}/{}/{}; pick another --controller-name", r.group, r.version, r.kind);
+            }
+            if norm(&c.name) == norm(name) {
+                bail!(
+                    "--controller-name {name:?} and the existing controller {:?} would both become the reconciler type {}Reconciler; pick another name",
+                    c.name,
+                    resource::pascal(name)
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+pub fn plan(root: &Path, args: &ApiArgs) -> Result<(Plan, bool, bool)> {
+    super::init::check_plugins(args.plugins.as_deref())?;
+    let mut project = Project::load(root)?;
+    let group = args.group.trim().to_string();
+    let version = args.version.trim().to_string();
+    let kind = args.kind.trim().to_string();
+    resource::validate_gvk(&group, &version, &kind, &project.domain)?;
+    if let Some(p) = &args.plural {
+        resource::validate_plural(p, true)?;
+    }
+    let external = args.external_api_path.is_some();
+    if args.external_api_module.is_some() && !external {
+        return Err(usage("--external-api-module needs --external-api-path (the package to import from that module)"));
+    }
+    if args.external_api_domain.is_some() && !external {
+        return Err(usage("--external-api-domain needs --external-api-path"));
+    }
+    if let Some(p) = &args.external_api_path {
+        check_external_path(p)?;
+        if args.resource == Some(true) {
+            return Err(usage(
+                "--external-api-path refers to types that already exist elsewhere: use it with --resource=false",
+            ));
+        }
+        if let Some(d) = &args.external_api_domain {
+            validate::dns1123_subdomain(d).map_err(|r| bad_flag("--external-api-domain", d, &r, "cert-manager.io"))?;
+        }
+    }
+    let kind_lower = kind.to_ascii_lowercase();
+    let existing = project.find(&group, &version, &kind).cloned();
+    if let Some(n) = &args.controller_name {
+        check_controller_name(n, &kind_lower, existing.as_ref())?;
+    }
+
+    let do_resource = if external { false } else { decide(args.resource, "Create Resource", "--resource")? };
+    let do_controller = decide(args.controller, "Create Controller", "--controller")?;
+    if !do_resource && !do_controller {
+        return Err(usage("nothing to do: both --resource and --controller are false"));
+    }
+
+    // Project-state rules.
+    if do_resource && existing.as_ref().is_some_and(|r| r.api.is_some()) && !args.force {
+        bail!(
+            "the API {group}/{version} {kind} already exists (see PROJECT); pass --force to scaffold its types, \
+             sample and controller again (their files are replaced)"
+        );
+    }
+    if !project.multigroup && !project.resources.is_empty() && !project.has_group(&group) {
+        let groups: Vec<&str> = project.resources.iter().map(|r| r.group.as_str()).collect();
+        bail!(
+            "this project holds group {:?} already and is single-group; run `opbuilder edit --multigroup` \
+             first to add group {group:?}",
+            groups[0]
+        );
+    }
+    if do_controller && !do_resource && args.controller_name.is_none() && !args.force {
+        if let Some(r) = &existing {
+            if r.controller || !r.controllers.is_empty() {
+                bail!(
+                    "{group}/{version} {kind} already has a controller; pass --controller-name to add another one, \
+                     or --force to scaffold the existing one again"
+                );
+            }
+        }
+    }
+
+    // Where the types come from.
+    let in_project_api = existing.as_ref().is_some_and(|r| r.api.is_some());
+    let core_domain = if !do_resource && !in_project_api && !external { resource::core_domain(&group) } else { None };
+    let core = core_domain.is_some() || existing.as_ref().is_some_and(|r| r.core);
+    let domain = if let Some(d) = core_domain {
+        d.to_string()
+    } else if let Some(d) = &args.external_api_domain {
+        d.clone()
+    } else if let Some(r) = &existing {
+        r.domain.clone()
+    } else {
+        project.domain.clone()
+    };
+    let gvk = Gvk { group: group.clone(), version: version.clone(), kind: kind.clone(), domain };
+    let lay = resource::layout(&project, &group, &version);
+    let api_path = if let Some(p) = &args.external_api_path {
+        p.clone()
+    } else if core {
+        format!("k8s.io/api/{group}/{version}")
+    } else if do_resource || in_project_api {
+        lay.api_path.clone()
+    } else {
+        existing.as_ref().map(|r| r.path.clone()).unwrap_or_default()
+    };
+
+    let default_plural = flect::pluralize(&kind_lower);
+    let plural = match (&args.plural, &existing) {
+        (Some(p), _) => p.clone(),
+        (None, Some(r)) if !r.plural.is_empty() => r.plural.clone(),
+        _ => default_plural.clone(),
+    };
+    if let (Some(r), Some(p)) = (&existing, &args.plural) {
+        let recorded = if r.plural.is_empty() { default_plural.clone() } else { r.plural.clone() };
+        if r.api.is_some() && *p != recorded {
+            bail!("--plural {p:?} differs from the plural {recorded:?} recorded for {kind} in PROJECT; drop --plural or use {recorded:?}");
+        }
+    }
+    let plural = if do_resource && args.plural.is_none() && resource::validate_plural(&plural, false).is_err() {
+        // flect turns some acronym kinds into invalid plurals (`Dns` → `dnsDNSes`): pick a valid one.
+        let fallback = if kind_lower.ends_with('s') { format!("{kind_lower}es") } else { format!("{kind_lower}s") };
+        resource::validate_plural(&fallback, false)?;
+        fallback
+    } else {
+        plural
+    };
+    if do_resource {
+        resource::check_type_collisions(&project, |g, v| resource::layout(&project, g, v).api_dir, &gvk)?;
+    }
+
+    let pctx = ProjectCtx::load(root, &project);
+    let mut ctx = ResourceCtx::new(CtxInput {
+        project: &project,
+        pctx,
+        gvk: &gvk,
+        plural: &plural,
+        api_path: &api_path,
+        cluster_scoped: !args.namespaced,
+        core,
+        external,
+        controller_name: args.controller_name.as_deref(),
+        has_api: do_resource || in_project_api,
+    });
+    if ctx.project.namespaced {
+        ctx.rbac_group = ctx.qgroup.clone();
+    }
+
+    let mut plan = Plan::default();
+    let repo = project.repo.clone();
+    let replace = |normal: IfExists| if args.force { IfExists::Overwrite } else { normal };
+
+    if do_resource {
+        for f in templates::render_tree("api", &ctx, |_| true)? {
+            let policy = match f.template.as_str() {
+                t if t.ends_with("_types.go") => replace(IfExists::Error),
+                t if t.starts_with("config/samples/") && !t.ends_with("kustomization.yaml") => replace(IfExists::Error),
+                t if t.starts_with("config/rbac/") => IfExists::Overwrite,
+                _ => IfExists::Skip,
+            };
+            plan.create(f.path, f.content, policy);
+        }
+        plan.above_marker(
+            "config/crd/kustomization.yaml",
+            "crdkustomizeresource",
+            vec![format!("- bases/{}_{}.yaml", ctx.qgroup, plural)],
+        );
+        plan.above_marker("config/samples/kustomization.yaml", "manifestskustomizesamples", vec![format!("- {}", ctx.sample_file)]);
+        plan.update("config/default/kustomization.yaml", Edit::Uncomment { block: "- ../crd".into(), required: false });
+        let anchor = templates::render("fragments/api/rbac_kustomization_comment.yaml", &ctx)?;
+        plan.update("config/rbac/kustomization.yaml", Edit::Append { text: anchor.clone() });
+        let last = anchor.trim_end().lines().last().unwrap_or_default().to_string();
+        let roles = ["admin", "editor", "viewer"]
+            .map(|r| format!("- {}{}_{r}_role.yaml", ctx.role_file_prefix, ctx.kind_lower))
+            .join("\n");
+        plan.update("config/rbac/kustomization.yaml", Edit::AfterLine { anchor: last, text: roles });
+        plan.go_import(MAIN_GO, Some(&ctx.import_alias), &api_path, &repo);
+        plan.above_marker(MAIN_GO, "scheme", vec![templates::render("fragments/main_scheme.go", &ctx)?]);
+    } else if external {
+        plan.go_import(MAIN_GO, Some(&ctx.import_alias), &api_path, &repo);
+        plan.above_marker(MAIN_GO, "scheme", vec![templates::render("fragments/main_scheme.go", &ctx)?]);
+    }
+
+    if do_controller {
+        let named = args.controller_name.is_some();
+        for f in templates::render_tree("controller", &ctx, |t| !(named && t.ends_with("_controller_test.go")))? {
+            let policy = match f.template.as_str() {
+                t if t.ends_with("suite_test.go") => IfExists::Skip,
+                t if t.ends_with("_controller_test.go") => replace(IfExists::Skip),
+                _ => replace(IfExists::Error),
+            };
+            plan.create(f.path, f.content, policy);
+        }
+        let suite = format!("{}/suite_test.go", ctx.controller_dir);
+        if (do_resource || in_project_api || external) && !api_path.is_empty() {
+            plan.go_import(&suite, Some(&ctx.import_alias), &api_path, &repo);
+            plan.above_marker(&suite, "scheme", vec![templates::render("fragments/suite_scheme.go", &ctx)?]);
+        }
+        let (name, import) = if ctx.controller_pkg == "controller" {
+            (None, format!("{repo}/internal/controller"))
+        } else {
+            (Some(format!("{}controller", ctx.controller_pkg)), format!("{repo}/{}", ctx.controller_dir))
+        };
+        plan.go_import(MAIN_GO, name.as_deref(), &import, &repo);
+        let mut c = ctx.clone();
+        if let Some(n) = &name {
+            c.controller_pkg = n.clone();
+        }
+        plan.above_marker(MAIN_GO, "builder", vec![templates::render("fragments/main_controller.go", &c)?]);
+    }
+
+    // PROJECT.
+    let entry = match project.find_mut(&group, &version, &kind) {
+        Some(r) => r,
+        None => {
+            project.resources.push(Resource {
+                group: group.clone(),
+                version: version.clone(),
+                kind: kind.clone(),
+                ..Default::default()
+            });
+            project.resources.last_mut().expect("just pushed")
+        }
+    };
+    entry.domain = gvk.domain.clone();
+    entry.path = api_path.clone();
+    if do_resource {
+        entry.api = Some(Api { crd_version: "v1".into(), namespaced: args.namespaced, ssa: entry.api.as_ref().is_some_and(|a| a.ssa) });
+        entry.plural = if plural != default_plural { plural.clone() } else { String::new() };
+    }
+    if core {
+        entry.core = true;
+    }
+    if external {
+        entry.external = true;
+        entry.module = args.external_api_module.clone().unwrap_or_default();
+    }
+    if do_controller {
+        match &args.controller_name {
+            Some(n) => {
+                if entry.controller {
+                    // The unnamed controller becomes the first of the list.
+                    entry.controller = false;
+                    entry.controllers.push(Controller { name: kind_lower.clone() });
+                }
+                entry.controllers.push(Controller { name: n.clone() });
+            }
+            None if entry.controllers.is_empty() => entry.controller = true,
+            None => {}
+        }
+    }
+    plan.project = Some(project.to_yaml());
+    Ok((plan, do_resource, external))
+}
+
+pub fn run(root: &Path, args: &ApiArgs) -> Result<()> {
+    let (plan, did_resource, _external) = plan(root, args)?;
+    let report = apply(root, &plan, &ApplyOptions { dry_run: args.dry_run, ..Default::default() })?;
+    if args.dry_run {
+        println!("opbuilder create api --dry-run: nothing was written. The plan:");
+        report.print(true);
+        return Ok(());
+    }
+    println!("Scaffolded {}/{} {}:", args.group, args.version, args.kind);
+    report.print(false);
+    if !args.skip_post_steps {
+        let mut steps = vec![];
+        if let Some(m) = &args.external_api_module {
+            steps.push(Step::GoGet(m.clone()));
+        }
+        steps.push(Step::GoModTidy);
+        if did_resource && args.make {
+            steps.push(Step::Make("generate"));
+        }
+        post::run(root, &steps)?;
+    }
+    if did_resource {
+        println!("\nNext: fill in the Spec and Status in the *_types.go file, then run\n  make manifests");
+    }
+    Ok(())
+}
