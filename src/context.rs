@@ -30,7 +30,12 @@ impl ProjectCtx {
         let boilerplate = boilerplate_file
             .as_deref()
             .filter(|b| !b.trim().is_empty())
-            .map(|b| format!("{}\n\n", replace_year(b.trim_end(), &current_year().to_string())))
+            .map(|b| {
+                format!(
+                    "{}\n\n",
+                    replace_year(b.trim_end(), &current_year().to_string())
+                )
+            })
             .unwrap_or_default();
         ProjectCtx {
             repo: p.repo.clone(),
@@ -114,12 +119,18 @@ mod tests {
     #[test]
     fn fnv_matches_kubebuilder_example() {
         // Reference §6: repo sigs.k8s.io/kubebuilder/testdata/project-v4 gives da1d9c86.
-        assert_eq!(fnv32a_hex("sigs.k8s.io/kubebuilder/testdata/project-v4"), "da1d9c86");
+        assert_eq!(
+            fnv32a_hex("sigs.k8s.io/kubebuilder/testdata/project-v4"),
+            "da1d9c86"
+        );
     }
 
     #[test]
     fn year_replacement_respects_word_boundaries() {
-        assert_eq!(replace_year("Copyright YEAR X. YEARS MYYEAR YEAR_ (YEAR)", "2026"), "Copyright 2026 X. YEARS MYYEAR YEAR_ (2026)");
+        assert_eq!(
+            replace_year("Copyright YEAR X. YEARS MYYEAR YEAR_ (YEAR)", "2026"),
+            "Copyright 2026 X. YEARS MYYEAR YEAR_ (2026)"
+        );
     }
 
     #[test]

@@ -47,11 +47,15 @@ enum Command {
     /// Add an API (types, controller) or a webhook to the project
     #[command(subcommand)]
     Create(CreateCommand),
+    /// Change project-wide settings (multigroup, namespaced, license)
+    Edit(commands::edit::EditArgs),
     /// Print opbuilder's version and the versions it scaffolds
     #[command(after_help = "Example:\n  opbuilder version")]
     Version,
     /// Print a shell completion script
-    #[command(after_help = "Examples:\n  opbuilder completion bash > ~/.local/share/bash-completion/completions/opbuilder\n  opbuilder completion zsh > \"${fpath[1]}/_opbuilder\"\n  opbuilder completion fish > ~/.config/fish/completions/opbuilder.fish")]
+    #[command(
+        after_help = "Examples:\n  opbuilder completion bash > ~/.local/share/bash-completion/completions/opbuilder\n  opbuilder completion zsh > \"${fpath[1]}/_opbuilder\"\n  opbuilder completion fish > ~/.config/fish/completions/opbuilder.fish"
+    )]
     Completion {
         /// The shell to generate a script for
         #[arg(value_enum)]
@@ -68,7 +72,10 @@ enum CreateCommand {
 fn print_version() {
     let p = &versions::pins().scaffold;
     println!("opbuilder {}", versions::cli_version());
-    println!("  layout:             {} (PROJECT version 3)", project::LAYOUT);
+    println!(
+        "  layout:             {} (PROJECT version 3)",
+        project::LAYOUT
+    );
     println!("  kubernetes:         {}", p.kubernetes_target);
     println!("  controller-runtime: {}", p.controller_runtime);
     println!("  k8s.io libraries:   {}", p.k8s_libs);
@@ -83,12 +90,18 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Init(args) => commands::init::run(root, &args),
         Command::Create(CreateCommand::Api(args)) => commands::api::run(root, &args),
+        Command::Edit(args) => commands::edit::run(root, &args),
         Command::Version => {
             print_version();
             Ok(())
         }
         Command::Completion { shell } => {
-            clap_complete::generate(shell, &mut Cli::command(), "opbuilder", &mut std::io::stdout());
+            clap_complete::generate(
+                shell,
+                &mut Cli::command(),
+                "opbuilder",
+                &mut std::io::stdout(),
+            );
             Ok(())
         }
     }

@@ -33,7 +33,10 @@ fn indentation(line: &str) -> &str {
 
 /// Non-blank trimmed lines.
 fn significant(text: &str) -> Vec<&str> {
-    text.lines().map(str::trim).filter(|l| !l.is_empty()).collect()
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect()
 }
 
 /// Whether the non-blank lines of `fragment` already appear, consecutively, in `content`.
@@ -64,7 +67,13 @@ fn indent_fragment(fragment: &str, indent: &str) -> Vec<String> {
     fragment
         .trim_end_matches('\n')
         .lines()
-        .map(|l| if l.trim().is_empty() { String::new() } else { format!("{indent}{l}") })
+        .map(|l| {
+            if l.trim().is_empty() {
+                String::new()
+            } else {
+                format!("{indent}{l}")
+            }
+        })
         .collect()
 }
 
@@ -80,10 +89,16 @@ pub fn insert_above(
     fragments: &[String],
 ) -> Result<String, MissingMarker> {
     let (mut lines, nl) = split_lines(content);
-    let positions: Vec<usize> =
-        lines.iter().enumerate().filter(|(_, l)| is_marker(l, token, name)).map(|(i, _)| i).collect();
+    let positions: Vec<usize> = lines
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| is_marker(l, token, name))
+        .map(|(i, _)| i)
+        .collect();
     if positions.is_empty() {
-        return Err(MissingMarker(format!("{token} +kubebuilder:scaffold:{name}")));
+        return Err(MissingMarker(format!(
+            "{token} +kubebuilder:scaffold:{name}"
+        )));
     }
     let mut current = content.to_string();
     for fragment in fragments {
@@ -91,8 +106,13 @@ pub fn insert_above(
             continue;
         }
         // Walk markers bottom-up so earlier indices stay valid.
-        let markers: Vec<usize> =
-            lines.iter().enumerate().filter(|(_, l)| is_marker(l, token, name)).map(|(i, _)| i).rev().collect();
+        let markers: Vec<usize> = lines
+            .iter()
+            .enumerate()
+            .filter(|(_, l)| is_marker(l, token, name))
+            .map(|(i, _)| i)
+            .rev()
+            .collect();
         for at in markers {
             let indent = indentation(&lines[at]).to_string();
             let new = indent_fragment(fragment, &indent);
@@ -112,7 +132,10 @@ pub struct ImportSpec {
 
 impl ImportSpec {
     pub fn new(name: Option<&str>, path: &str) -> Self {
-        ImportSpec { name: name.map(str::to_string), path: path.to_string() }
+        ImportSpec {
+            name: name.map(str::to_string),
+            path: path.to_string(),
+        }
     }
 
     fn line(&self) -> String {
@@ -149,7 +172,11 @@ enum Class {
 fn classify(path: &str, module: &str) -> Class {
     if path == module || path.starts_with(&format!("{module}/")) {
         Class::Local
-    } else if path.split('/').next().is_some_and(|first| first.contains('.')) {
+    } else if path
+        .split('/')
+        .next()
+        .is_some_and(|first| first.contains('.'))
+    {
         Class::Third
     } else {
         Class::Std
@@ -159,7 +186,11 @@ fn classify(path: &str, module: &str) -> Class {
 /// Add `spec` to the import block that holds the `imports` marker, keeping the file gofmt-clean:
 /// into the blank-line-separated group of its class (std / third-party / `module`-local) at its
 /// sorted position, or as a new group placed in class order. A spec already imported is left alone.
-pub fn insert_go_import(content: &str, spec: &ImportSpec, module: &str) -> Result<String, MissingMarker> {
+pub fn insert_go_import(
+    content: &str,
+    spec: &ImportSpec,
+    module: &str,
+) -> Result<String, MissingMarker> {
     let (mut lines, nl) = split_lines(content);
     let marker = lines
         .iter()
@@ -168,8 +199,14 @@ pub fn insert_go_import(content: &str, spec: &ImportSpec, module: &str) -> Resul
     let open = lines[..marker]
         .iter()
         .rposition(|l| l.trim_start().starts_with("import ("))
-        .ok_or_else(|| MissingMarker("// +kubebuilder:scaffold:imports inside an `import (` block".into()))?;
-    if lines[open + 1..marker].iter().filter_map(|l| ImportSpec::parse(l)).any(|s| s.path == spec.path) {
+        .ok_or_else(|| {
+            MissingMarker("// +kubebuilder:scaffold:imports inside an `import (` block".into())
+        })?;
+    if lines[open + 1..marker]
+        .iter()
+        .filter_map(|l| ImportSpec::parse(l))
+        .any(|s| s.path == spec.path)
+    {
         return Ok(content.to_string());
     }
     let indent = indentation(&lines[marker]).to_string();
@@ -191,16 +228,26 @@ pub fn insert_go_import(content: &str, spec: &ImportSpec, module: &str) -> Resul
         groups.push((start, i));
     }
     let group_class = |&(s, e): &(usize, usize)| {
-        lines[s..e].iter().find_map(|l| ImportSpec::parse(l)).map(|sp| classify(&sp.path, module))
+        lines[s..e]
+            .iter()
+            .find_map(|l| ImportSpec::parse(l))
+            .map(|sp| classify(&sp.path, module))
     };
 
     // The group directly above the marker (no blank line between) ends at the marker.
-    if let Some(g) = groups.iter().rev().find(|g| group_class(g) == Some(class)).copied() {
+    if let Some(g) = groups
+        .iter()
+        .rev()
+        .find(|g| group_class(g) == Some(class))
+        .copied()
+    {
         let (start, end) = g;
         let mut at = end;
         for j in start..end {
             if let Some(existing) = ImportSpec::parse(&lines[j]) {
-                if (existing.path.as_str(), existing.name.as_deref()) > (spec.path.as_str(), spec.name.as_deref()) {
+                if (existing.path.as_str(), existing.name.as_deref())
+                    > (spec.path.as_str(), spec.name.as_deref())
+                {
                     // Insert before this spec and any comment lines that lead into it.
                     let mut k = j;
                     while k > start && lines[k - 1].trim_start().starts_with("//") {
@@ -213,14 +260,20 @@ pub fn insert_go_import(content: &str, spec: &ImportSpec, module: &str) -> Resul
         }
         if at == end {
             // After the last spec of the group (before trailing comments other than the marker).
-            at = (start..end).rev().find(|&j| ImportSpec::parse(&lines[j]).is_some()).map_or(end, |j| j + 1);
+            at = (start..end)
+                .rev()
+                .find(|&j| ImportSpec::parse(&lines[j]).is_some())
+                .map_or(end, |j| j + 1);
         }
         lines.insert(at, new_line);
         return Ok(join_lines(&lines, nl));
     }
 
     // New group, before the first group of a later class, else at the end above the marker.
-    if let Some(&(start, _)) = groups.iter().find(|g| group_class(g).is_some_and(|c| c > class)) {
+    if let Some(&(start, _)) = groups
+        .iter()
+        .find(|g| group_class(g).is_some_and(|c| c > class))
+    {
         lines.splice(start..start, [new_line, String::new()]);
     } else {
         let previous = lines[marker - 1].trim();
@@ -244,13 +297,18 @@ pub fn uncomment(content: &str, block: &str) -> Option<String> {
     let (mut lines, nl) = split_lines(content);
     let commented = |l: &str, w: &str| -> bool {
         let (ind, rest) = l.split_at(l.len() - l.trim_start().len());
-        rest.strip_prefix('#').is_some_and(|r| format!("{ind}{r}") == w)
+        rest.strip_prefix('#')
+            .is_some_and(|r| format!("{ind}{r}") == w)
     };
     for start in 0..lines.len() {
         if start + want.len() > lines.len() {
             break;
         }
-        if lines[start..start + want.len()].iter().zip(&want).all(|(l, w)| commented(l, w)) {
+        if lines[start..start + want.len()]
+            .iter()
+            .zip(&want)
+            .all(|(l, w)| commented(l, w))
+        {
             for (l, w) in lines[start..start + want.len()].iter_mut().zip(&want) {
                 *l = w.to_string();
             }
@@ -258,7 +316,10 @@ pub fn uncomment(content: &str, block: &str) -> Option<String> {
         }
     }
     // Already uncommented?
-    if lines.windows(want.len()).any(|w| w.iter().zip(&want).all(|(a, b)| a == b)) {
+    if lines
+        .windows(want.len())
+        .any(|w| w.iter().zip(&want).all(|(a, b)| a == b))
+    {
         return Some(content.to_string());
     }
     None
@@ -272,7 +333,11 @@ pub fn insert_after_line(content: &str, anchor: &str, text: &str) -> Option<Stri
     }
     let (mut lines, nl) = split_lines(content);
     let at = lines.iter().position(|l| l.trim() == anchor.trim())?;
-    let new: Vec<String> = text.trim_end_matches('\n').lines().map(str::to_string).collect();
+    let new: Vec<String> = text
+        .trim_end_matches('\n')
+        .lines()
+        .map(str::to_string)
+        .collect();
     lines.splice(at + 1..at + 1, new);
     Some(join_lines(&lines, nl))
 }
@@ -301,9 +366,21 @@ mod tests {
 
     #[test]
     fn marker_matching_ignores_spacing_and_needs_token() {
-        assert!(is_marker("\t//   +kubebuilder:scaffold:imports  ", "//", "imports"));
-        assert!(is_marker("# +kubebuilder:scaffold:crdkustomizeresource", "#", "crdkustomizeresource"));
-        assert!(!is_marker("// +kubebuilder:scaffold:importsX", "//", "imports"));
+        assert!(is_marker(
+            "\t//   +kubebuilder:scaffold:imports  ",
+            "//",
+            "imports"
+        ));
+        assert!(is_marker(
+            "# +kubebuilder:scaffold:crdkustomizeresource",
+            "#",
+            "crdkustomizeresource"
+        ));
+        assert!(!is_marker(
+            "// +kubebuilder:scaffold:importsX",
+            "//",
+            "imports"
+        ));
         assert!(!is_marker("+kubebuilder:scaffold:imports", "//", "imports"));
         assert_eq!(comment_token(Path::new("a/b.go")), Some("//"));
         assert_eq!(comment_token(Path::new("Makefile")), Some("#"));
@@ -315,7 +392,9 @@ mod tests {
     fn go_insert_takes_marker_indentation_and_is_idempotent() {
         let frag = "utilruntime.Must(appv1.AddToScheme(scheme))\n".to_string();
         let once = insert_above(MAIN, "//", "scheme", &[frag.clone()]).unwrap();
-        assert!(once.contains("\tutilruntime.Must(appv1.AddToScheme(scheme))\n\t// +kubebuilder:scaffold:scheme\n"));
+        assert!(once.contains(
+            "\tutilruntime.Must(appv1.AddToScheme(scheme))\n\t// +kubebuilder:scaffold:scheme\n"
+        ));
         let twice = insert_above(&once, "//", "scheme", &[frag]).unwrap();
         assert_eq!(once, twice);
     }
@@ -353,27 +432,64 @@ mod tests {
 
     #[test]
     fn first_local_import_opens_a_new_group_above_the_marker() {
-        let out = insert_go_import(MAIN, &ImportSpec::new(Some("appv1"), "example.com/g/api/v1"), "example.com/g").unwrap();
+        let out = insert_go_import(
+            MAIN,
+            &ImportSpec::new(Some("appv1"), "example.com/g/api/v1"),
+            "example.com/g",
+        )
+        .unwrap();
         assert!(
             out.contains("\tctrl \"sigs.k8s.io/controller-runtime\"\n\n\tappv1 \"example.com/g/api/v1\"\n\t// +kubebuilder:scaffold:imports\n)"),
             "{out}"
         );
         // Sorted insertion into the existing local group, before and after.
-        let out = insert_go_import(&out, &ImportSpec::new(None, "example.com/g/internal/controller"), "example.com/g").unwrap();
-        let out = insert_go_import(&out, &ImportSpec::new(Some("aaa"), "example.com/g/api/a"), "example.com/g").unwrap();
+        let out = insert_go_import(
+            &out,
+            &ImportSpec::new(None, "example.com/g/internal/controller"),
+            "example.com/g",
+        )
+        .unwrap();
+        let out = insert_go_import(
+            &out,
+            &ImportSpec::new(Some("aaa"), "example.com/g/api/a"),
+            "example.com/g",
+        )
+        .unwrap();
         assert!(
             out.contains("\n\taaa \"example.com/g/api/a\"\n\tappv1 \"example.com/g/api/v1\"\n\t\"example.com/g/internal/controller\"\n\t// +kubebuilder:scaffold:imports\n"),
             "{out}"
         );
         // Idempotent.
-        assert_eq!(insert_go_import(&out, &ImportSpec::new(Some("aaa"), "example.com/g/api/a"), "example.com/g").unwrap(), out);
+        assert_eq!(
+            insert_go_import(
+                &out,
+                &ImportSpec::new(Some("aaa"), "example.com/g/api/a"),
+                "example.com/g"
+            )
+            .unwrap(),
+            out
+        );
     }
 
     #[test]
     fn third_party_and_std_imports_go_to_their_groups() {
-        let out = insert_go_import(MAIN, &ImportSpec::new(None, "example.com/g/internal/controller"), "example.com/g").unwrap();
-        let out = insert_go_import(&out, &ImportSpec::new(Some("certv1"), "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"), "example.com/g").unwrap();
-        let out = insert_go_import(&out, &ImportSpec::new(None, "context"), "example.com/g").unwrap();
+        let out = insert_go_import(
+            MAIN,
+            &ImportSpec::new(None, "example.com/g/internal/controller"),
+            "example.com/g",
+        )
+        .unwrap();
+        let out = insert_go_import(
+            &out,
+            &ImportSpec::new(
+                Some("certv1"),
+                "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1",
+            ),
+            "example.com/g",
+        )
+        .unwrap();
+        let out =
+            insert_go_import(&out, &ImportSpec::new(None, "context"), "example.com/g").unwrap();
         assert_eq!(
             out,
             "package main\n\nimport (\n\t\"context\"\n\t\"os\"\n\n\tcertv1 \"github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1\"\n\tutilruntime \"k8s.io/apimachinery/pkg/util/runtime\"\n\tctrl \"sigs.k8s.io/controller-runtime\"\n\n\t\"example.com/g/internal/controller\"\n\t// +kubebuilder:scaffold:imports\n)\n\nfunc init() {\n\t// +kubebuilder:scaffold:scheme\n}\n"
@@ -387,8 +503,16 @@ mod tests {
         assert_eq!(out, "import (\n\t\"a.com/x\"\n\t\"a.com/y\"\n\t// why z\n\t_ \"a.com/z\"\n\t// +kubebuilder:scaffold:imports\n)\n");
         // '.' sorts before '/', as gofmt does.
         let src = "import (\n\tfoov1 \"m/api/foo/v1\"\n\t// +kubebuilder:scaffold:imports\n)\n";
-        let out = insert_go_import(src, &ImportSpec::new(Some("foopolicyv1"), "m/api/foo.policy/v1"), "m").unwrap();
-        assert!(out.find("foo.policy").unwrap() < out.find("foo/v1").unwrap(), "{out}");
+        let out = insert_go_import(
+            src,
+            &ImportSpec::new(Some("foopolicyv1"), "m/api/foo.policy/v1"),
+            "m",
+        )
+        .unwrap();
+        assert!(
+            out.find("foo.policy").unwrap() < out.find("foo/v1").unwrap(),
+            "{out}"
+        );
     }
 
     #[test]
@@ -396,8 +520,15 @@ mod tests {
         let src = "resources:\n#- ../crd\n- ../rbac\n#patches:\n#- path: p.yaml\n#  target:\n#    kind: Deployment\n";
         let out = uncomment(src, "#- ../crd".trim_start_matches('#')).unwrap();
         assert!(out.contains("\n- ../crd\n"));
-        let out = uncomment(&out, "patches:\n- path: p.yaml\n  target:\n    kind: Deployment").unwrap();
-        assert!(out.ends_with("patches:\n- path: p.yaml\n  target:\n    kind: Deployment\n"), "{out}");
+        let out = uncomment(
+            &out,
+            "patches:\n- path: p.yaml\n  target:\n    kind: Deployment",
+        )
+        .unwrap();
+        assert!(
+            out.ends_with("patches:\n- path: p.yaml\n  target:\n    kind: Deployment\n"),
+            "{out}"
+        );
         assert_eq!(uncomment(&out, "- ../crd").unwrap(), out);
         assert!(uncomment(&out, "- ../nope").is_none());
     }
@@ -407,7 +538,10 @@ mod tests {
         let src = "resources:\n- a.yaml\n";
         let out = insert_after_line(src, "resources:", "- b.yaml").unwrap();
         assert_eq!(out, "resources:\n- b.yaml\n- a.yaml\n");
-        assert_eq!(insert_after_line(&out, "resources:", "- b.yaml").unwrap(), out);
+        assert_eq!(
+            insert_after_line(&out, "resources:", "- b.yaml").unwrap(),
+            out
+        );
         assert!(insert_after_line(src, "nope:", "x").is_none());
         assert_eq!(append_once("a", "b\n"), "a\nb\n");
         assert_eq!(append_once("a\nb\n", "b\n"), "a\nb\n");

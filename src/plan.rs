@@ -29,7 +29,10 @@ pub enum IfExists {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Edit {
     /// Insert fragments above every `+kubebuilder:scaffold:<marker>` line (idempotent).
-    AboveMarker { marker: String, fragments: Vec<String> },
+    AboveMarker {
+        marker: String,
+        fragments: Vec<String>,
+    },
     /// Add a Go import to the block holding `// +kubebuilder:scaffold:imports`, sorted.
     GoImport { spec: ImportSpec, module: String },
     /// Uncomment a block (given in its uncommented form). When `required` is false and the block
@@ -43,8 +46,19 @@ pub enum Edit {
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Op {
-    Create { path: PathBuf, content: String, if_exists: IfExists },
-    Update { path: PathBuf, edits: Vec<Edit> },
+    Create {
+        path: PathBuf,
+        content: String,
+        if_exists: IfExists,
+    },
+    Update {
+        path: PathBuf,
+        edits: Vec<Edit>,
+    },
+    /// Delete a file if it exists.
+    Remove {
+        path: PathBuf,
+    },
 }
 
 /// The data a command produces: file operations in order, and the new PROJECT, written last.
@@ -55,8 +69,17 @@ pub struct Plan {
 }
 
 impl Plan {
-    pub fn create(&mut self, path: impl Into<PathBuf>, content: impl Into<String>, if_exists: IfExists) {
-        self.ops.push(Op::Create { path: path.into(), content: content.into(), if_exists });
+    pub fn create(
+        &mut self,
+        path: impl Into<PathBuf>,
+        content: impl Into<String>,
+        if_exists: IfExists,
+    ) {
+        self.ops.push(Op::Create {
+            path: path.into(),
+            content: content.into(),
+            if_exists,
+        });
     }
 
     pub fn update(&mut self, path: impl Into<PathBuf>, edit: Edit) {
@@ -68,15 +91,40 @@ impl Plan {
                 return;
             }
         }
-        self.ops.push(Op::Update { path, edits: vec![edit] });
+        self.ops.push(Op::Update {
+            path,
+            edits: vec![edit],
+        });
+    }
+
+    pub fn remove(&mut self, path: impl Into<PathBuf>) {
+        self.ops.push(Op::Remove { path: path.into() });
     }
 
     pub fn above_marker(&mut self, path: impl Into<PathBuf>, marker: &str, fragments: Vec<String>) {
-        self.update(path, Edit::AboveMarker { marker: marker.into(), fragments });
+        self.update(
+            path,
+            Edit::AboveMarker {
+                marker: marker.into(),
+                fragments,
+            },
+        );
     }
 
-    pub fn go_import(&mut self, path: impl Into<PathBuf>, name: Option<&str>, import: &str, module: &str) {
-        self.update(path, Edit::GoImport { spec: ImportSpec::new(name, import), module: module.into() });
+    pub fn go_import(
+        &mut self,
+        path: impl Into<PathBuf>,
+        name: Option<&str>,
+        import: &str,
+        module: &str,
+    ) {
+        self.update(
+            path,
+            Edit::GoImport {
+                spec: ImportSpec::new(name, import),
+                module: module.into(),
+            },
+        );
     }
 }
 
@@ -85,15 +133,17 @@ impl Plan {
 pub enum Action {
     Create,
     Update,
+    Remove,
     Skip,
     Unchanged,
 }
 
 impl fmt::Display for Action {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
+        f.pad(match self {
             Action::Create => "create",
             Action::Update => "update",
+            Action::Remove => "remove",
             Action::Skip => "skip",
             Action::Unchanged => "unchanged",
         })
@@ -124,7 +174,10 @@ impl Report {
     }
 
     pub fn action(&self, path: &str) -> Option<Action> {
-        self.entries.iter().find(|(p, _)| p == Path::new(path)).map(|(_, a)| *a)
+        self.entries
+            .iter()
+            .find(|(p, _)| p == Path::new(path))
+            .map(|(_, a)| *a)
     }
 }
 
@@ -134,11 +187,18 @@ pub struct Conflicts(pub Vec<String>);
 
 impl fmt::Display for Conflicts {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "nothing was written; the plan has {} conflict(s):", self.0.len())?;
+        writeln!(
+            f,
+            "nothing was written; the plan has {} conflict(s):",
+            self.0.len()
+        )?;
         for c in &self.0 {
             writeln!(f, "  - {c}")?;
         }
-        write!(f, "fix these and run the command again (add --force where a file should be replaced)")
+        write!(
+            f,
+            "fix these and run the command again (add --force where a file should be replaced)"
+        )
     }
 }
 
@@ -162,10 +222,11 @@ struct Staged {
 
 /// Reject absolute paths, `..`, and anything that resolves outside `root` through a symlink.
 fn check_path(root: &Path, root_canon: &Path, rel: &Path) -> Result<(), String> {
-    if rel.as_os_str().is_empty()
-        || rel.components().any(|c| !matches!(c, Component::Normal(_)))
-    {
-        return Err(format!("{}: refusing a path that is absolute or contains `..` or `.`", rel.display()));
+    if rel.as_os_str().is_empty() || rel.components().any(|c| !matches!(c, Component::Normal(_))) {
+        return Err(format!(
+            "{}: refusing a path that is absolute or contains `..` or `.`",
+            rel.display()
+        ));
     }
     let mut p = root.to_path_buf();
     let n = rel.components().count();
@@ -176,7 +237,10 @@ fn check_path(root: &Path, root_canon: &Path, rel: &Path) -> Result<(), String> 
             Ok(m) => {
                 if m.file_type().is_symlink() {
                     let target = fs::canonicalize(&p).map_err(|_| {
-                        format!("{}: is a dangling symbolic link; remove it first", rel.display())
+                        format!(
+                            "{}: is a dangling symbolic link; remove it first",
+                            rel.display()
+                        )
                     })?;
                     if !target.starts_with(root_canon) {
                         return Err(format!(
@@ -189,10 +253,17 @@ fn check_path(root: &Path, root_canon: &Path, rel: &Path) -> Result<(), String> 
                 let is_last = i + 1 == n;
                 let meta = fs::metadata(&p).map_err(|e| format!("{}: {e}", p.display()))?;
                 if !is_last && !meta.is_dir() {
-                    return Err(format!("{}: {} is not a directory", rel.display(), p.display()));
+                    return Err(format!(
+                        "{}: {} is not a directory",
+                        rel.display(),
+                        p.display()
+                    ));
                 }
                 if is_last && !meta.is_file() {
-                    return Err(format!("{}: exists and is not a regular file", rel.display()));
+                    return Err(format!(
+                        "{}: exists and is not a regular file",
+                        rel.display()
+                    ));
                 }
             }
         }
@@ -200,7 +271,12 @@ fn check_path(root: &Path, root_canon: &Path, rel: &Path) -> Result<(), String> 
     Ok(())
 }
 
-fn apply_edit(path: &Path, content: &str, edit: &Edit, warnings: &mut Vec<String>) -> Result<String, String> {
+fn apply_edit(
+    path: &Path,
+    content: &str,
+    edit: &Edit,
+    warnings: &mut Vec<String>,
+) -> Result<String, String> {
     let show = path.display();
     match edit {
         Edit::AboveMarker { marker, fragments } => {
@@ -234,7 +310,10 @@ fn apply_edit(path: &Path, content: &str, edit: &Edit, warnings: &mut Vec<String
 }
 
 fn indent_block(b: &str) -> String {
-    b.lines().map(|l| format!("      {l}")).collect::<Vec<_>>().join("\n")
+    b.lines()
+        .map(|l| format!("      {l}"))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// Compute, check and (unless dry-run) write the plan under `root`.
@@ -252,7 +331,7 @@ pub fn apply(root: &Path, plan: &Plan, opts: &ApplyOptions) -> Result<Report> {
     });
     for op in plan.ops.iter().chain(project_op.iter()) {
         let path = match op {
-            Op::Create { path, .. } | Op::Update { path, .. } => path.clone(),
+            Op::Create { path, .. } | Op::Update { path, .. } | Op::Remove { path } => path.clone(),
         };
         if let Err(e) = check_path(root, &root_canon, &path) {
             conflicts.push(e);
@@ -269,13 +348,27 @@ pub fn apply(root: &Path, plan: &Plan, opts: &ApplyOptions) -> Result<Report> {
             };
             let present = original.is_some();
             let content = original.clone().unwrap_or_default();
-            staged.insert(path.clone(), Staged { original, content, present, action: Action::Unchanged });
+            staged.insert(
+                path.clone(),
+                Staged {
+                    original,
+                    content,
+                    present,
+                    action: Action::Unchanged,
+                },
+            );
             order.push(path.clone());
         }
         let st = staged.get_mut(&path).expect("staged above");
-        let changed = if st.original.is_some() { Action::Update } else { Action::Create };
+        let changed = if st.original.is_some() {
+            Action::Update
+        } else {
+            Action::Create
+        };
         match op {
-            Op::Create { content, if_exists, .. } => {
+            Op::Create {
+                content, if_exists, ..
+            } => {
                 if !st.present {
                     st.content = content.clone().into_bytes();
                     st.present = true;
@@ -296,6 +389,17 @@ pub fn apply(root: &Path, plan: &Plan, opts: &ApplyOptions) -> Result<Report> {
                         st.content = content.clone().into_bytes();
                         st.action = changed;
                     }
+                }
+            }
+            Op::Remove { .. } => {
+                if st.present {
+                    st.present = false;
+                    st.content.clear();
+                    st.action = if st.original.is_some() {
+                        Action::Remove
+                    } else {
+                        Action::Unchanged
+                    };
                 }
             }
             Op::Update { edits, .. } => {
@@ -333,7 +437,9 @@ pub fn apply(root: &Path, plan: &Plan, opts: &ApplyOptions) -> Result<Report> {
     for path in &order {
         let st = &staged[path];
         let action = match st.action {
-            Action::Update if st.original.as_deref() == Some(st.content.as_slice()) => Action::Unchanged,
+            Action::Update if st.original.as_deref() == Some(st.content.as_slice()) => {
+                Action::Unchanged
+            }
             a => a,
         };
         report.entries.push((path.clone(), action));
@@ -342,20 +448,30 @@ pub fn apply(root: &Path, plan: &Plan, opts: &ApplyOptions) -> Result<Report> {
         return Ok(report);
     }
 
-    let mut tx = Transaction { root: root.to_path_buf(), written: vec![], created_dirs: vec![] };
+    let mut tx = Transaction {
+        root: root.to_path_buf(),
+        written: vec![],
+        created_dirs: vec![],
+    };
     for (path, action) in &report.entries {
-        if !matches!(action, Action::Create | Action::Update) {
+        if !matches!(action, Action::Create | Action::Update | Action::Remove) {
             continue;
         }
         let st = &staged[path];
         let result = match opts.fail_after_writes {
-            Some(n) if tx.written.len() >= n => Err(anyhow!("injected failure before writing {}", path.display())),
+            Some(n) if tx.written.len() >= n => Err(anyhow!(
+                "injected failure before writing {}",
+                path.display()
+            )),
+            _ if *action == Action::Remove => tx.remove(path, st.original.clone()),
             _ => tx.write(path, &st.content, st.original.clone()),
         };
         if let Err(e) = result {
             let rollback = tx.rollback();
             return Err(match rollback {
-                Ok(()) => e.context("writing the plan failed; every file was restored to its previous state"),
+                Ok(()) => e.context(
+                    "writing the plan failed; every file was restored to its previous state",
+                ),
                 Err(r) => e.context(format!("writing the plan failed AND restoring failed: {r}")),
             });
         }
@@ -372,7 +488,10 @@ struct Transaction {
 impl Transaction {
     fn write(&mut self, rel: &Path, content: &[u8], original: Option<Vec<u8>>) -> Result<()> {
         let full = self.root.join(rel);
-        let parent = full.parent().expect("a file path has a parent").to_path_buf();
+        let parent = full
+            .parent()
+            .expect("a file path has a parent")
+            .to_path_buf();
         // Create missing directories one by one so rollback can remove exactly those.
         let mut missing = vec![];
         let mut d = parent.as_path();
@@ -385,6 +504,13 @@ impl Transaction {
             self.created_dirs.push(dir);
         }
         write_atomic(&full, content)?;
+        self.written.push((rel.to_path_buf(), original));
+        Ok(())
+    }
+
+    fn remove(&mut self, rel: &Path, original: Option<Vec<u8>>) -> Result<()> {
+        let full = self.root.join(rel);
+        fs::remove_file(&full).map_err(|e| anyhow!("removing {}: {e}", full.display()))?;
         self.written.push((rel.to_path_buf(), original));
         Ok(())
     }
@@ -418,7 +544,10 @@ impl Transaction {
 /// A new file gets mode 0644 (Kubebuilder's); an existing file keeps its permissions.
 pub fn write_atomic(path: &Path, content: &[u8]) -> Result<()> {
     let dir = path.parent().expect("a file path has a parent");
-    let name = path.file_name().expect("a file path has a name").to_string_lossy();
+    let name = path
+        .file_name()
+        .expect("a file path has a name")
+        .to_string_lossy();
     let tmp = dir.join(format!(".{name}.opbuilder-{}.tmp", std::process::id()));
     let result = (|| -> std::io::Result<()> {
         let mut f = fs::File::create(&tmp)?;
@@ -427,7 +556,9 @@ pub fn write_atomic(path: &Path, content: &[u8]) -> Result<()> {
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
-            let mode = fs::metadata(path).map(|m| m.permissions().mode()).unwrap_or(0o644);
+            let mode = fs::metadata(path)
+                .map(|m| m.permissions().mode())
+                .unwrap_or(0o644);
             fs::set_permissions(&tmp, fs::Permissions::from_mode(mode))?;
         }
         fs::rename(&tmp, path)
@@ -463,7 +594,11 @@ mod tests {
     fn tree() -> tempfile::TempDir {
         let t = tempfile::tempdir().unwrap();
         fs::create_dir_all(t.path().join("cmd")).unwrap();
-        fs::write(t.path().join("cmd/main.go"), "package main\n\nfunc main() {\n\t// +kubebuilder:scaffold:builder\n}\n").unwrap();
+        fs::write(
+            t.path().join("cmd/main.go"),
+            "package main\n\nfunc main() {\n\t// +kubebuilder:scaffold:builder\n}\n",
+        )
+        .unwrap();
         fs::write(t.path().join("keep.txt"), "keep\n").unwrap();
         t
     }
@@ -481,10 +616,22 @@ mod tests {
         assert_eq!(r.action("a/b/c.txt"), Some(Action::Create));
         assert_eq!(r.action("cmd/main.go"), Some(Action::Update));
         assert_eq!(r.action("keep.txt"), Some(Action::Skip));
-        assert_eq!(fs::read_to_string(t.path().join("keep.txt")).unwrap(), "keep\n");
-        assert!(fs::read_to_string(t.path().join("cmd/main.go")).unwrap().contains("\tsetup()\n\t// +kubebuilder"));
+        assert_eq!(
+            fs::read_to_string(t.path().join("keep.txt")).unwrap(),
+            "keep\n"
+        );
+        assert!(fs::read_to_string(t.path().join("cmd/main.go"))
+            .unwrap()
+            .contains("\tsetup()\n\t// +kubebuilder"));
         // Re-applying changes nothing.
-        let r = apply(t.path(), &plan, &ApplyOptions { dry_run: true, ..Default::default() });
+        let r = apply(
+            t.path(),
+            &plan,
+            &ApplyOptions {
+                dry_run: true,
+                ..Default::default()
+            },
+        );
         assert!(r.is_err(), "a/b/c.txt exists now and the policy is Error");
     }
 
@@ -496,7 +643,15 @@ mod tests {
         plan.create("new.txt", "x", IfExists::Error);
         plan.above_marker("cmd/main.go", "builder", vec!["setup()".into()]);
         plan.project = Some("version: \"3\"\n".into());
-        let r = apply(t.path(), &plan, &ApplyOptions { dry_run: true, ..Default::default() }).unwrap();
+        let r = apply(
+            t.path(),
+            &plan,
+            &ApplyOptions {
+                dry_run: true,
+                ..Default::default()
+            },
+        )
+        .unwrap();
         assert_eq!(r.entries.len(), 3);
         assert_eq!(before, snapshot(t.path()));
     }
@@ -523,15 +678,19 @@ mod tests {
 
     #[test]
     fn failure_mid_write_restores_every_byte() {
-        for n in 0..4 {
+        for n in 0..5 {
             let t = tree();
             let before = snapshot(t.path());
             let mut plan = Plan::default();
             plan.create("deep/er/new.go", "package x\n", IfExists::Error);
             plan.above_marker("cmd/main.go", "builder", vec!["setup()".into()]);
             plan.create("keep.txt", "replaced\n", IfExists::Overwrite);
+            plan.remove("cmd/main.go");
             plan.project = Some("version: \"3\"\n".into());
-            let opts = ApplyOptions { fail_after_writes: Some(n), ..Default::default() };
+            let opts = ApplyOptions {
+                fail_after_writes: Some(n),
+                ..Default::default()
+            };
             let err = apply(t.path(), &plan, &opts).unwrap_err();
             assert!(format!("{err:#}").contains("restored"), "{err:#}");
             assert_eq!(before, snapshot(t.path()), "after failing at write {n}");
@@ -544,24 +703,35 @@ mod tests {
         let outside = tempfile::tempdir().unwrap();
         let t = tree();
         std::os::unix::fs::symlink(outside.path(), t.path().join("config")).unwrap();
-        std::os::unix::fs::symlink(outside.path().join("x.txt"), t.path().join("link.txt")).unwrap();
+        std::os::unix::fs::symlink(outside.path().join("x.txt"), t.path().join("link.txt"))
+            .unwrap();
         fs::write(outside.path().join("x.txt"), "x").unwrap();
         let mut plan = Plan::default();
-        plan.create("config/default/kustomization.yaml", "x", IfExists::Overwrite);
+        plan.create(
+            "config/default/kustomization.yaml",
+            "x",
+            IfExists::Overwrite,
+        );
         plan.create("link.txt", "y", IfExists::Overwrite);
         let err = apply(t.path(), &plan, &ApplyOptions::default()).unwrap_err();
         let c = err.downcast_ref::<Conflicts>().unwrap();
         assert_eq!(c.0.len(), 2, "{:?}", c.0);
         assert!(c.0.iter().all(|m| m.contains("outside the project")));
         assert_eq!(fs::read_dir(outside.path()).unwrap().count(), 1);
-        assert_eq!(fs::read_to_string(outside.path().join("x.txt")).unwrap(), "x");
+        assert_eq!(
+            fs::read_to_string(outside.path().join("x.txt")).unwrap(),
+            "x"
+        );
         // A symlink that stays inside the root is fine.
         fs::create_dir(t.path().join("real")).unwrap();
         std::os::unix::fs::symlink(t.path().join("real"), t.path().join("alias")).unwrap();
         let mut plan = Plan::default();
         plan.create("alias/ok.txt", "ok", IfExists::Error);
         apply(t.path(), &plan, &ApplyOptions::default()).unwrap();
-        assert_eq!(fs::read_to_string(t.path().join("real/ok.txt")).unwrap(), "ok");
+        assert_eq!(
+            fs::read_to_string(t.path().join("real/ok.txt")).unwrap(),
+            "ok"
+        );
     }
 
     #[test]
@@ -573,7 +743,14 @@ mod tests {
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
-            assert_eq!(fs::metadata(t.path().join("n.txt")).unwrap().permissions().mode() & 0o777, 0o644);
+            assert_eq!(
+                fs::metadata(t.path().join("n.txt"))
+                    .unwrap()
+                    .permissions()
+                    .mode()
+                    & 0o777,
+                0o644
+            );
         }
     }
 }

@@ -32,7 +32,9 @@ impl Step {
 
     fn explain(&self) -> &'static str {
         match self {
-            Step::GoModTidy => "resolving Go dependencies; the first run downloads modules and can take a minute",
+            Step::GoModTidy => {
+                "resolving Go dependencies; the first run downloads modules and can take a minute"
+            }
             Step::GoGet(_) => "adding the module that provides the external API",
             Step::Make(_) => "running controller-gen; the first run builds it into ./bin",
         }
@@ -42,17 +44,21 @@ impl Step {
 /// Find an executable on PATH.
 pub fn which(program: &str) -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path).map(|d| d.join(program)).find(|p| {
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            p.metadata().map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0).unwrap_or(false)
-        }
-        #[cfg(not(unix))]
-        {
-            p.is_file()
-        }
-    })
+    std::env::split_paths(&path)
+        .map(|d| d.join(program))
+        .find(|p| {
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::PermissionsExt;
+                p.metadata()
+                    .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+                    .unwrap_or(false)
+            }
+            #[cfg(not(unix))]
+            {
+                p.is_file()
+            }
+        })
 }
 
 /// Run the steps in `root`, streaming their output. Without the tools, print the steps instead.
@@ -60,7 +66,11 @@ pub fn run(root: &Path, steps: &[Step]) -> Result<()> {
     if steps.is_empty() {
         return Ok(());
     }
-    let missing: Vec<&str> = steps.iter().map(Step::program).filter(|p| which(p).is_none()).collect();
+    let missing: Vec<&str> = steps
+        .iter()
+        .map(Step::program)
+        .filter(|p| which(p).is_none())
+        .collect();
     if !missing.is_empty() {
         println!(
             "\n{} not found on PATH, so these steps were not run. Run them yourself once Go is installed:",
@@ -73,7 +83,12 @@ pub fn run(root: &Path, steps: &[Step]) -> Result<()> {
     }
     let total = steps.len();
     for (i, step) in steps.iter().enumerate() {
-        println!("\n[{}/{total}] {} ({})", i + 1, step.display(), step.explain());
+        println!(
+            "\n[{}/{total}] {} ({})",
+            i + 1,
+            step.display(),
+            step.explain()
+        );
         let mut cmd = match step {
             Step::GoModTidy => {
                 let mut c = Command::new("go");
@@ -91,7 +106,10 @@ pub fn run(root: &Path, steps: &[Step]) -> Result<()> {
                 c
             }
         };
-        let status = cmd.current_dir(root).status().with_context(|| format!("starting `{}`", step.display()))?;
+        let status = cmd
+            .current_dir(root)
+            .status()
+            .with_context(|| format!("starting `{}`", step.display()))?;
         if !status.success() {
             let rest: Vec<String> = steps[i..].iter().map(Step::display).collect();
             bail!(
@@ -111,9 +129,14 @@ pub fn go_version() -> Option<(u32, u32, u32)> {
 }
 
 pub fn parse_go_version(text: &str) -> Option<(u32, u32, u32)> {
-    let word = text.split_whitespace().find(|w| w.starts_with("go1") || w.starts_with("go2"))?;
+    let word = text
+        .split_whitespace()
+        .find(|w| w.starts_with("go1") || w.starts_with("go2"))?;
     let v = &word[2..];
-    let numeric: String = v.chars().take_while(|c| c.is_ascii_digit() || *c == '.').collect();
+    let numeric: String = v
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || *c == '.')
+        .collect();
     let mut parts = numeric.split('.').map(|p| p.parse::<u32>().ok());
     let major = parts.next()??;
     let minor = parts.next().flatten().unwrap_or(0);
@@ -127,8 +150,14 @@ mod tests {
 
     #[test]
     fn parses_go_versions() {
-        assert_eq!(parse_go_version("go version go1.26.8 linux/amd64"), Some((1, 26, 8)));
-        assert_eq!(parse_go_version("go version go1.23rc1 linux/amd64"), Some((1, 23, 0)));
+        assert_eq!(
+            parse_go_version("go version go1.26.8 linux/amd64"),
+            Some((1, 26, 8))
+        );
+        assert_eq!(
+            parse_go_version("go version go1.23rc1 linux/amd64"),
+            Some((1, 23, 0))
+        );
         assert_eq!(parse_go_version("go version devel"), None);
     }
 }

@@ -12,7 +12,8 @@ use std::path::Path;
 
 pub const FILE: &str = "PROJECT";
 pub const LAYOUT: &str = "go.kubebuilder.io/v4";
-const HEADER: &str = "# Written by opbuilder (https://kubebuilder.io compatible, project version 3).\n\
+const HEADER: &str =
+    "# Written by opbuilder (https://kubebuilder.io compatible, project version 3).\n\
 # It records how this project was scaffolded so later `create` commands, and Kubebuilder itself,\n\
 # can extend it. Edit it only if you know what you are doing.\n";
 
@@ -41,7 +42,11 @@ pub struct Project {
     pub cli_version: String,
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub domain: String,
-    #[serde(default, deserialize_with = "one_or_many", skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "one_or_many",
+        skip_serializing_if = "Vec::is_empty"
+    )]
     pub layout: Vec<String>,
     #[serde(default, skip_serializing_if = "is_false")]
     pub multigroup: bool,
@@ -157,7 +162,12 @@ impl Project {
             "" => bail!("PROJECT has no `version`; opbuilder understands project version \"3\""),
             v => bail!("PROJECT version {v:?} is not supported; opbuilder understands project version \"3\""),
         }
-        if !p.layout.is_empty() && !p.layout.iter().any(|l| l == LAYOUT || l == "go.kubebuilder.io/v3") {
+        if !p.layout.is_empty()
+            && !p
+                .layout
+                .iter()
+                .any(|l| l == LAYOUT || l == "go.kubebuilder.io/v3")
+        {
             bail!(
                 "PROJECT layout {:?} is not supported; opbuilder scaffolds the {LAYOUT} layout",
                 p.layout
@@ -180,15 +190,21 @@ impl Project {
 
     /// Whether any resource already uses `group` (case-insensitive).
     pub fn has_group(&self, group: &str) -> bool {
-        self.resources.iter().any(|r| r.group.eq_ignore_ascii_case(group))
+        self.resources
+            .iter()
+            .any(|r| r.group.eq_ignore_ascii_case(group))
     }
 
     pub fn find(&self, group: &str, version: &str, kind: &str) -> Option<&Resource> {
-        self.resources.iter().find(|r| r.is_gvk(group, version, kind))
+        self.resources
+            .iter()
+            .find(|r| r.is_gvk(group, version, kind))
     }
 
     pub fn find_mut(&mut self, group: &str, version: &str, kind: &str) -> Option<&mut Resource> {
-        self.resources.iter_mut().find(|r| r.is_gvk(group, version, kind))
+        self.resources
+            .iter_mut()
+            .find(|r| r.is_gvk(group, version, kind))
     }
 }
 
@@ -273,9 +289,10 @@ fn inline(v: &Value) -> String {
         Value::Number(n) => n.to_string(),
         Value::String(_) => scalar(v),
         Value::Tagged(t) => inline(&t.value),
-        Value::Mapping(_) | Value::Sequence(_) => {
-            serde_yaml::to_string(v).unwrap_or_default().trim().to_string()
-        }
+        Value::Mapping(_) | Value::Sequence(_) => serde_yaml::to_string(v)
+            .unwrap_or_default()
+            .trim()
+            .to_string(),
     }
 }
 
@@ -292,10 +309,13 @@ fn scalar(v: &Value) -> String {
     let numeric = s.parse::<f64>().is_ok()
         || s.starts_with("0x")
         || s.starts_with("0o")
-        || (s.starts_with(|c: char| c.is_ascii_digit()) && s.chars().all(|c| c.is_ascii_digit() || c == '_' || c == ':'));
+        || (s.starts_with(|c: char| c.is_ascii_digit())
+            && s.chars()
+                .all(|c| c.is_ascii_digit() || c == '_' || c == ':'));
     let plain = !reserved
         && !numeric
-        && s.chars().all(|c| c.is_ascii_alphanumeric() || "-_./()@+~".contains(c))
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./()@+~".contains(c))
         && !s.starts_with(['-', '.', '@', '~']);
     if plain {
         s.to_string()
@@ -329,7 +349,11 @@ mod tests {
             repo: "example.com/guestbook".into(),
             version: "3".into(),
             resources: vec![Resource {
-                api: Some(Api { crd_version: "v1".into(), namespaced: true, ssa: false }),
+                api: Some(Api {
+                    crd_version: "v1".into(),
+                    namespaced: true,
+                    ssa: false,
+                }),
                 controller: true,
                 domain: "example.com".into(),
                 group: "ingress".into(),
@@ -351,7 +375,11 @@ mod tests {
     #[test]
     fn writes_kubebuilder_shape() {
         let y = sample().to_yaml();
-        let body: String = y.lines().filter(|l| !l.starts_with('#')).map(|l| format!("{l}\n")).collect();
+        let body: String = y
+            .lines()
+            .filter(|l| !l.starts_with('#'))
+            .map(|l| format!("{l}\n"))
+            .collect();
         let want = [
             "cliVersion: 0.1.0",
             "domain: example.com",
@@ -385,7 +413,10 @@ mod tests {
         let p = Project::parse(&y).unwrap();
         assert_eq!(p.resources, sample().resources);
         let again = p.to_yaml();
-        assert!(again.contains("plugins:\n  grafana.kubebuilder.io/v1-alpha: {}\n"), "{again}");
+        assert!(
+            again.contains("plugins:\n  grafana.kubebuilder.io/v1-alpha: {}\n"),
+            "{again}"
+        );
         assert_eq!(Project::parse(&again).unwrap(), p);
     }
 

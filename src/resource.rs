@@ -36,20 +36,71 @@ pub const CORE_GROUPS: &[(&str, &str)] = &[
 ];
 
 pub fn core_domain(group: &str) -> Option<&'static str> {
-    CORE_GROUPS.iter().find(|(g, _)| *g == group).map(|(_, d)| *d)
+    CORE_GROUPS
+        .iter()
+        .find(|(g, _)| *g == group)
+        .map(|(_, d)| *d)
 }
 
 /// Identifiers the api package declares itself: a kind (or its List/Spec/Status types) cannot use them.
-const API_PACKAGE_IDENTS: &[&str] = &["GroupVersion", "SchemeBuilder", "AddToScheme", "SchemeGroupVersion"];
+const API_PACKAGE_IDENTS: &[&str] = &[
+    "GroupVersion",
+    "SchemeBuilder",
+    "AddToScheme",
+    "SchemeGroupVersion",
+];
 
 /// Local identifiers our Go templates declare next to the kind's variable; the variable
 /// named after the kind must not shadow or clash with them.
 const TEMPLATE_IDENTS: &[&str] = &[
-    "ctx", "err", "req", "r", "c", "obj", "old", "new", "resource", "found", "cfg", "k8sClient", "testEnv",
-    "scheme", "mgr", "cancel", "controllerReconciler", "typeNamespacedName", "log", "logf", "ctrl",
-    "client", "metav1", "errors", "types", "reconcile", "admission", "defaulter", "validator", "warnings",
-    "webhookInstallOptions", "conn", "dialer", "addrPort", "apimachineryruntime", "runtime", "context",
-    "fmt", "path", "filepath", "os", "time", "tls", "net", "ginkgo", "gomega", "envtest", "webhook",
+    "ctx",
+    "err",
+    "req",
+    "r",
+    "c",
+    "obj",
+    "old",
+    "new",
+    "resource",
+    "found",
+    "cfg",
+    "k8sClient",
+    "testEnv",
+    "scheme",
+    "mgr",
+    "cancel",
+    "controllerReconciler",
+    "typeNamespacedName",
+    "log",
+    "logf",
+    "ctrl",
+    "client",
+    "metav1",
+    "errors",
+    "types",
+    "reconcile",
+    "admission",
+    "defaulter",
+    "validator",
+    "warnings",
+    "webhookInstallOptions",
+    "conn",
+    "dialer",
+    "addrPort",
+    "apimachineryruntime",
+    "runtime",
+    "context",
+    "fmt",
+    "path",
+    "filepath",
+    "os",
+    "time",
+    "tls",
+    "net",
+    "ginkgo",
+    "gomega",
+    "envtest",
+    "webhook",
 ];
 
 /// Lower camel case of an exported identifier: `App` → `app`, `MyCronJob` → `myCronJob`, `URLMap` → `urlMap`.
@@ -60,7 +111,17 @@ pub fn lower_camel(kind: &str) -> String {
         upper_run -= 1; // keep the capital that starts the next word
     }
     let upper_run = upper_run.max(1);
-    chars.iter().enumerate().map(|(i, c)| if i < upper_run { c.to_ascii_lowercase() } else { *c }).collect()
+    chars
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            if i < upper_run {
+                c.to_ascii_lowercase()
+            } else {
+                *c
+            }
+        })
+        .collect()
 }
 
 /// A Go variable name for an object of `kind` that is never a keyword, a predeclared
@@ -79,7 +140,10 @@ pub fn kind_var(kind: &str) -> String {
 
 /// Strip `-` and `.` (import aliases, package names).
 pub fn squash(s: &str) -> String {
-    s.chars().filter(|c| *c != '-' && *c != '.').collect::<String>().to_ascii_lowercase()
+    s.chars()
+        .filter(|c| *c != '-' && *c != '.')
+        .collect::<String>()
+        .to_ascii_lowercase()
 }
 
 /// PascalCase of a dash/underscore-separated name: `captain-backup` → `CaptainBackup`.
@@ -88,7 +152,9 @@ pub fn pascal(name: &str) -> String {
         .filter(|p| !p.is_empty())
         .map(|p| {
             let mut c = p.chars();
-            c.next().map(|f| f.to_ascii_uppercase().to_string() + c.as_str()).unwrap_or_default()
+            c.next()
+                .map(|f| f.to_ascii_uppercase().to_string() + c.as_str())
+                .unwrap_or_default()
         })
         .collect()
 }
@@ -125,19 +191,33 @@ impl Gvk {
 /// Validate --group/--version/--kind (flag-level rules; exit code 2 on failure).
 pub fn validate_gvk(group: &str, version: &str, kind: &str, domain: &str) -> Result<()> {
     if group.starts_with('-') {
-        return Err(usage(format!("--group got {group:?}, which looks like another flag; give --group a value")));
+        return Err(usage(format!(
+            "--group got {group:?}, which looks like another flag; give --group a value"
+        )));
     }
     if !group.is_empty() {
-        validate::dns1123_subdomain(group).map_err(|r| bad_flag("--group", group, &r, "ingress"))?;
+        validate::dns1123_subdomain(group)
+            .map_err(|r| bad_flag("--group", group, &r, "ingress"))?;
     }
-    let q = match (group.is_empty(), domain.is_empty()) {
-        (true, true) => return Err(usage("--group is required when the project has no domain; for example --group ingress")),
-        (true, false) => domain.to_string(),
-        (false, true) => group.to_string(),
-        (false, false) => format!("{group}.{domain}"),
-    };
+    let q =
+        match (group.is_empty(), domain.is_empty()) {
+            (true, true) => return Err(usage(
+                "--group is required when the project has no domain; for example --group ingress",
+            )),
+            (true, false) => domain.to_string(),
+            (false, true) => group.to_string(),
+            (false, false) => format!("{group}.{domain}"),
+        };
     validate::dns1123_subdomain(&q).map_err(|r| {
-        bad_flag("--group", group, &format!("together with the domain the API group {q:?} {}", r.replacen("must", "must", 1)), "ingress")
+        bad_flag(
+            "--group",
+            group,
+            &format!(
+                "together with the domain the API group {q:?} {}",
+                r.replacen("must", "must", 1)
+            ),
+            "ingress",
+        )
     })?;
     validate::api_version(version).map_err(|r| bad_flag("--version", version, &r, "v1beta1"))?;
     validate::kind(kind).map_err(|r| bad_flag("--kind", kind, &r, "App"))?;
@@ -180,13 +260,29 @@ pub struct Layout {
 
 pub fn layout(p: &Project, group: &str, version: &str) -> Layout {
     let grouped = p.multigroup && !group.is_empty();
-    let api_dir = if grouped { format!("api/{group}/{version}") } else { format!("api/{version}") };
+    let api_dir = if grouped {
+        format!("api/{group}/{version}")
+    } else {
+        format!("api/{version}")
+    };
     Layout {
         api_path: format!("{}/{api_dir}", p.repo),
         api_dir,
-        controller_dir: if grouped { format!("internal/controller/{group}") } else { "internal/controller".into() },
-        controller_pkg: if grouped { squash(group) } else { "controller".into() },
-        webhook_dir: if grouped { format!("internal/webhook/{group}/{version}") } else { format!("internal/webhook/{version}") },
+        controller_dir: if grouped {
+            format!("internal/controller/{group}")
+        } else {
+            "internal/controller".into()
+        },
+        controller_pkg: if grouped {
+            squash(group)
+        } else {
+            "controller".into()
+        },
+        webhook_dir: if grouped {
+            format!("internal/webhook/{group}/{version}")
+        } else {
+            format!("internal/webhook/{version}")
+        },
     }
 }
 
@@ -274,17 +370,34 @@ impl ResourceCtx {
         let lay = layout(p, &g.group, &g.version);
         let kind_lower = g.kind.to_ascii_lowercase();
         let (controller_file, reconciler, base_name) = match i.controller_name {
-            Some(n) if n != kind_lower => {
-                (format!("{}_controller.go", n.replace('-', "_")), format!("{}Reconciler", pascal(n)), n.to_string())
-            }
-            _ => (format!("{kind_lower}_controller.go"), format!("{}Reconciler", g.kind), kind_lower.clone()),
+            Some(n) if n != kind_lower => (
+                format!("{}_controller.go", n.replace('-', "_")),
+                format!("{}Reconciler", pascal(n)),
+                n.to_string(),
+            ),
+            _ => (
+                format!("{kind_lower}_controller.go"),
+                format!("{}Reconciler", g.kind),
+                kind_lower.clone(),
+            ),
         };
         let grouped = p.multigroup && !g.group.is_empty();
-        let controller_name =
-            if grouped { format!("{}-{base_name}", g.group.to_ascii_lowercase()) } else { base_name };
+        let controller_name = if grouped {
+            format!("{}-{base_name}", g.group.to_ascii_lowercase())
+        } else {
+            base_name
+        };
         let qgroup = g.qgroup();
-        let hook_group = if g.group == "core" && i.core { String::new() } else { qgroup.clone() };
-        let hook_suffix = format!("{}-{}-{kind_lower}", hook_group.replace('.', "-"), g.version);
+        let hook_group = if g.group == "core" && i.core {
+            String::new()
+        } else {
+            qgroup.clone()
+        };
+        let hook_suffix = format!(
+            "{}-{}-{kind_lower}",
+            hook_group.replace('.', "-"),
+            g.version
+        );
         let sample_file = if g.group.is_empty() {
             format!("{}_{kind_lower}.yaml", g.version)
         } else {
@@ -313,9 +426,21 @@ impl ResourceCtx {
             bin_path_elems: path_elems(&lay.controller_dir, &["bin", "k8s"]),
             rbac_group: qgroup.clone(),
             sample_file,
-            role_file_prefix: if grouped { format!("{}_", g.group) } else { String::new() },
-            role_name_prefix: if grouped { format!("{}-", g.group.to_ascii_lowercase()) } else { String::new() },
-            role_kind: if p.namespaced { "Role".into() } else { "ClusterRole".into() },
+            role_file_prefix: if grouped {
+                format!("{}_", g.group)
+            } else {
+                String::new()
+            },
+            role_name_prefix: if grouped {
+                format!("{}-", g.group.to_ascii_lowercase())
+            } else {
+                String::new()
+            },
+            role_kind: if p.namespaced {
+                "Role".into()
+            } else {
+                "ClusterRole".into()
+            },
             webhook_dir: lay.webhook_dir.clone(),
             webhook_pkg: g.version.clone(),
             defaulting: false,
@@ -325,7 +450,11 @@ impl ResourceCtx {
             validating_path: format!("/validate-{hook_suffix}"),
             custom_defaulting_path: String::new(),
             custom_validation_path: String::new(),
-            webhook_groups: if hook_group.is_empty() { "\"\"".into() } else { hook_group },
+            webhook_groups: if hook_group.is_empty() {
+                "\"\"".into()
+            } else {
+                hook_group
+            },
             webhook_crd_path_elems: path_elems(&lay.webhook_dir, &["config", "crd", "bases"]),
             webhook_bin_path_elems: path_elems(&lay.webhook_dir, &["bin", "k8s"]),
             hub_import_alias: String::new(),
@@ -339,9 +468,20 @@ impl ResourceCtx {
 }
 
 /// Refuse kinds whose generated types would collide with another kind's in the same package.
-pub fn check_type_collisions(p: &Project, api_dir_of: impl Fn(&str, &str) -> String, g: &Gvk) -> Result<()> {
+pub fn check_type_collisions(
+    p: &Project,
+    api_dir_of: impl Fn(&str, &str) -> String,
+    g: &Gvk,
+) -> Result<()> {
     let mine = api_dir_of(&g.group, &g.version);
-    let derived = |k: &str| [k.to_string(), format!("{k}List"), format!("{k}Spec"), format!("{k}Status")];
+    let derived = |k: &str| {
+        [
+            k.to_string(),
+            format!("{k}List"),
+            format!("{k}Spec"),
+            format!("{k}Status"),
+        ]
+    };
     let new_names = derived(&g.kind);
     for r in &p.resources {
         if r.api.is_none() || r.kind == g.kind || api_dir_of(&r.group, &r.version) != mine {
@@ -380,18 +520,36 @@ mod tests {
         assert_eq!(squash("sea-creatures"), "seacreatures");
         assert_eq!(squash("foo.policy"), "foopolicy");
         assert_eq!(pascal("captain-backup"), "CaptainBackup");
-        assert_eq!(path_elems("internal/controller", &["bin", "k8s"]), r#""..", "..", "bin", "k8s""#);
+        assert_eq!(
+            path_elems("internal/controller", &["bin", "k8s"]),
+            r#""..", "..", "bin", "k8s""#
+        );
     }
 
     #[test]
     fn qualified_groups_and_aliases() {
-        let g = Gvk { group: "crew".into(), version: "v1".into(), kind: "Captain".into(), domain: "testproject.org".into() };
+        let g = Gvk {
+            group: "crew".into(),
+            version: "v1".into(),
+            kind: "Captain".into(),
+            domain: "testproject.org".into(),
+        };
         assert_eq!(g.qgroup(), "crew.testproject.org");
         assert_eq!(g.import_alias(), "crewv1");
-        let g = Gvk { group: "apps".into(), version: "v1".into(), kind: "Deployment".into(), domain: "".into() };
+        let g = Gvk {
+            group: "apps".into(),
+            version: "v1".into(),
+            kind: "Deployment".into(),
+            domain: "".into(),
+        };
         assert_eq!(g.qgroup(), "apps");
         assert_eq!(g.import_alias(), "appsv1");
-        let g = Gvk { group: "".into(), version: "v1".into(), kind: "Foo".into(), domain: "example.com".into() };
+        let g = Gvk {
+            group: "".into(),
+            version: "v1".into(),
+            kind: "Foo".into(),
+            domain: "example.com".into(),
+        };
         assert_eq!(g.qgroup(), "example.com");
         assert_eq!(g.import_alias(), "examplecomv1");
         assert_eq!(core_domain("networking"), Some("k8s.io"));

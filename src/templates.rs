@@ -22,7 +22,9 @@ fn registry() -> &'static Handlebars<'static> {
         for file in all_files() {
             let name = file.path().to_string_lossy();
             if let Some(stripped) = name.strip_suffix(".hbs") {
-                let text = file.contents_utf8().unwrap_or_else(|| panic!("{name} is not UTF-8"));
+                let text = file
+                    .contents_utf8()
+                    .unwrap_or_else(|| panic!("{name} is not UTF-8"));
                 hb.register_template_string(stripped, text)
                     .unwrap_or_else(|e| panic!("template {name} does not parse: {e}"));
             }
@@ -61,7 +63,8 @@ fn render_path(template_path: &str, ctx: &impl Serialize) -> Result<PathBuf> {
     let mut out = PathBuf::new();
     for seg in template_path.split('/') {
         let seg = if seg.contains("{{") {
-            hb.render_template(seg, ctx).with_context(|| format!("rendering path segment {seg:?}"))?
+            hb.render_template(seg, ctx)
+                .with_context(|| format!("rendering path segment {seg:?}"))?
         } else {
             seg.to_string()
         };
@@ -74,11 +77,20 @@ fn render_path(template_path: &str, ctx: &impl Serialize) -> Result<PathBuf> {
 
 /// Render every file of the tree `scaffolds/<tree>/`, keeping those `keep` accepts
 /// (it receives the template's path below the tree, without `.hbs`).
-pub fn render_tree(tree: &str, ctx: &impl Serialize, keep: impl Fn(&str) -> bool) -> Result<Vec<Rendered>> {
-    let dir = SCAFFOLDS.get_dir(tree).ok_or_else(|| anyhow!("no template tree {tree:?}"))?;
+pub fn render_tree(
+    tree: &str,
+    ctx: &impl Serialize,
+    keep: impl Fn(&str) -> bool,
+) -> Result<Vec<Rendered>> {
+    let dir = SCAFFOLDS
+        .get_dir(tree)
+        .ok_or_else(|| anyhow!("no template tree {tree:?}"))?;
     let prefix = format!("{tree}/");
     let mut out = vec![];
-    for file in all_files().into_iter().filter(|f| f.path().starts_with(dir.path())) {
+    for file in all_files()
+        .into_iter()
+        .filter(|f| f.path().starts_with(dir.path()))
+    {
         let full = file.path().to_string_lossy().to_string();
         let rel = full.strip_prefix(&prefix).expect("inside tree");
         let (rel, rendered) = match rel.strip_suffix(".hbs") {
@@ -89,11 +101,19 @@ pub fn render_tree(tree: &str, ctx: &impl Serialize, keep: impl Fn(&str) -> bool
             continue;
         }
         let content = if rendered {
-            registry().render(full.strip_suffix(".hbs").unwrap(), ctx).with_context(|| format!("rendering {full}"))?
+            registry()
+                .render(full.strip_suffix(".hbs").unwrap(), ctx)
+                .with_context(|| format!("rendering {full}"))?
         } else {
-            file.contents_utf8().ok_or_else(|| anyhow!("{full} is not UTF-8"))?.to_string()
+            file.contents_utf8()
+                .ok_or_else(|| anyhow!("{full} is not UTF-8"))?
+                .to_string()
         };
-        out.push(Rendered { path: render_path(rel, ctx)?, template: rel.to_string(), content });
+        out.push(Rendered {
+            path: render_path(rel, ctx)?,
+            template: rel.to_string(),
+            content,
+        });
     }
     Ok(out)
 }
@@ -101,5 +121,126 @@ pub fn render_tree(tree: &str, ctx: &impl Serialize, keep: impl Fn(&str) -> bool
 /// Render one template by its path below `scaffolds/` without the `.hbs` suffix
 /// (used for fragments inserted above markers).
 pub fn render(name: &str, ctx: &impl Serialize) -> Result<String> {
-    registry().render(name, ctx).with_context(|| format!("rendering {name}"))
+    registry()
+        .render(name, ctx)
+        .with_context(|| format!("rendering {name}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::context::ProjectCtx;
+    use crate::project::Project;
+    use crate::resource::{CtxInput, Gvk, ResourceCtx};
+
+    fn project(namespaced: bool, multigroup: bool) -> Project {
+        Project {
+            domain: "example.com".into(),
+            repo: "example.com/guestbook".into(),
+            project_name: "guestbook".into(),
+            namespaced,
+            multigroup,
+            version: "3".into(),
+            ..Default::default()
+        }
+    }
+
+    fn resource_ctx(p: &Project, license: Option<&str>, core: bool) -> ResourceCtx {
+        let (group, domain, path) = if core {
+            ("apps", "", "k8s.io/api/apps/v1".to_string())
+        } else {
+            ("ingress", "example.com", format!("{}/api/v1beta1", p.repo))
+        };
+        let gvk = Gvk {
+            group: group.into(),
+            version: "v1beta1".into(),
+            kind: "Type".into(),
+            domain: domain.into(),
+        };
+        let mut c = ResourceCtx::new(CtxInput {
+            project: p,
+            pctx: ProjectCtx::new(p, license.map(str::to_string)),
+            gvk: &gvk,
+            plural: "types",
+            api_path: &path,
+            cluster_scoped: true,
+            core,
+            external: false,
+            controller_name: None,
+            has_api: !core,
+        });
+        c.defaulting = true;
+        c.validation = true;
+        c.conversion = true;
+        c.custom_defaulting_path = "/custom-default".into();
+        c.hub_import_alias = "ingressv1".into();
+        c.hub_api_path = format!("{}/api/v1", p.repo);
+        c.spoke_version = "v1beta1".into();
+        c
+    }
+
+    /// Every template of every tree renders in strict mode, in each variant of the context.
+    #[test]
+    fn every_template_renders() {
+        let mut rendered = 0;
+        for (ns, mg, lic) in [
+            (false, false, Some("/*\nCopyright YEAR X.\n*/")),
+            (true, true, None),
+        ] {
+            let p = project(ns, mg);
+            let pctx = ProjectCtx::new(&p, lic.map(str::to_string));
+            rendered += render_tree("init", &pctx, |_| true).unwrap().len();
+            for core in [false, true] {
+                let rctx = resource_ctx(&p, lic, core);
+                for tree in ["api", "controller", "webhook"] {
+                    rendered += render_tree(tree, &rctx, |_| true).unwrap().len();
+                }
+                for f in all_files() {
+                    let name = f.path().to_string_lossy();
+                    if let Some(stem) = name
+                        .strip_prefix("fragments/")
+                        .and(name.strip_suffix(".hbs"))
+                    {
+                        render(stem, &rctx).unwrap_or_else(|e| panic!("{name}: {e:#}"));
+                        rendered += 1;
+                    }
+                }
+            }
+        }
+        let templates = all_files()
+            .iter()
+            .filter(|f| f.path().extension().is_some_and(|e| e == "hbs"))
+            .count();
+        assert!(
+            rendered >= templates,
+            "rendered {rendered} of {templates} templates"
+        );
+    }
+
+    #[test]
+    fn strict_mode_rejects_unknown_variables_and_does_not_escape() {
+        let hb = registry();
+        assert!(hb
+            .render_template("{{nope}}", &serde_yaml::Mapping::new())
+            .is_err());
+        let mut m = std::collections::BTreeMap::new();
+        m.insert("x", "a<b>&\"c\"");
+        assert_eq!(hb.render_template("{{x}}", &m).unwrap(), "a<b>&\"c\"");
+    }
+
+    #[test]
+    fn user_text_is_data_not_template() {
+        let mut m = std::collections::BTreeMap::new();
+        m.insert("x", "{{y}}");
+        assert_eq!(registry().render_template("{{x}}", &m).unwrap(), "{{y}}");
+    }
+
+    #[test]
+    fn path_segments_are_rendered() {
+        let mut m = std::collections::BTreeMap::new();
+        m.insert("apiDir", "api/crew/v1");
+        m.insert("kindLower", "captain");
+        let p = render_path("{{apiDir}}/{{kindLower}}_types.go", &m).unwrap();
+        assert_eq!(p, PathBuf::from("api/crew/v1/captain_types.go"));
+    }
 }

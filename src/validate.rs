@@ -43,15 +43,21 @@ pub fn dns1035_label(s: &str) -> Result<(), String> {
 /// A Kubernetes API version: `v1`, `v2beta3`, `v1alpha1`.
 pub fn api_version(s: &str) -> Result<(), String> {
     const RULE: &str = "must be a Kubernetes API version: 'v' and a major number, optionally followed by 'alpha' or 'beta' and a number (v1, v1beta1, v2alpha3)";
-    let number = |t: &str| !t.is_empty() && t.chars().all(|c| c.is_ascii_digit()) && !t.starts_with('0');
+    let number =
+        |t: &str| !t.is_empty() && t.chars().all(|c| c.is_ascii_digit()) && !t.starts_with('0');
     let Some(rest) = s.strip_prefix('v') else {
         return Err(RULE.to_string());
     };
-    let major_end = rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len());
+    let major_end = rest
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(rest.len());
     let (major, tail) = rest.split_at(major_end);
     let ok = number(major)
         && (tail.is_empty()
-            || tail.strip_prefix("alpha").or_else(|| tail.strip_prefix("beta")).is_some_and(number));
+            || tail
+                .strip_prefix("alpha")
+                .or_else(|| tail.strip_prefix("beta"))
+                .is_some_and(number));
     if ok {
         Ok(())
     } else {
@@ -80,7 +86,8 @@ pub fn go_module_path(s: &str) -> Result<(), String> {
         !e.is_empty()
             && !e.starts_with('.')
             && !e.ends_with('.')
-            && e.chars().all(|c| c.is_ascii_alphanumeric() || "-._~".contains(c))
+            && e.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-._~".contains(c))
     };
     if !s.is_empty() && s.split('/').all(element_ok) && !s.starts_with('-') {
         Ok(())
@@ -91,18 +98,79 @@ pub fn go_module_path(s: &str) -> Result<(), String> {
 
 /// Go keywords: a lower-cased kind must never be used as an identifier when it is one of these.
 pub const GO_KEYWORDS: &[&str] = &[
-    "break", "case", "chan", "const", "continue", "default", "defer", "else", "fallthrough", "for",
-    "func", "go", "goto", "if", "import", "interface", "map", "package", "range", "return", "select",
-    "struct", "switch", "type", "var",
+    "break",
+    "case",
+    "chan",
+    "const",
+    "continue",
+    "default",
+    "defer",
+    "else",
+    "fallthrough",
+    "for",
+    "func",
+    "go",
+    "goto",
+    "if",
+    "import",
+    "interface",
+    "map",
+    "package",
+    "range",
+    "return",
+    "select",
+    "struct",
+    "switch",
+    "type",
+    "var",
 ];
 
 /// Predeclared Go identifiers: shadowing them compiles but breaks code that uses them later.
 pub const GO_PREDECLARED: &[&str] = &[
-    "any", "append", "bool", "byte", "cap", "clear", "close", "comparable", "complex", "complex64",
-    "complex128", "copy", "delete", "error", "false", "float32", "float64", "imag", "int", "int8",
-    "int16", "int32", "int64", "iota", "len", "make", "max", "min", "new", "nil", "panic", "print",
-    "println", "real", "recover", "rune", "string", "true", "uint", "uint8", "uint16", "uint32",
-    "uint64", "uintptr",
+    "any",
+    "append",
+    "bool",
+    "byte",
+    "cap",
+    "clear",
+    "close",
+    "comparable",
+    "complex",
+    "complex64",
+    "complex128",
+    "copy",
+    "delete",
+    "error",
+    "false",
+    "float32",
+    "float64",
+    "imag",
+    "int",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "iota",
+    "len",
+    "make",
+    "max",
+    "min",
+    "new",
+    "nil",
+    "panic",
+    "print",
+    "println",
+    "real",
+    "recover",
+    "rune",
+    "string",
+    "true",
+    "uint",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "uintptr",
 ];
 
 #[cfg(test)]
@@ -132,7 +200,9 @@ mod tests {
         for ok in ["v1", "v1beta1", "v2alpha3", "v10", "v1beta12"] {
             assert!(api_version(ok).is_ok(), "{ok}");
         }
-        for bad in ["1", "V1", "v1.0", "v0", "v01", "v1gamma1", "v1beta", "v1beta0", "v", "vbeta1"] {
+        for bad in [
+            "1", "V1", "v1.0", "v0", "v01", "v1gamma1", "v1beta", "v1beta0", "v", "vbeta1",
+        ] {
             assert!(api_version(bad).is_err(), "{bad}");
         }
     }
@@ -142,14 +212,27 @@ mod tests {
         for ok in ["App", "MyCronJob", "Type", "Foo2", "URLMap"] {
             assert!(kind(ok).is_ok(), "{ok}");
         }
-        for bad in ["app", "My-Kind", "My_Kind", "2App", "", "Ünicode", &format!("A{}", "b".repeat(63))] {
+        for bad in [
+            "app",
+            "My-Kind",
+            "My_Kind",
+            "2App",
+            "",
+            "Ünicode",
+            &format!("A{}", "b".repeat(63)),
+        ] {
             assert!(kind(bad).is_err(), "{bad}");
         }
     }
 
     #[test]
     fn module_paths() {
-        for ok in ["example.com/guestbook", "github.com/acme/op-erator", "guestbook", "a.b/c_d/e~f"] {
+        for ok in [
+            "example.com/guestbook",
+            "github.com/acme/op-erator",
+            "guestbook",
+            "a.b/c_d/e~f",
+        ] {
             assert!(go_module_path(ok).is_ok(), "{ok}");
         }
         for bad in ["", "/abs", "a//b", "a/", "a/.b", "a b", "a/b@v1", "-x"] {

@@ -44,7 +44,8 @@ pub fn pins() -> &'static Pins {
 /// opbuilder's own version, as recorded in PROJECT `cliVersion`.
 /// `OPBUILDER_TEST_VERSION` overrides it so golden trees do not change with every release.
 pub fn cli_version() -> String {
-    std::env::var("OPBUILDER_TEST_VERSION").unwrap_or_else(|_| env!("CARGO_PKG_VERSION").to_string())
+    std::env::var("OPBUILDER_TEST_VERSION")
+        .unwrap_or_else(|_| env!("CARGO_PKG_VERSION").to_string())
 }
 
 #[cfg(test)]

@@ -80,7 +80,10 @@ fn decide(flag: Option<bool>, question: &str, flag_name: &str) -> Result<bool> {
         return Ok(v);
     }
     if std::io::stdin().is_terminal() && std::io::stdout().is_terminal() {
-        return Ok(dialoguer::Confirm::new().with_prompt(question).default(true).interact()?);
+        return Ok(dialoguer::Confirm::new()
+            .with_prompt(question)
+            .default(true)
+            .interact()?);
     }
     eprintln!("note: {flag_name} not given and stdin is not a terminal: assuming {flag_name}=true");
     Ok(true)
@@ -100,15 +103,32 @@ fn check_external_path(p: &str) -> Result<()> {
         None
     };
     match rule {
-        Some(r) => Err(bad_flag("--external-api-path", p, r, "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1")),
+        Some(r) => Err(bad_flag(
+            "--external-api-path",
+            p,
+            r,
+            "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1",
+        )),
         None => Ok(()),
     }
 }
 
 fn check_controller_name(name: &str, kind_lower: &str, existing: Option<&Resource>) -> Result<()> {
-    validate::dns1035_label(name).map_err(|r| bad_flag("--controller-name", name, &r, &format!("{kind_lower}-backup")))?;
+    validate::dns1035_label(name).map_err(|r| {
+        bad_flag(
+            "--controller-name",
+            name,
+            &r,
+            &format!("{kind_lower}-backup"),
+        )
+    })?;
     if let Some(r) = existing {
-        let norm = |s: &str| s.chars().filter(|c| c.is_ascii_alphanumeric()).collect::<String>().to_ascii_lowercase();
+        let norm = |s: &str| {
+            s.chars()
+                .filter(|c| c.is_ascii_alphanumeric())
+                .collect::<String>()
+                .to_ascii_lowercase()
+        };
         for c in &r.controllers {
             if c.name == name {
                 bail!("a controller named {name:?} already exists for {}/{}/{}; pick another --controller-name", r.group, r.version, r.kind);
@@ -150,7 +170,8 @@ pub fn plan(root: &Path, args: &ApiArgs) -> Result<(Plan, bool, bool)> {
             ));
         }
         if let Some(d) = &args.external_api_domain {
-            validate::dns1123_subdomain(d).map_err(|r| bad_flag("--external-api-domain", d, &r, "cert-manager.io"))?;
+            validate::dns1123_subdomain(d)
+                .map_err(|r| bad_flag("--external-api-domain", d, &r, "cert-manager.io"))?;
         }
     }
     let kind_lower = kind.to_ascii_lowercase();
@@ -159,10 +180,16 @@ pub fn plan(root: &Path, args: &ApiArgs) -> Result<(Plan, bool, bool)> {
         check_controller_name(n, &kind_lower, existing.as_ref())?;
     }
 
-    let do_resource = if external { false } else { decide(args.resource, "Create Resource", "--resource")? };
+    let do_resource = if external {
+        false
+    } else {
+        decide(args.resource, "Create Resource", "--resource")?
+    };
     let do_controller = decide(args.controller, "Create Controller", "--controller")?;
     if !do_resource && !do_controller {
-        return Err(usage("nothing to do: both --resource and --controller are false"));
+        return Err(usage(
+            "nothing to do: both --resource and --controller are false",
+        ));
     }
 
     // Project-state rules.
@@ -193,7 +220,11 @@ pub fn plan(root: &Path, args: &ApiArgs) -> Result<(Plan, bool, bool)> {
 
     // Where the types come from.
     let in_project_api = existing.as_ref().is_some_and(|r| r.api.is_some());
-    let core_domain = if !do_resource && !in_project_api && !external { resource::core_domain(&group) } else { None };
+    let core_domain = if !do_resource && !in_project_api && !external {
+        resource::core_domain(&group)
+    } else {
+        None
+    };
     let core = core_domain.is_some() || existing.as_ref().is_some_and(|r| r.core);
     let domain = if let Some(d) = core_domain {
         d.to_string()
@@ -204,7 +235,12 @@ pub fn plan(root: &Path, args: &ApiArgs) -> Result<(Plan, bool, bool)> {
     } else {
         project.domain.clone()
     };
-    let gvk = Gvk { group: group.clone(), version: version.clone(), kind: kind.clone(), domain };
+    let gvk = Gvk {
+        group: group.clone(),
+        version: version.clone(),
+        kind: kind.clone(),
+        domain,
+    };
     let lay = resource::layout(&project, &group, &version);
     let api_path = if let Some(p) = &args.external_api_path {
         p.clone()
@@ -213,7 +249,10 @@ pub fn plan(root: &Path, args: &ApiArgs) -> Result<(Plan, bool, bool)> {
     } else if do_resource || in_project_api {
         lay.api_path.clone()
     } else {
-        existing.as_ref().map(|r| r.path.clone()).unwrap_or_default()
+        existing
+            .as_ref()
+            .map(|r| r.path.clone())
+            .unwrap_or_default()
     };
 
     let default_plural = flect::pluralize(&kind_lower);
@@ -223,21 +262,36 @@ pub fn plan(root: &Path, args: &ApiArgs) -> Result<(Plan, bool, bool)> {
         _ => default_plural.clone(),
     };
     if let (Some(r), Some(p)) = (&existing, &args.plural) {
-        let recorded = if r.plural.is_empty() { default_plural.clone() } else { r.plural.clone() };
+        let recorded = if r.plural.is_empty() {
+            default_plural.clone()
+        } else {
+            r.plural.clone()
+        };
         if r.api.is_some() && *p != recorded {
             bail!("--plural {p:?} differs from the plural {recorded:?} recorded for {kind} in PROJECT; drop --plural or use {recorded:?}");
         }
     }
-    let plural = if do_resource && args.plural.is_none() && resource::validate_plural(&plural, false).is_err() {
+    let plural = if do_resource
+        && args.plural.is_none()
+        && resource::validate_plural(&plural, false).is_err()
+    {
         // flect turns some acronym kinds into invalid plurals (`Dns` → `dnsDNSes`): pick a valid one.
-        let fallback = if kind_lower.ends_with('s') { format!("{kind_lower}es") } else { format!("{kind_lower}s") };
+        let fallback = if kind_lower.ends_with('s') {
+            format!("{kind_lower}es")
+        } else {
+            format!("{kind_lower}s")
+        };
         resource::validate_plural(&fallback, false)?;
         fallback
     } else {
         plural
     };
     if do_resource {
-        resource::check_type_collisions(&project, |g, v| resource::layout(&project, g, v).api_dir, &gvk)?;
+        resource::check_type_collisions(
+            &project,
+            |g, v| resource::layout(&project, g, v).api_dir,
+            &gvk,
+        )?;
     }
 
     let pctx = ProjectCtx::load(root, &project);
@@ -259,13 +313,21 @@ pub fn plan(root: &Path, args: &ApiArgs) -> Result<(Plan, bool, bool)> {
 
     let mut plan = Plan::default();
     let repo = project.repo.clone();
-    let replace = |normal: IfExists| if args.force { IfExists::Overwrite } else { normal };
+    let replace = |normal: IfExists| {
+        if args.force {
+            IfExists::Overwrite
+        } else {
+            normal
+        }
+    };
 
     if do_resource {
         for f in templates::render_tree("api", &ctx, |_| true)? {
             let policy = match f.template.as_str() {
                 t if t.ends_with("_types.go") => replace(IfExists::Error),
-                t if t.starts_with("config/samples/") && !t.ends_with("kustomization.yaml") => replace(IfExists::Error),
+                t if t.starts_with("config/samples/") && !t.ends_with("kustomization.yaml") => {
+                    replace(IfExists::Error)
+                }
                 t if t.starts_with("config/rbac/") => IfExists::Overwrite,
                 _ => IfExists::Skip,
             };
@@ -276,25 +338,61 @@ pub fn plan(root: &Path, args: &ApiArgs) -> Result<(Plan, bool, bool)> {
             "crdkustomizeresource",
             vec![format!("- bases/{}_{}.yaml", ctx.qgroup, plural)],
         );
-        plan.above_marker("config/samples/kustomization.yaml", "manifestskustomizesamples", vec![format!("- {}", ctx.sample_file)]);
-        plan.update("config/default/kustomization.yaml", Edit::Uncomment { block: "- ../crd".into(), required: false });
+        plan.above_marker(
+            "config/samples/kustomization.yaml",
+            "manifestskustomizesamples",
+            vec![format!("- {}", ctx.sample_file)],
+        );
+        plan.update(
+            "config/default/kustomization.yaml",
+            Edit::Uncomment {
+                block: "- ../crd".into(),
+                required: false,
+            },
+        );
         let anchor = templates::render("fragments/api/rbac_kustomization_comment.yaml", &ctx)?;
-        plan.update("config/rbac/kustomization.yaml", Edit::Append { text: anchor.clone() });
-        let last = anchor.trim_end().lines().last().unwrap_or_default().to_string();
+        plan.update(
+            "config/rbac/kustomization.yaml",
+            Edit::Append {
+                text: anchor.clone(),
+            },
+        );
+        let last = anchor
+            .trim_end()
+            .lines()
+            .last()
+            .unwrap_or_default()
+            .to_string();
         let roles = ["admin", "editor", "viewer"]
             .map(|r| format!("- {}{}_{r}_role.yaml", ctx.role_file_prefix, ctx.kind_lower))
             .join("\n");
-        plan.update("config/rbac/kustomization.yaml", Edit::AfterLine { anchor: last, text: roles });
+        plan.update(
+            "config/rbac/kustomization.yaml",
+            Edit::AfterLine {
+                anchor: last,
+                text: roles,
+            },
+        );
         plan.go_import(MAIN_GO, Some(&ctx.import_alias), &api_path, &repo);
-        plan.above_marker(MAIN_GO, "scheme", vec![templates::render("fragments/main_scheme.go", &ctx)?]);
+        plan.above_marker(
+            MAIN_GO,
+            "scheme",
+            vec![templates::render("fragments/main_scheme.go", &ctx)?],
+        );
     } else if external {
         plan.go_import(MAIN_GO, Some(&ctx.import_alias), &api_path, &repo);
-        plan.above_marker(MAIN_GO, "scheme", vec![templates::render("fragments/main_scheme.go", &ctx)?]);
+        plan.above_marker(
+            MAIN_GO,
+            "scheme",
+            vec![templates::render("fragments/main_scheme.go", &ctx)?],
+        );
     }
 
     if do_controller {
         let named = args.controller_name.is_some();
-        for f in templates::render_tree("controller", &ctx, |t| !(named && t.ends_with("_controller_test.go")))? {
+        for f in templates::render_tree("controller", &ctx, |t| {
+            !(named && t.ends_with("_controller_test.go"))
+        })? {
             let policy = match f.template.as_str() {
                 t if t.ends_with("suite_test.go") => IfExists::Skip,
                 t if t.ends_with("_controller_test.go") => replace(IfExists::Skip),
@@ -305,19 +403,30 @@ pub fn plan(root: &Path, args: &ApiArgs) -> Result<(Plan, bool, bool)> {
         let suite = format!("{}/suite_test.go", ctx.controller_dir);
         if (do_resource || in_project_api || external) && !api_path.is_empty() {
             plan.go_import(&suite, Some(&ctx.import_alias), &api_path, &repo);
-            plan.above_marker(&suite, "scheme", vec![templates::render("fragments/suite_scheme.go", &ctx)?]);
+            plan.above_marker(
+                &suite,
+                "scheme",
+                vec![templates::render("fragments/suite_scheme.go", &ctx)?],
+            );
         }
         let (name, import) = if ctx.controller_pkg == "controller" {
             (None, format!("{repo}/internal/controller"))
         } else {
-            (Some(format!("{}controller", ctx.controller_pkg)), format!("{repo}/{}", ctx.controller_dir))
+            (
+                Some(format!("{}controller", ctx.controller_pkg)),
+                format!("{repo}/{}", ctx.controller_dir),
+            )
         };
         plan.go_import(MAIN_GO, name.as_deref(), &import, &repo);
         let mut c = ctx.clone();
         if let Some(n) = &name {
             c.controller_pkg = n.clone();
         }
-        plan.above_marker(MAIN_GO, "builder", vec![templates::render("fragments/main_controller.go", &c)?]);
+        plan.above_marker(
+            MAIN_GO,
+            "builder",
+            vec![templates::render("fragments/main_controller.go", &c)?],
+        );
     }
 
     // PROJECT.
@@ -336,8 +445,16 @@ pub fn plan(root: &Path, args: &ApiArgs) -> Result<(Plan, bool, bool)> {
     entry.domain = gvk.domain.clone();
     entry.path = api_path.clone();
     if do_resource {
-        entry.api = Some(Api { crd_version: "v1".into(), namespaced: args.namespaced, ssa: entry.api.as_ref().is_some_and(|a| a.ssa) });
-        entry.plural = if plural != default_plural { plural.clone() } else { String::new() };
+        entry.api = Some(Api {
+            crd_version: "v1".into(),
+            namespaced: args.namespaced,
+            ssa: entry.api.as_ref().is_some_and(|a| a.ssa),
+        });
+        entry.plural = if plural != default_plural {
+            plural.clone()
+        } else {
+            String::new()
+        };
     }
     if core {
         entry.core = true;
@@ -352,7 +469,9 @@ pub fn plan(root: &Path, args: &ApiArgs) -> Result<(Plan, bool, bool)> {
                 if entry.controller {
                     // The unnamed controller becomes the first of the list.
                     entry.controller = false;
-                    entry.controllers.push(Controller { name: kind_lower.clone() });
+                    entry.controllers.push(Controller {
+                        name: kind_lower.clone(),
+                    });
                 }
                 entry.controllers.push(Controller { name: n.clone() });
             }
@@ -366,7 +485,14 @@ pub fn plan(root: &Path, args: &ApiArgs) -> Result<(Plan, bool, bool)> {
 
 pub fn run(root: &Path, args: &ApiArgs) -> Result<()> {
     let (plan, did_resource, _external) = plan(root, args)?;
-    let report = apply(root, &plan, &ApplyOptions { dry_run: args.dry_run, ..Default::default() })?;
+    let report = apply(
+        root,
+        &plan,
+        &ApplyOptions {
+            dry_run: args.dry_run,
+            ..Default::default()
+        },
+    )?;
     if args.dry_run {
         println!("opbuilder create api --dry-run: nothing was written. The plan:");
         report.print(true);

@@ -64,7 +64,12 @@ pub struct InitArgs {
     #[arg(long, value_name = "KEYS", hide_short_help = true)]
     pub plugins: Option<String>,
     /// PROJECT file version (only "3" is available)
-    #[arg(long, value_name = "VERSION", default_value = "3", hide_short_help = true)]
+    #[arg(
+        long,
+        value_name = "VERSION",
+        default_value = "3",
+        hide_short_help = true
+    )]
     pub project_version: String,
 }
 
@@ -100,7 +105,10 @@ limitations under the License.\n*/"
 
 /// Make owner text safe inside a `/* */` comment on one line.
 fn sanitize_owner(owner: &str) -> String {
-    let one_line: String = owner.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
+    let one_line: String = owner
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
     let mut s = one_line.trim().to_string();
     while s.contains("*/") || s.contains("/*") {
         s = s.replace("*/", "* /").replace("/*", "/ *");
@@ -109,10 +117,19 @@ fn sanitize_owner(owner: &str) -> String {
 }
 
 /// The text of hack/boilerplate.go.txt, or None for `--license none`.
-pub fn boilerplate(license: License, owner: Option<&str>, file: Option<&Path>) -> Result<Option<String>> {
+pub fn boilerplate(
+    license: License,
+    owner: Option<&str>,
+    file: Option<&Path>,
+) -> Result<Option<String>> {
     if let Some(path) = file {
         let text = std::fs::read_to_string(path).map_err(|e| {
-            bad_flag("--license-file", &path.display().to_string(), &format!("must be a readable file ({e})"), "hack/license-header.txt")
+            bad_flag(
+                "--license-file",
+                &path.display().to_string(),
+                &format!("must be a readable file ({e})"),
+                "hack/license-header.txt",
+            )
         })?;
         let t = text.trim();
         if !t.is_empty() && !(t.starts_with("/*") && t.ends_with("*/")) {
@@ -133,7 +150,11 @@ pub fn boilerplate(license: License, owner: Option<&str>, file: Option<&Path>) -
         }
         return Ok(Some(t.to_string()));
     }
-    let owner = owner.map(sanitize_owner).filter(|o| !o.is_empty()).map(|o| format!(" {o}")).unwrap_or_default();
+    let owner = owner
+        .map(sanitize_owner)
+        .filter(|o| !o.is_empty())
+        .map(|o| format!(" {o}"))
+        .unwrap_or_default();
     Ok(match license {
         License::Apache2 => Some(apache_header(&owner)),
         License::Copyright => Some(format!("/*\nCopyright YEAR{owner}.\n*/")),
@@ -167,7 +188,8 @@ fn check_not_initialized(root: &Path) -> Result<Vec<String>> {
     let mut others = vec![];
     for e in std::fs::read_dir(root).with_context(|| format!("reading {}", root.display()))? {
         let name = e?.file_name().to_string_lossy().to_string();
-        let ignorable = name == "go.mod" || name == "go.sum" || (name.starts_with('.') && name != ".github");
+        let ignorable =
+            name == "go.mod" || name == "go.sum" || (name.starts_with('.') && name != ".github");
         if !ignorable {
             others.push(name);
         }
@@ -180,9 +202,15 @@ fn check_not_initialized(root: &Path) -> Result<Vec<String>> {
 pub fn plan(root: &Path, args: &InitArgs) -> Result<(Plan, Project)> {
     check_plugins(args.plugins.as_deref())?;
     if args.project_version != "3" {
-        return Err(bad_flag("--project-version", &args.project_version, "only project version 3 is supported", "3"));
+        return Err(bad_flag(
+            "--project-version",
+            &args.project_version,
+            "only project version 3 is supported",
+            "3",
+        ));
     }
-    validate::dns1123_subdomain(&args.domain).map_err(|r| bad_flag("--domain", &args.domain, &r, "example.com"))?;
+    validate::dns1123_subdomain(&args.domain)
+        .map_err(|r| bad_flag("--domain", &args.domain, &r, "example.com"))?;
     let repo = match &args.repo {
         Some(r) => r.clone(),
         None => module_from_go_mod(root).ok_or_else(|| {
@@ -193,12 +221,16 @@ pub fn plan(root: &Path, args: &InitArgs) -> Result<(Plan, Project)> {
             ))
         })?,
     };
-    validate::go_module_path(&repo).map_err(|r| bad_flag("--repo", &repo, &r, "github.com/acme/guestbook"))?;
+    validate::go_module_path(&repo)
+        .map_err(|r| bad_flag("--repo", &repo, &r, "github.com/acme/guestbook"))?;
     let project_name = match &args.project_name {
         Some(n) => n.clone(),
         None => {
             let dir = std::fs::canonicalize(root)?;
-            let base = dir.file_name().map(|n| n.to_string_lossy().to_lowercase()).unwrap_or_default();
+            let base = dir
+                .file_name()
+                .map(|n| n.to_string_lossy().to_lowercase())
+                .unwrap_or_default();
             validate::dns1123_label(&base).map_err(|r| {
                 usage(format!(
                     "the directory name {base:?} cannot be the project name: it {}\n  \
@@ -209,8 +241,13 @@ pub fn plan(root: &Path, args: &InitArgs) -> Result<(Plan, Project)> {
             base
         }
     };
-    validate::dns1123_label(&project_name).map_err(|r| bad_flag("--project-name", &project_name, &r, "guestbook"))?;
-    let boilerplate_file = boilerplate(args.license, args.owner.as_deref(), args.license_file.as_deref())?;
+    validate::dns1123_label(&project_name)
+        .map_err(|r| bad_flag("--project-name", &project_name, &r, "guestbook"))?;
+    let boilerplate_file = boilerplate(
+        args.license,
+        args.owner.as_deref(),
+        args.license_file.as_deref(),
+    )?;
 
     let project = Project {
         cli_version: crate::versions::cli_version(),
@@ -224,13 +261,20 @@ pub fn plan(root: &Path, args: &InitArgs) -> Result<(Plan, Project)> {
         ..Default::default()
     };
     let ctx = ProjectCtx::new(&project, boilerplate_file.clone());
-    let files = templates::render_tree("init", &ctx, |t| t != BOILERPLATE_FILE || boilerplate_file.is_some())?;
+    let files = templates::render_tree("init", &ctx, |t| {
+        t != BOILERPLATE_FILE || boilerplate_file.is_some()
+    })?;
     let mut plan = Plan::default();
     for f in files {
         let policy = match f.template.as_str() {
-            "Makefile" | "config/default/kustomization.yaml" | "config/manager/kustomization.yaml"
-            | "config/rbac/kustomization.yaml" | "config/default/manager_metrics_patch.yaml" => IfExists::Error,
-            "go.mod" | "config/rbac/role.yaml" | "config/rbac/role_binding.yaml" => IfExists::Overwrite,
+            "Makefile"
+            | "config/default/kustomization.yaml"
+            | "config/manager/kustomization.yaml"
+            | "config/rbac/kustomization.yaml"
+            | "config/default/manager_metrics_patch.yaml" => IfExists::Error,
+            "go.mod" | "config/rbac/role.yaml" | "config/rbac/role_binding.yaml" => {
+                IfExists::Overwrite
+            }
             _ => IfExists::Skip,
         };
         plan.create(f.path, f.content, policy);
@@ -263,13 +307,23 @@ pub fn run(root: &Path, args: &InitArgs) -> Result<()> {
             others.join(", ")
         );
     }
-    let report = apply(root, &plan, &ApplyOptions { dry_run: args.dry_run, ..Default::default() })?;
+    let report = apply(
+        root,
+        &plan,
+        &ApplyOptions {
+            dry_run: args.dry_run,
+            ..Default::default()
+        },
+    )?;
     if args.dry_run {
         println!("opbuilder init --dry-run: nothing was written. The plan:");
         report.print(true);
         return Ok(());
     }
-    println!("Scaffolded project {:?} (module {}):", project.project_name, project.repo);
+    println!(
+        "Scaffolded project {:?} (module {}):",
+        project.project_name, project.repo
+    );
     report.print(false);
     if !args.skip_post_steps {
         post::run(root, &[Step::GoModTidy])?;
@@ -284,7 +338,13 @@ mod tests {
 
     #[test]
     fn owner_cannot_close_the_comment() {
-        let b = boilerplate(License::Copyright, Some("Evil */ package main /* x\nnext"), None).unwrap().unwrap();
+        let b = boilerplate(
+            License::Copyright,
+            Some("Evil */ package main /* x\nnext"),
+            None,
+        )
+        .unwrap()
+        .unwrap();
         assert_eq!(b.matches("*/").count(), 1, "{b}");
         assert!(b.ends_with("*/"));
         assert!(!b[2..b.len() - 2].contains("/*"));

@@ -1,2 +1,3 @@
 pub mod api;
+pub mod edit;
 pub mod init;

@@ -1,0 +1,600 @@
+//! Command-line behaviour: help, exit codes, messages, and that failures leave every file untouched.
+
+mod support;
+
+use std::fs;
+use std::path::Path;
+use support::{full_snapshot, opbuilder};
+
+fn stderr(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stderr).to_string()
+}
+
+fn stdout(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stdout).to_string()
+}
+
+/// Run `args` in `dir`, expect exit `code`, every `needle` in stderr, and `dir` unchanged.
+fn fails_untouched(dir: &Path, args: &[&str], code: i32, needles: &[&str]) {
+    let before = full_snapshot(dir);
+    let out = opbuilder(dir).args(args).output().unwrap();
+    let err = stderr(&out);
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "{args:?}\nstderr: {err}\nstdout: {}",
+        stdout(&out)
+    );
+    for n in needles {
+        assert!(err.contains(n), "{args:?}: stderr lacks {n:?}:\n{err}");
+    }
+    assert_eq!(before, full_snapshot(dir), "{args:?} changed the directory");
+}
+
+fn init_project(dir: &Path, extra: &[&str]) {
+    let mut args = vec![
+        "init",
+        "--domain",
+        "example.com",
+        "--repo",
+        "example.com/guestbook",
+        "--project-name",
+        "guestbook",
+        "--skip-post-steps",
+    ];
+    args.extend_from_slice(extra);
+    opbuilder(dir).args(&args).assert().success();
+}
+
+fn api(dir: &Path, extra: &[&str]) -> std::process::Output {
+    let mut args = vec!["create", "api", "--skip-post-steps"];
+    args.extend_from_slice(extra);
+    opbuilder(dir).args(&args).output().unwrap()
+}
+
+#[test]
+fn help_shows_examples_everywhere() {
+    let t = tempfile::tempdir().unwrap();
+    for args in [
+        vec!["--help"],
+        vec!["init", "--help"],
+        vec!["create", "api", "--help"],
+        vec!["create", "webhook", "--help"],
+        vec!["edit", "--help"],
+        vec!["version", "--help"],
+        vec!["completion", "--help"],
+    ] {
+        let out = opbuilder(t.path()).args(&args).output().unwrap();
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+        let text = stdout(&out);
+        assert!(text.contains("Example"), "{args:?} has no example:\n{text}");
+    }
+    let out = opbuilder(t.path()).arg("version").output().unwrap();
+    assert!(
+        stdout(&out).contains("controller-runtime: v0.24.1"),
+        "{}",
+        stdout(&out)
+    );
+    for shell in ["bash", "zsh", "fish", "powershell"] {
+        let out = opbuilder(t.path())
+            .args(["completion", shell])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success() && stdout(&out).contains("opbuilder"),
+            "{shell}"
+        );
+    }
+}
+
+#[test]
+fn unknown_flags_and_subcommands_are_usage_errors() {
+    let t = tempfile::tempdir().unwrap();
+    fails_untouched(t.path(), &["init", "--nope"], 2, &["--nope"]);
+    fails_untouched(t.path(), &["frobnicate"], 2, &["frobnicate"]);
+    fails_untouched(
+        t.path(),
+        &["init", "--license", "mit", "--repo", "example.com/x"],
+        2,
+        &["mit", "apache2"],
+    );
+}
+
+#[test]
+fn init_bad_input_exits_2_and_writes_nothing() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    let base = [
+        "init",
+        "--repo",
+        "example.com/guestbook",
+        "--project-name",
+        "guestbook",
+        "--skip-post-steps",
+    ];
+    fn with<'a>(base: &[&'a str], extra: &[&'a str]) -> Vec<&'a str> {
+        base.iter().chain(extra).copied().collect()
+    }
+    let with = |extra: &[&'static str]| with(&base, extra);
+    fails_untouched(
+        d,
+        &with(&["--domain", "Example_COM"]),
+        2,
+        &[
+            "--domain",
+            "\"Example_COM\"",
+            "DNS-1123 subdomain",
+            "example.com",
+        ],
+    );
+    fails_untouched(d, &with(&["--domain", "a..b"]), 2, &["--domain"]);
+    fails_untouched(
+        d,
+        &[
+            "init",
+            "--repo",
+            "example.com/guestbook",
+            "--project-name",
+            "Guest_Book",
+            "--skip-post-steps",
+        ],
+        2,
+        &[
+            "--project-name",
+            "Guest_Book",
+            "DNS-1123 label",
+            "guestbook",
+        ],
+    );
+    fails_untouched(
+        d,
+        &["init", "--repo", "example.com//x", "--project-name", "g"],
+        2,
+        &["--repo", "module path", "github.com/acme/guestbook"],
+    );
+    fails_untouched(
+        d,
+        &["init", "--project-name", "g"],
+        2,
+        &["--repo is required", "go.mod"],
+    );
+    fails_untouched(
+        d,
+        &with(&["--license-file", "/nonexistent/header.txt"]),
+        2,
+        &["--license-file", "/nonexistent/header.txt", "readable"],
+    );
+    let hdr = tempfile::tempdir().unwrap();
+    let bad = hdr.path().join("header.txt");
+    let bad_s = bad.to_str().unwrap().to_string();
+    fs::write(&bad, "// not a block comment\n").unwrap();
+    let mut args = base.to_vec();
+    args.extend(["--license-file", &bad_s]);
+    fails_untouched(d, &args, 2, &["--license-file", "/*", "*/"]);
+    fs::write(&bad, "/* closes */ early */").unwrap();
+    fails_untouched(d, &args, 2, &["--license-file", "closes early"]);
+    fs::remove_file(&bad).unwrap();
+    fails_untouched(
+        d,
+        &with(&["--plugins", "helm/v2-alpha"]),
+        2,
+        &["--plugins", "go/v4"],
+    );
+    assert_eq!(fs::read_dir(d).unwrap().count(), 0);
+}
+
+#[test]
+fn init_takes_repo_from_go_mod_and_refuses_to_run_twice() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path().join("My-Operator");
+    fs::create_dir(&d).unwrap();
+    fs::write(
+        d.join("go.mod"),
+        "module github.com/acme/my-operator\n\ngo 1.26.0\n",
+    )
+    .unwrap();
+    let out = opbuilder(&d)
+        .args(["init", "--skip-post-steps"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let project = fs::read_to_string(d.join("PROJECT")).unwrap();
+    assert!(
+        project.contains("repo: github.com/acme/my-operator\n"),
+        "{project}"
+    );
+    assert!(project.contains("projectName: my-operator\n"), "{project}");
+    assert!(project.contains("domain: my.domain\n"), "{project}");
+    fails_untouched(
+        &d,
+        &["init", "--skip-post-steps"],
+        1,
+        &["already holds a project file (PROJECT)"],
+    );
+    fs::remove_file(d.join("PROJECT")).unwrap();
+    fails_untouched(
+        &d,
+        &["init", "--skip-post-steps"],
+        1,
+        &["already holds a project file (Makefile)"],
+    );
+}
+
+#[test]
+fn init_dry_run_prints_the_plan_and_writes_nothing() {
+    let t = tempfile::tempdir().unwrap();
+    let out = opbuilder(t.path())
+        .args([
+            "init",
+            "--repo",
+            "example.com/g",
+            "--project-name",
+            "g",
+            "--dry-run",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("would create    cmd/main.go"), "{text}");
+    assert!(text.contains("would create    PROJECT"), "{text}");
+    assert_eq!(fs::read_dir(t.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn init_warns_in_a_non_empty_directory_and_keeps_foreign_files() {
+    let t = tempfile::tempdir().unwrap();
+    fs::write(t.path().join("notes.txt"), "mine\n").unwrap();
+    fs::write(t.path().join("Dockerfile"), "FROM scratch\n").unwrap();
+    let out = opbuilder(t.path())
+        .args([
+            "init",
+            "--repo",
+            "example.com/g",
+            "--project-name",
+            "g",
+            "--skip-post-steps",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert!(
+        stderr(&out).contains("is not empty (Dockerfile, notes.txt)"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        fs::read_to_string(t.path().join("Dockerfile")).unwrap(),
+        "FROM scratch\n"
+    );
+}
+
+#[test]
+fn owner_text_cannot_break_the_license_comment() {
+    let t = tempfile::tempdir().unwrap();
+    init_project(
+        t.path(),
+        &["--owner", "Evil */ func init() { panic(1) } /*"],
+    );
+    let b = fs::read_to_string(t.path().join("hack/boilerplate.go.txt")).unwrap();
+    assert_eq!(b.matches("*/").count(), 1, "{b}");
+    let main = fs::read_to_string(t.path().join("cmd/main.go")).unwrap();
+    let header_end = main.find("*/").unwrap();
+    assert!(
+        main[header_end + 2..]
+            .trim_start()
+            .starts_with("package main"),
+        "{main}"
+    );
+}
+
+#[test]
+fn license_none_and_namespaced() {
+    let t = tempfile::tempdir().unwrap();
+    init_project(t.path(), &["--license", "none", "--namespaced"]);
+    assert!(!t.path().join("hack/boilerplate.go.txt").exists());
+    let main = fs::read_to_string(t.path().join("cmd/main.go")).unwrap();
+    assert!(main.starts_with("package main"), "{}", &main[..80]);
+    assert!(main.contains("WATCH_NAMESPACE"));
+    let role = fs::read_to_string(t.path().join("config/rbac/role.yaml")).unwrap();
+    assert!(role.contains("kind: Role\n"), "{role}");
+    assert!(fs::read_to_string(t.path().join("PROJECT"))
+        .unwrap()
+        .contains("namespaced: true\n"));
+}
+
+#[test]
+fn create_api_bad_input_exits_non_zero_and_writes_nothing() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    init_project(d, &[]);
+    let gvk = |g: &'static str, v: &'static str, k: &'static str| {
+        vec![
+            "create",
+            "api",
+            "--group",
+            g,
+            "--version",
+            v,
+            "--kind",
+            k,
+            "--skip-post-steps",
+        ]
+    };
+    fails_untouched(
+        d,
+        &gvk("ingress", "1", "App"),
+        2,
+        &["--version", "\"1\"", "v1beta1"],
+    );
+    fails_untouched(d, &gvk("ingress", "V1", "App"), 2, &["--version"]);
+    fails_untouched(d, &gvk("ingress", "v1.0", "App"), 2, &["--version"]);
+    fails_untouched(
+        d,
+        &gvk("ingress", "v1", "app"),
+        2,
+        &["--kind", "\"app\"", "upper-case", "App"],
+    );
+    fails_untouched(d, &gvk("ingress", "v1", "My_App"), 2, &["--kind"]);
+    fails_untouched(
+        d,
+        &gvk("ingress", "v1", "GroupVersion"),
+        2,
+        &["--kind", "GroupVersion", "cannot compile"],
+    );
+    fails_untouched(d, &gvk("Ingress", "v1", "App"), 2, &["--group", "DNS-1123"]);
+    fails_untouched(d, &gvk("ingress_x", "v1", "App"), 2, &["--group"]);
+    let mut plural = gvk("ingress", "v1", "App");
+    plural.extend(["--plural", "Apps"]);
+    fails_untouched(d, &plural, 2, &["--plural", "DNS-1035"]);
+    let mut ext = gvk("certmanager", "v1", "Issuer");
+    ext.extend([
+        "--resource=false",
+        "--controller",
+        "--external-api-path",
+        "cert-manager/v1",
+    ]);
+    fails_untouched(d, &ext, 2, &["--external-api-path", "fully qualified"]);
+    let mut ext = gvk("certmanager", "v1", "Issuer");
+    ext.extend([
+        "--external-api-module",
+        "github.com/cert-manager/cert-manager@v1.21.0",
+    ]);
+    fails_untouched(
+        d,
+        &ext,
+        2,
+        &["--external-api-module needs --external-api-path"],
+    );
+    let mut none = gvk("ingress", "v1", "App");
+    none.extend(["--resource=false", "--controller=false"]);
+    fails_untouched(d, &none, 2, &["nothing to do"]);
+    let mut bad_name = gvk("ingress", "v1", "App");
+    bad_name.extend(["--controller-name", "App_Backup"]);
+    fails_untouched(d, &bad_name, 2, &["--controller-name", "DNS-1035"]);
+
+    // Project state.
+    let ok = api(
+        d,
+        &[
+            "--group",
+            "ingress",
+            "--version",
+            "v1beta1",
+            "--kind",
+            "App",
+        ],
+    );
+    assert!(ok.status.success(), "{}", stderr(&ok));
+    fails_untouched(
+        d,
+        &gvk("ingress", "v1beta1", "App"),
+        1,
+        &["already exists", "--force"],
+    );
+    fails_untouched(
+        d,
+        &gvk("batch", "v1", "MyCronJob"),
+        1,
+        &["single-group", "edit --multigroup"],
+    );
+    fails_untouched(d, &gvk("ingress", "v1beta1", "AppList"), 1, &["AppList"]);
+    let mut ctl = gvk("ingress", "v1beta1", "App");
+    ctl.extend(["--resource=false", "--controller"]);
+    fails_untouched(
+        d,
+        &ctl,
+        1,
+        &["already has a controller", "--controller-name"],
+    );
+    let mut plural = gvk("ingress", "v1beta1", "App");
+    plural.extend(["--force", "--plural", "applications"]);
+    fails_untouched(d, &plural, 1, &["--plural", "\"apps\""]);
+}
+
+#[test]
+fn create_api_needs_a_project_and_intact_markers() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    fails_untouched(
+        d,
+        &[
+            "create",
+            "api",
+            "--group",
+            "ingress",
+            "--version",
+            "v1",
+            "--kind",
+            "App",
+        ],
+        1,
+        &["no PROJECT file", "opbuilder init"],
+    );
+    fs::write(d.join("PROJECT"), "version: [oops\n").unwrap();
+    fails_untouched(
+        d,
+        &[
+            "create",
+            "api",
+            "--group",
+            "ingress",
+            "--version",
+            "v1",
+            "--kind",
+            "App",
+        ],
+        1,
+        &["PROJECT is not valid"],
+    );
+    fs::write(d.join("PROJECT"), "version: \"2\"\n").unwrap();
+    fails_untouched(
+        d,
+        &[
+            "create",
+            "api",
+            "--group",
+            "ingress",
+            "--version",
+            "v1",
+            "--kind",
+            "App",
+        ],
+        1,
+        &["not supported"],
+    );
+
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    init_project(d, &[]);
+    let main = d.join("cmd/main.go");
+    let text = fs::read_to_string(&main)
+        .unwrap()
+        .replace("// +kubebuilder:scaffold:builder", "// (marker removed)");
+    fs::write(&main, text).unwrap();
+    fails_untouched(
+        d,
+        &[
+            "create",
+            "api",
+            "--group",
+            "ingress",
+            "--version",
+            "v1",
+            "--kind",
+            "App",
+            "--skip-post-steps",
+        ],
+        1,
+        &[
+            "cmd/main.go",
+            "+kubebuilder:scaffold:builder",
+            "nothing was written",
+        ],
+    );
+    fs::remove_file(&main).unwrap();
+    fails_untouched(
+        d,
+        &[
+            "create",
+            "api",
+            "--group",
+            "ingress",
+            "--version",
+            "v1",
+            "--kind",
+            "App",
+            "--skip-post-steps",
+        ],
+        1,
+        &["cmd/main.go: must exist"],
+    );
+}
+
+#[test]
+fn prompts_take_the_default_without_a_terminal() {
+    let t = tempfile::tempdir().unwrap();
+    init_project(t.path(), &[]);
+    let out = opbuilder(t.path())
+        .args([
+            "create",
+            "api",
+            "--group",
+            "ingress",
+            "--version",
+            "v1",
+            "--kind",
+            "App",
+            "--skip-post-steps",
+        ])
+        .write_stdin("")
+        .timeout(std::time::Duration::from_secs(60))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("--resource not given and stdin is not a terminal"),
+        "{err}"
+    );
+    assert!(err.contains("--controller not given"), "{err}");
+    assert!(t.path().join("api/v1/app_types.go").exists());
+    assert!(t
+        .path()
+        .join("internal/controller/app_controller.go")
+        .exists());
+}
+
+#[test]
+fn create_api_dry_run_and_force() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    init_project(d, &[]);
+    let before = full_snapshot(d);
+    let out = api(
+        d,
+        &[
+            "--group",
+            "ingress",
+            "--version",
+            "v1",
+            "--kind",
+            "App",
+            "--dry-run",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("would update    cmd/main.go"),
+        "{}",
+        stdout(&out)
+    );
+    assert_eq!(before, full_snapshot(d));
+    assert!(api(
+        d,
+        &["--group", "ingress", "--version", "v1", "--kind", "App"]
+    )
+    .status
+    .success());
+    let types = d.join("api/v1/app_types.go");
+    fs::write(&types, "package v1\n// edited\n").unwrap();
+    let out = api(
+        d,
+        &[
+            "--group",
+            "ingress",
+            "--version",
+            "v1",
+            "--kind",
+            "App",
+            "--force",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(fs::read_to_string(&types).unwrap().contains("AppSpec"));
+    let main = fs::read_to_string(d.join("cmd/main.go")).unwrap();
+    assert_eq!(main.matches("ingressv1.AddToScheme").count(), 1, "{main}");
+    assert_eq!(main.matches("AppReconciler").count(), 1, "{main}");
+    let project = fs::read_to_string(d.join("PROJECT")).unwrap();
+    assert_eq!(project.matches("kind: App").count(), 1, "{project}");
+}

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The end-to-end suite: everything that needs Go, kustomize or a Kubernetes control plane.
+#
+#   bash e2e/run.sh              # all of it
+#   bash e2e/run.sh golden       # only the golden-tree checks (with make test)
+#   bash e2e/run.sh scenarios    # only the scenarios on a live control plane
+#
+# Needs: cargo, go (module proxy reachable), make, kubectl. Builds the control-plane binaries
+# from source on first use and caches them in ~/.cache/opbuilder-e2e (see docs/testing.md).
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source-path=SCRIPTDIR source=scripts/lib.sh
+source "$here/scripts/lib.sh"
+
+what=${1:-all}
+need_cmd cargo go make kubectl
+start=$SECONDS
+
+log_info "building opbuilder"
+cargo build --quiet --manifest-path "$OPBUILDER_ROOT/Cargo.toml"
+export OPBUILDER_BIN="$OPBUILDER_ROOT/target/debug/opbuilder"
+
+log_info "control-plane binaries (cached by version)"
+"$here/scripts/build-control-plane.sh"
+
+if [[ $what == all || $what == golden ]]; then
+	"$here/scripts/check-golden.sh"
+fi
+if [[ $what == all || $what == scenarios ]]; then
+	"$here/scripts/scenarios.sh"
+fi
+log_info "e2e finished in $(fmt_duration $((SECONDS - start)))"

@@ -1,0 +1,94 @@
+//! Helpers shared by the integration tests under e2e/.
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// Fixed inputs that make output reproducible: the version in PROJECT and the license year.
+pub const TEST_VERSION: &str = "0.0.0-test";
+pub const SOURCE_DATE_EPOCH: &str = "1767225600"; // 2026-01-01T00:00:00Z
+
+/// An `opbuilder` command running in `dir` with reproducible settings and no Go post-steps.
+pub fn opbuilder(dir: &Path) -> assert_cmd::Command {
+    let mut c = assert_cmd::Command::cargo_bin("opbuilder").expect("binary built");
+    c.current_dir(dir)
+        .env("OPBUILDER_TEST_VERSION", TEST_VERSION)
+        .env("SOURCE_DATE_EPOCH", SOURCE_DATE_EPOCH)
+        .env_remove("GOFLAGS");
+    c
+}
+
+/// Split a command line into words, honouring double and single quotes.
+pub fn split_words(line: &str) -> Vec<String> {
+    let mut words = vec![];
+    let mut cur = String::new();
+    let mut quote: Option<char> = None;
+    let mut has = false;
+    for c in line.chars() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), c) => cur.push(c),
+            (None, '"' | '\'') => {
+                quote = Some(c);
+                has = true;
+            }
+            (None, c) if c.is_whitespace() => {
+                if has || !cur.is_empty() {
+                    words.push(std::mem::take(&mut cur));
+                    has = false;
+                }
+            }
+            (None, c) => cur.push(c),
+        }
+    }
+    if has || !cur.is_empty() {
+        words.push(cur);
+    }
+    words
+}
+
+/// Every file below `root` (relative path → bytes); directories are implied.
+pub fn snapshot(root: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<PathBuf, Vec<u8>>) {
+        let mut entries: Vec<_> = fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        entries.sort();
+        for p in entries {
+            if p.is_dir() {
+                walk(root, &p, out);
+            } else {
+                out.insert(
+                    p.strip_prefix(root).unwrap().to_path_buf(),
+                    fs::read(&p).unwrap(),
+                );
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    if root.exists() {
+        walk(root, root, &mut out);
+    }
+    out
+}
+
+/// Every path below `root` including directories, with file bytes (for "untouched" checks).
+pub fn full_snapshot(root: &Path) -> BTreeMap<PathBuf, Option<Vec<u8>>> {
+    fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<PathBuf, Option<Vec<u8>>>) {
+        for e in fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            let rel = p.strip_prefix(root).unwrap().to_path_buf();
+            if p.is_dir() {
+                out.insert(rel, None);
+                walk(root, &p, out);
+            } else {
+                out.insert(rel, Some(fs::read(&p).unwrap()));
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk(root, root, &mut out);
+    out
+}

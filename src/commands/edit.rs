@@ -1,0 +1,153 @@
+//! `opbuilder edit`: change project-wide settings after init.
+
+use super::init::{boilerplate, License};
+use crate::context::{ProjectCtx, BOILERPLATE_FILE};
+use crate::error::usage;
+use crate::plan::{apply, ApplyOptions, IfExists, Plan};
+use crate::project::Project;
+use crate::resource::{CtxInput, Gvk, ResourceCtx};
+use crate::templates;
+use anyhow::Result;
+use clap::Args;
+use std::path::Path;
+
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  opbuilder edit --multigroup
+  opbuilder edit --namespaced --force
+  opbuilder edit --license copyright --owner \"Acme Inc.\"
+  opbuilder edit --license none")]
+pub struct EditArgs {
+    /// Allow several API groups (api/<group>/<version> layout for new APIs); =false to turn off
+    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true", value_name = "BOOL")]
+    pub multigroup: Option<bool>,
+    /// Namespace-scoped manager (Role/RoleBinding); =false for cluster-scoped
+    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true", value_name = "BOOL")]
+    pub namespaced: Option<bool>,
+    /// With --namespaced: also rewrite config/manager/manager.yaml (WATCH_NAMESPACE)
+    #[arg(long)]
+    pub force: bool,
+    /// Rewrite hack/boilerplate.go.txt with this license (none deletes it)
+    #[arg(long, value_enum)]
+    pub license: Option<License>,
+    /// Rewrite hack/boilerplate.go.txt from this file (a /* */ comment)
+    #[arg(long, value_name = "FILE")]
+    pub license_file: Option<std::path::PathBuf>,
+    /// Copyright owner for a rewritten license header
+    #[arg(long, value_name = "OWNER")]
+    pub owner: Option<String>,
+    /// Show what would be written, write nothing
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+pub fn plan(root: &Path, args: &EditArgs) -> Result<(Plan, Vec<String>)> {
+    let mut project = Project::load(root)?;
+    if args.multigroup.is_none()
+        && args.namespaced.is_none()
+        && args.license.is_none()
+        && args.license_file.is_none()
+        && args.owner.is_none()
+    {
+        return Err(usage(
+            "nothing to edit: pass --multigroup, --namespaced, --license, --license-file or --owner; for example: opbuilder edit --multigroup",
+        ));
+    }
+    let mut plan = Plan::default();
+    let mut notes = vec![];
+    if let Some(m) = args.multigroup {
+        project.multigroup = m;
+        if m {
+            notes.push(
+                "New APIs go to api/<group>/<version>; existing files stay where they are.".into(),
+            );
+        }
+    }
+    if args.license.is_some() || args.license_file.is_some() || args.owner.is_some() {
+        let license = args.license.unwrap_or(License::Apache2);
+        match boilerplate(license, args.owner.as_deref(), args.license_file.as_deref())? {
+            Some(text) => plan.create(BOILERPLATE_FILE, text, IfExists::Overwrite),
+            None => plan.remove(BOILERPLATE_FILE),
+        }
+        notes.push(
+            "The new header applies to files scaffolded from now on and to `make generate` output."
+                .into(),
+        );
+    }
+    if let Some(ns) = args.namespaced {
+        project.namespaced = ns;
+        let ctx = ProjectCtx::load(root, &project);
+        let files = templates::render_tree("init", &ctx, |t| {
+            matches!(t, "config/rbac/role.yaml" | "config/rbac/role_binding.yaml")
+                || (args.force && t == "config/manager/manager.yaml")
+        })?;
+        for f in files {
+            plan.create(f.path, f.content, IfExists::Overwrite);
+        }
+        for r in project.resources.iter().filter(|r| r.api.is_some()) {
+            let gvk = Gvk {
+                group: r.group.clone(),
+                version: r.version.clone(),
+                kind: r.kind.clone(),
+                domain: r.domain.clone(),
+            };
+            let plural = if r.plural.is_empty() {
+                crate::flect::pluralize(&r.kind.to_ascii_lowercase())
+            } else {
+                r.plural.clone()
+            };
+            let rctx = ResourceCtx::new(CtxInput {
+                project: &project,
+                pctx: ctx.clone(),
+                gvk: &gvk,
+                plural: &plural,
+                api_path: &r.path,
+                cluster_scoped: !r.api.as_ref().is_some_and(|a| a.namespaced),
+                core: r.core,
+                external: r.external,
+                controller_name: None,
+                has_api: true,
+            });
+            for f in templates::render_tree("api", &rctx, |t| t.starts_with("config/rbac/"))? {
+                plan.create(f.path, f.content, IfExists::Overwrite);
+            }
+        }
+        if ns {
+            notes.push(format!(
+                "Next steps for a namespace-scoped manager:\n  - add namespace={}-system to the +kubebuilder:rbac markers of your controllers, then run make manifests\n  - make sure cmd/main.go restricts the cache to WATCH_NAMESPACE (projects made by `opbuilder init --namespaced` do)",
+                project.project_name
+            ));
+            if !args.force {
+                notes.push("config/manager/manager.yaml was kept; run again with --force to add the WATCH_NAMESPACE variable to it.".into());
+            }
+            if project.resources.iter().any(|r| r.webhooks.is_some()) {
+                notes.push("warning: webhook configurations are cluster-wide even when the manager is namespace-scoped.".into());
+            }
+        }
+    }
+    plan.project = Some(project.to_yaml());
+    Ok((plan, notes))
+}
+
+pub fn run(root: &Path, args: &EditArgs) -> Result<()> {
+    let (plan, notes) = plan(root, args)?;
+    let report = apply(
+        root,
+        &plan,
+        &ApplyOptions {
+            dry_run: args.dry_run,
+            ..Default::default()
+        },
+    )?;
+    if args.dry_run {
+        println!("opbuilder edit --dry-run: nothing was written. The plan:");
+        report.print(true);
+        return Ok(());
+    }
+    println!("Edited the project:");
+    report.print(false);
+    for n in notes {
+        println!("\n{n}");
+    }
+    Ok(())
+}
