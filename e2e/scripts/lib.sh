@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# Shared helpers for the e2e shell scripts. Source it, do not run it:
+#
+#   # shellcheck source=lib.sh
+#   source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+#
+# Provides:
+#   OPBUILDER_ROOT        repository root (derived from this file's location)
+#   E2E_CACHE             ${OPBUILDER_E2E_CACHE:-$HOME/.cache/opbuilder-e2e}
+#   pin KEY               print a value from versions.toml ("section.key" or "key")
+#   k8s_platform          print "<goos>-<goarch>" of this host, e.g. linux-amd64
+#   k8s_bin_dir           print $E2E_CACHE/k8s/<kubernetes>-<goos>-<goarch>
+#   log_info/log_warn/log_error MSG...   timestamped messages on stderr
+#   die MSG...            log_error, then exit 1
+#   wait_for SECS DESC CMD...  poll CMD until it succeeds, at most SECS seconds
+#   need_cmd NAME...      fail early when a required tool is missing
+#
+# Nothing here talks to the network.
+
+# Re-sourcing is harmless, but keep the definitions in one place.
+if [[ -n "${_OPBUILDER_E2E_LIB_LOADED:-}" ]]; then
+	return 0
+fi
+_OPBUILDER_E2E_LIB_LOADED=1
+
+OPBUILDER_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+E2E_CACHE="${OPBUILDER_E2E_CACHE:-$HOME/.cache/opbuilder-e2e}"
+OPBUILDER_VERSIONS_FILE="${OPBUILDER_VERSIONS_FILE:-$OPBUILDER_ROOT/versions.toml}"
+export OPBUILDER_ROOT E2E_CACHE OPBUILDER_VERSIONS_FILE
+
+_log() {
+	local level=$1
+	shift
+	printf '%s [%s] %s: %s\n' "$(date -u +%H:%M:%S)" "$level" "$(basename "${0:-e2e}")" "$*" >&2
+}
+log_info() { _log INFO "$@"; }
+log_warn() { _log WARN "$@"; }
+log_error() { _log ERROR "$@"; }
+die() {
+	log_error "$@"
+	exit 1
+}
+
+need_cmd() {
+	local c
+	for c in "$@"; do
+		command -v "$c" >/dev/null 2>&1 || die "required command not found: $c"
+	done
+}
+
+# pin KEY: print the value of `KEY = "value"` from versions.toml.
+# KEY is either "section.key" (exact section) or a bare "key" (first match in
+# any section). Fails when the key is missing.
+pin() {
+	local want=${1:?usage: pin KEY}
+	local section="" key=$want
+	if [[ $want == *.* ]]; then
+		section=${want%%.*}
+		key=${want#*.}
+	fi
+	[[ -r $OPBUILDER_VERSIONS_FILE ]] || die "cannot read $OPBUILDER_VERSIONS_FILE"
+	local value
+	value=$(awk -v want_section="$section" -v want_key="$key" '
+		/^[[:space:]]*#/ { next }
+		/^[[:space:]]*\[[^]]+\][[:space:]]*$/ {
+			s = $0
+			gsub(/^[[:space:]]*\[|\][[:space:]]*$/, "", s)
+			cur = s
+			next
+		}
+		{
+			line = $0
+			if (match(line, /^[[:space:]]*[A-Za-z0-9_.-]+[[:space:]]*=[[:space:]]*"[^"]*"/) == 0) next
+			k = line
+			sub(/^[[:space:]]*/, "", k)
+			sub(/[[:space:]]*=.*$/, "", k)
+			if (k != want_key) next
+			if (want_section != "" && cur != want_section) next
+			v = line
+			sub(/^[^=]*=[[:space:]]*"/, "", v)
+			sub(/".*$/, "", v)
+			print v
+			found = 1
+			exit
+		}
+		END { if (!found) exit 1 }
+	' "$OPBUILDER_VERSIONS_FILE") || die "key '$want' not found in $OPBUILDER_VERSIONS_FILE"
+	printf '%s\n' "$value"
+}
+
+k8s_platform() {
+	local os arch
+	os=$(uname -s | tr '[:upper:]' '[:lower:]')
+	case "$(uname -m)" in
+	x86_64 | amd64) arch=amd64 ;;
+	aarch64 | arm64) arch=arm64 ;;
+	*) arch=$(uname -m) ;;
+	esac
+	printf '%s-%s\n' "$os" "$arch"
+}
+
+k8s_bin_dir() {
+	printf '%s/k8s/%s-%s\n' "$E2E_CACHE" "$(pin e2e.kubernetes)" "$(k8s_platform)"
+}
+
+# wait_for SECS DESC CMD [ARGS...]
+# Runs CMD (output discarded) once a second until it exits 0. Returns 1 and logs
+# an error naming DESC once SECS seconds have passed. When WAIT_FOR_PID is set
+# and that process dies, gives up at once (no point waiting for a dead server).
+wait_for() {
+	local secs=$1 desc=$2
+	shift 2
+	local deadline=$((SECONDS + secs))
+	while true; do
+		if "$@" >/dev/null 2>&1; then
+			return 0
+		fi
+		if [[ -n "${WAIT_FOR_PID:-}" ]] && ! kill -0 "$WAIT_FOR_PID" 2>/dev/null; then
+			log_error "gave up waiting for $desc: process $WAIT_FOR_PID exited"
+			return 1
+		fi
+		if ((SECONDS >= deadline)); then
+			log_error "timed out after ${secs}s waiting for $desc"
+			return 1
+		fi
+		sleep 1
+	done
+}
+
+# fmt_duration SECS: print a duration such as "1m23s".
+fmt_duration() {
+	local s=$1
+	printf '%dm%02ds' $((s / 60)) $((s % 60))
+}

@@ -1,0 +1,431 @@
+#!/usr/bin/env bash
+# End-to-end scenarios: scaffold a project with the opbuilder binary, build it
+# with its own Makefile and exercise it against a throwaway control plane
+# (control-plane.sh: loopback etcd + kube-apiserver, no kubelet).
+#
+# Usage: scenarios.sh [--list] [NAME...]     (no NAME: every scenario, in order)
+#
+#   mycronjob  init + `create api` MyCronJob (the user story of
+#              /work/shared/seeds/001), fixtures from e2e/fixtures/mycronjob/
+#              copied over the types, controller and sample; `make manifests
+#              install build`; bin/manager runs against the plane; the sample is
+#              applied; passes once two Jobs controlled by it exist; then the
+#              manager is stopped and `make uninstall` removes the CRD.
+#   deploy     init + one `create api`; `make deploy IMG=example.com/app:v0.0.1`;
+#              checks namespace, service account, RBAC, CRD, Deployment image and
+#              metrics Service with kubectl. Pods never run (no kubelet), and
+#              there is no undeploy (namespace deletion needs a controller manager).
+#
+# Each scenario runs in a subshell of its own, in a fresh directory
+# $TMPDIR/opbuilder-scenario-NAME.XXXXXX with its own control plane, under an
+# EXIT trap that stops the manager and the plane by PID. Every step is bounded
+# (timeout). The directory is removed when the scenario passes and kept (path
+# printed, with the tail of its log) when it fails.
+# The last line is "scenarios: N passed, M failed"; exit status 1 if any failed.
+#
+# Environment:
+#   OPBUILDER_BIN          opbuilder binary (default $OPBUILDER_ROOT/target/debug/opbuilder)
+#   SCENARIO_KUBECTL       kubectl for the checks and make's KUBECTL (default: the
+#                          1.36 kubectl that build-control-plane.sh built)
+#   SCENARIO_STEP_TIMEOUT  seconds one opbuilder/make step may take (default 1200;
+#                          a cold Go cache downloads and compiles a lot)
+#   SCENARIO_JOBS_TIMEOUT  seconds to wait for the MyCronJob's Jobs (default 90)
+#   SCENARIO_KEEP=1        keep the directory of passing scenarios too
+#   OPBUILDER_E2E_CACHE, OPBUILDER_E2E_START_TIMEOUT  see control-plane.sh
+#
+# Adding a scenario: write a function scenario_<name> and append <name> to
+# SCENARIOS below. It runs with `set -euo pipefail` in $SC_DIR and can use the
+# helpers in the "scenario helpers" section: step, start_plane, start_manager,
+# stop_manager, k (kubectl), expect_eq, pass.
+set -euo pipefail
+
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+
+# Scenario names, in the order they run by default. Each has a scenario_<name>.
+SCENARIOS=(mycronjob deploy)
+
+OPBUILDER_BIN=${OPBUILDER_BIN:-$OPBUILDER_ROOT/target/debug/opbuilder}
+STEP_TIMEOUT=${SCENARIO_STEP_TIMEOUT:-1200}
+JOBS_TIMEOUT=${SCENARIO_JOBS_TIMEOUT:-90}
+FIXTURES="$OPBUILDER_ROOT/e2e/fixtures"
+
+# ================================================================ scenarios
+
+# The user story: a MyCronJob that creates a Job from its template every 5 s.
+scenario_mycronjob() {
+	local proj="$SC_DIR/project"
+	mkdir -p "$proj"
+	cd "$proj"
+	step "$STEP_TIMEOUT" "opbuilder init" \
+		"$OPBUILDER_BIN" init --domain wzj.kubebuilder.io --repo wzj.kubebuilder.io/project --project-name project
+	step "$STEP_TIMEOUT" "opbuilder create api MyCronJob" \
+		"$OPBUILDER_BIN" create api --group batch --version v1 --kind MyCronJob --resource --controller
+
+	local fx="$FIXTURES/mycronjob"
+	install -m 0644 "$fx/mycronjob_types.go" api/v1/mycronjob_types.go
+	install -m 0644 "$fx/mycronjob_controller.go" internal/controller/mycronjob_controller.go
+	install -m 0644 "$fx/batch_v1_mycronjob.yaml" config/samples/batch_v1_mycronjob.yaml
+	# `make build` runs `go fmt`, which would silently rewrite unformatted fixtures.
+	expect_eq "fixtures are gofmt-clean" "$(gofmt -l api internal)" ""
+	pass "fixtures copied"
+
+	start_plane
+	# The CRD embeds a whole PodSpec: ~320 KB as JSON, more than the 256 KiB
+	# that client-side `kubectl apply` may store in its last-applied annotation
+	# ("metadata.annotations: Too long"). `make install` pipes into `$(KUBECTL)
+	# apply -f -`, so apply server-side, as the Kubebuilder FAQ suggests for
+	# this error: a wrapper that adds --server-side to `apply` only.
+	local ssa="$SC_DIR/kubectl-server-side"
+	# shellcheck disable=SC2016 # $1 and $@ belong to the wrapper
+	printf '#!/bin/sh\nif [ "$1" = apply ]; then shift; exec %q apply --server-side --force-conflicts "$@"; fi\nexec %q "$@"\n' \
+		"$SC_KUBECTL" "$SC_KUBECTL" >"$ssa"
+	chmod +x "$ssa"
+	step "$STEP_TIMEOUT" "make manifests install" make manifests install KUBECTL="$ssa"
+	local crd=mycronjobs.batch.wzj.kubebuilder.io
+	expect_crd_established "$crd"
+	step "$STEP_TIMEOUT" "make build" make build
+	[[ -x bin/manager ]] || fail "make build did not produce bin/manager"
+
+	start_manager "$proj"
+	step 60 "kubectl apply -k config/samples/" "$SC_KUBECTL" apply -k config/samples/
+	local uid
+	uid=$(k get mycronjob mycronjob-sample -o 'jsonpath={.metadata.uid}') || fail "cannot read mycronjob-sample"
+	[[ -n $uid ]] || fail "mycronjob-sample has no uid"
+	expect_eq "spec.intervalSeconds defaulted by the CRD" \
+		"$(k get mycronjob mycronjob-sample -o 'jsonpath={.spec.intervalSeconds}')" 5
+
+	local t0=$SECONDS
+	WAIT_FOR_PID=$MANAGER_PID wait_for "$JOBS_TIMEOUT" "2 Jobs controlled by mycronjob-sample" \
+		owned_jobs_at_least 2 "$uid" || {
+		k get jobs -o wide >>"$SC_LOG" 2>&1 || true
+		fail "fewer than 2 Jobs controlled by mycronjob-sample after ${JOBS_TIMEOUT}s (manager log: $SC_DIR/manager.log)"
+	}
+	local job_names last
+	job_names=$(owned_jobs "$uid" | tr '\n' ' ') || fail "cannot list Jobs"
+	pass "Jobs controlled by mycronjob-sample after $((SECONDS - t0))s: $job_names"
+	last=$(k get mycronjob mycronjob-sample -o 'jsonpath={.status.lastJobName}') || fail "cannot read mycronjob-sample"
+	[[ -n $last && " $job_names" == *" $last "* ]] ||
+		fail "status.lastJobName '$last' is not one of the owned Jobs ($job_names)"
+	pass "status.lastJobName = $last"
+	expect_eq "Job template copied into $last" \
+		"$(k get job "$last" -o 'jsonpath={.spec.template.spec.containers[0].image}')" busybox:1.37
+
+	stop_manager
+	# ignore-not-found: the CR may already be gone; the timeout guards against a
+	# delete that waits forever.
+	step 180 "make uninstall" make uninstall ignore-not-found=true KUBECTL="$SC_KUBECTL"
+	wait_for 60 "CRD $crd to be gone" crd_absent "$crd" || fail "CRD $crd still exists after make uninstall"
+	pass "CRD removed"
+}
+
+# `make deploy` of a fresh project: every object config/default renders is accepted.
+scenario_deploy() {
+	local name=guestbook img=example.com/app:v0.0.1
+	local proj="$SC_DIR/$name" ns="$name-system" sa="$name-controller-manager"
+	mkdir -p "$proj"
+	cd "$proj"
+	# No --project-name: it defaults to the directory name.
+	step "$STEP_TIMEOUT" "opbuilder init" \
+		"$OPBUILDER_BIN" init --domain example.com --repo example.com/guestbook
+	step "$STEP_TIMEOUT" "opbuilder create api Guestbook" \
+		"$OPBUILDER_BIN" create api --group webapp --version v1 --kind Guestbook --resource --controller
+
+	start_plane
+	step "$STEP_TIMEOUT" "make deploy IMG=$img" make deploy IMG="$img" KUBECTL="$SC_KUBECTL"
+
+	expect_exists "namespace $ns" get namespace "$ns"
+	expect_exists "service account $sa" -n "$ns" get serviceaccount "$sa"
+	local crd=guestbooks.webapp.example.com
+	expect_crd_established "$crd"
+
+	# The manager's own rules (cluster-wide: init without --namespaced).
+	expect_exists "ClusterRole $name-manager-role" get clusterrole "$name-manager-role"
+	expect_binding "$name-manager-rolebinding" "" ClusterRole "$name-manager-role" "$ns" "$sa"
+	local resources
+	resources=$(k get clusterrole "$name-manager-role" -o 'jsonpath={.rules[*].resources}') || fail "cannot read ClusterRole"
+	[[ $resources == *guestbooks* ]] || fail "ClusterRole $name-manager-role does not grant guestbooks: $resources"
+	pass "ClusterRole $name-manager-role grants guestbooks"
+
+	expect_exists "Role $name-leader-election-role" -n "$ns" get role "$name-leader-election-role"
+	expect_binding "$name-leader-election-rolebinding" "$ns" Role "$name-leader-election-role" "$ns" "$sa"
+	expect_exists "ClusterRole $name-metrics-auth-role" get clusterrole "$name-metrics-auth-role"
+	expect_binding "$name-metrics-auth-rolebinding" "" ClusterRole "$name-metrics-auth-role" "$ns" "$sa"
+	expect_exists "ClusterRole $name-metrics-reader" get clusterrole "$name-metrics-reader"
+
+	local deploy="$name-controller-manager"
+	expect_exists "Deployment $deploy" -n "$ns" get deployment "$deploy"
+	expect_eq "image of Deployment $deploy" \
+		"$(k -n "$ns" get deployment "$deploy" -o 'jsonpath={.spec.template.spec.containers[?(@.name=="manager")].image}')" "$img"
+	expect_eq "service account of Deployment $deploy" \
+		"$(k -n "$ns" get deployment "$deploy" -o 'jsonpath={.spec.template.spec.serviceAccountName}')" "$sa"
+
+	local svc="$name-controller-manager-metrics-service"
+	expect_exists "Service $svc" -n "$ns" get service "$svc"
+	expect_eq "port of Service $svc" \
+		"$(k -n "$ns" get service "$svc" -o 'jsonpath={.spec.ports[0].port}')" 8443
+	# The Service must select the manager's pods.
+	local selector labels
+	selector=$(k -n "$ns" get service "$svc" -o 'jsonpath={.spec.selector}') || fail "cannot read Service $svc"
+	labels=$(k -n "$ns" get deployment "$deploy" -o 'jsonpath={.spec.template.metadata.labels}') || fail "cannot read Deployment $deploy"
+	[[ -n $selector && $selector != '{}' ]] || fail "Service $svc has no selector"
+	local pair
+	while read -r pair; do
+		[[ -z $pair ]] || [[ $labels == *"$pair"* ]] ||
+			fail "Service $svc selects $pair, which the pods of $deploy do not carry ($labels)"
+	done < <(tr -d '{}' <<<"$selector" | tr ',' '\n')
+	pass "Service $svc selects the pods of $deploy ($selector)"
+	# No undeploy: deleting the namespace would stay Terminating without a
+	# controller manager. The plane is thrown away with everything in it.
+}
+
+# ================================================================ scenario helpers
+
+fail() {
+	log_error "[$SC_NAME] FAIL: $*"
+	exit 1
+}
+pass() { log_info "[$SC_NAME] ok: $*"; }
+
+# run SECS CMD...: run CMD in the background (so a TERM trap can fire at once)
+# with output appended to $SC_LOG, killed after SECS. timeout(1) leads its own
+# process group and signals all of it, so make's and go's children go too.
+run() {
+	local secs=$1 rc=0
+	shift
+	timeout --kill-after=15 "$secs" "$@" </dev/null >>"$SC_LOG" 2>&1 &
+	CHILD_PID=$!
+	wait "$CHILD_PID" || rc=$?
+	CHILD_PID=""
+	return "$rc"
+}
+
+# step SECS DESC CMD...: a bounded step; on failure print the log tail and fail.
+step() {
+	local secs=$1 desc=$2 t0=$SECONDS rc=0
+	shift 2
+	log_info "[$SC_NAME] $desc"
+	printf '\n==== %s %s\n$ %s\n' "$(date -u +%T)" "$desc" "$*" >>"$SC_LOG"
+	run "$secs" "$@" || rc=$?
+	if ((rc != 0)); then
+		((rc == 124 || rc == 137)) && log_error "[$SC_NAME] '$desc' timed out after ${secs}s"
+		printf -- '----- last 60 lines of %s -----\n' "$SC_LOG" >&2
+		tail -n 60 "$SC_LOG" >&2
+		printf -- '----- end -----\n' >&2
+		fail "$desc (exit $rc)"
+	fi
+	log_info "[$SC_NAME] $desc: done in $(fmt_duration $((SECONDS - t0)))"
+}
+
+# k ARGS...: kubectl against the scenario's plane; a wedged server cannot hang it.
+k() { "$SC_KUBECTL" --request-timeout=20s "$@"; }
+
+expect_eq() {
+	local desc=$1 got=$2 want=$3
+	[[ $got == "$want" ]] || fail "$desc: got '$got', want '$want'"
+	pass "$desc: '$got'"
+}
+
+expect_exists() {
+	local desc=$1
+	shift
+	k "$@" -o name >>"$SC_LOG" 2>&1 || fail "$desc does not exist (kubectl $*)"
+	pass "$desc exists"
+}
+
+# expect_binding NAME NAMESPACE("" = cluster) ROLE_KIND ROLE_NAME SA_NAMESPACE SA_NAME
+expect_binding() {
+	local name=$1 ns=$2 kind=$3 role=$4 sa_ns=$5 sa=$6 res=clusterrolebinding got
+	local -a nsarg=()
+	if [[ -n $ns ]]; then
+		res=rolebinding
+		nsarg=(-n "$ns")
+	fi
+	got=$(k "${nsarg[@]}" get "$res" "$name" \
+		-o 'jsonpath={.roleRef.kind}/{.roleRef.name} {.subjects[0].kind}/{.subjects[0].namespace}/{.subjects[0].name}') ||
+		fail "$res $name does not exist"
+	expect_eq "$res $name" "$got" "$kind/$role ServiceAccount/$sa_ns/$sa"
+}
+
+# owned_jobs UID: names of the Jobs in the current namespace whose controller
+# owner reference has UID.
+owned_jobs() {
+	k get jobs -o 'jsonpath={range .items[*]}{.metadata.name}{"\t"}{.metadata.ownerReferences[?(@.controller==true)].uid}{"\n"}{end}' |
+		awk -F'\t' -v uid="$1" '$2 == uid { print $1 }'
+}
+owned_jobs_at_least() {
+	local n
+	n=$(owned_jobs "$2" | wc -l)
+	((n >= $1))
+}
+
+# expect_crd_established NAME: poll, because `kubectl wait --for=condition=Established`
+# fails at once ("status.conditions accessor error: <nil>") while a new CRD has
+# no conditions yet.
+crd_established() {
+	[[ $(k get crd "$1" -o 'jsonpath={.status.conditions[?(@.type=="Established")].status}') == True ]]
+}
+expect_crd_established() {
+	wait_for 60 "CRD $1 to be established" crd_established "$1" || fail "CRD $1 not established"
+	pass "CRD $1 established"
+}
+
+crd_absent() {
+	local out
+	out=$(k get crd "$1" -o name --ignore-not-found) && [[ -z $out ]]
+}
+
+# free_port: a port nothing listens on, below the ephemeral range.
+free_port() {
+	local port tries=0
+	while ((tries++ < 200)); do
+		port=$((20000 + RANDOM % 12000))
+		if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+			printf '%s\n' "$port"
+			return 0
+		fi
+	done
+	fail "no free port on 127.0.0.1"
+}
+
+# start_plane: control plane in $CP_DIR; exports KUBECONFIG and sets SC_KUBECTL.
+start_plane() {
+	step 300 "start control plane" "$here/control-plane.sh" start "$CP_DIR"
+	eval "$("$here/control-plane.sh" env "$CP_DIR")"
+	SC_KUBECTL=${SCENARIO_KUBECTL:-$OPBUILDER_E2E_KUBECTL}
+	[[ -x $SC_KUBECTL || -x $(command -v "$SC_KUBECTL" 2>/dev/null) ]] ||
+		fail "kubectl '$SC_KUBECTL' is not executable"
+	k get namespace default -o name >>"$SC_LOG" 2>&1 || fail "kubectl $SC_KUBECTL cannot reach the plane"
+	pass "control plane up (KUBECONFIG=$KUBECONFIG, kubectl $SC_KUBECTL)"
+}
+
+# start_manager PROJECT_DIR: PROJECT_DIR/bin/manager in the background against
+# $KUBECONFIG; returns once /readyz answers. Output: $SC_DIR/manager.log.
+start_manager() {
+	local port
+	port=$(free_port)
+	log_info "[$SC_NAME] starting bin/manager (probes on 127.0.0.1:$port)"
+	"$1/bin/manager" --metrics-bind-address=0 --health-probe-bind-address="127.0.0.1:$port" \
+		</dev/null >>"$SC_DIR/manager.log" 2>&1 &
+	MANAGER_PID=$!
+	WAIT_FOR_PID=$MANAGER_PID wait_for 60 "manager /readyz on port $port" \
+		curl -fsS --max-time 2 "http://127.0.0.1:$port/readyz" || {
+		tail -n 30 "$SC_DIR/manager.log" >&2
+		fail "manager did not become ready"
+	}
+	pass "manager running (pid $MANAGER_PID)"
+}
+
+# stop_manager: SIGTERM, 40 s for the graceful shutdown (controller-runtime
+# allows 30 s), then SIGKILL. Safe to repeat.
+stop_manager() {
+	[[ -n ${MANAGER_PID:-} ]] || return 0
+	local pid=$MANAGER_PID deadline=$((SECONDS + 40))
+	MANAGER_PID=""
+	if kill -0 "$pid" 2>/dev/null; then
+		log_info "[$SC_NAME] stopping manager (pid $pid)"
+		kill -TERM "$pid" 2>/dev/null || true
+		while kill -0 "$pid" 2>/dev/null && ((SECONDS < deadline)); do
+			sleep 0.2
+		done
+		if kill -0 "$pid" 2>/dev/null; then
+			log_warn "[$SC_NAME] manager (pid $pid) ignored SIGTERM; sending SIGKILL"
+			kill -KILL "$pid" 2>/dev/null || true
+		fi
+	fi
+	wait "$pid" 2>/dev/null || true
+}
+
+# sc_cleanup: EXIT trap of a scenario subshell. Stops what the scenario started.
+sc_cleanup() {
+	local rc=$?
+	trap - EXIT TERM
+	if [[ -n ${CHILD_PID:-} ]]; then
+		kill -TERM "$CHILD_PID" 2>/dev/null || true
+		wait "$CHILD_PID" 2>/dev/null || true
+	fi
+	stop_manager
+	"$here/control-plane.sh" stop "$CP_DIR" >>"$SC_LOG" 2>&1 || {
+		log_error "[$SC_NAME] stopping the control plane in $CP_DIR failed"
+		rc=1
+	}
+	if ((rc == 0)) && [[ ${SCENARIO_KEEP:-0} != 1 ]]; then
+		rm -rf "$SC_DIR"
+	else
+		log_info "[$SC_NAME] kept $SC_DIR (log: $SC_LOG)"
+	fi
+	exit "$rc"
+}
+
+# run_scenario NAME: body of the subshell that runs one scenario.
+run_scenario() {
+	SC_NAME=$1
+	SC_DIR=$(mktemp -d "${TMPDIR:-/tmp}/opbuilder-scenario-$SC_NAME.XXXXXX")
+	SC_LOG="$SC_DIR/scenario.log"
+	CP_DIR="$SC_DIR/plane"
+	SC_KUBECTL=""
+	MANAGER_PID=""
+	CHILD_PID=""
+	trap sc_cleanup EXIT
+	trap 'exit 143' TERM
+	log_info "[$SC_NAME] directory $SC_DIR"
+	cd "$SC_DIR"
+	"scenario_$SC_NAME"
+}
+
+# ================================================================ main
+
+if [[ ${1:-} == --list ]]; then
+	printf '%s\n' "${SCENARIOS[@]}"
+	exit 0
+fi
+selected=("$@")
+((${#selected[@]})) || selected=("${SCENARIOS[@]}")
+for s in "${selected[@]}"; do
+	declare -F "scenario_$s" >/dev/null || die "unknown scenario '$s' (known: ${SCENARIOS[*]})"
+done
+
+need_cmd go make gofmt curl timeout setsid
+[[ -x $OPBUILDER_BIN ]] || die "opbuilder binary $OPBUILDER_BIN missing: run 'cargo build' (or set OPBUILDER_BIN)"
+"$here/build-control-plane.sh" >/dev/null
+
+passed=0
+failed=0
+failed_names=()
+current=""
+# The scenario runs in a background subshell so that INT/TERM reach this loop
+# at once; they are passed on as TERM, whose trap in the subshell cleans up.
+interrupted=0
+on_signal() {
+	interrupted=1
+	[[ -n $current ]] && kill -TERM "$current" 2>/dev/null
+}
+trap on_signal INT TERM
+for s in "${selected[@]}"; do
+	t0=$SECONDS
+	log_info "scenario $s: start"
+	(run_scenario "$s") &
+	current=$!
+	rc=0
+	# wait returns early (>128) when a signal arrives; wait again for the cleanup.
+	while true; do
+		wait "$current" && rc=0 || rc=$?
+		kill -0 "$current" 2>/dev/null || break
+	done
+	current=""
+	if ((rc == 0)); then
+		passed=$((passed + 1))
+		log_info "scenario $s: PASSED in $(fmt_duration $((SECONDS - t0)))"
+	else
+		failed=$((failed + 1))
+		failed_names+=("$s")
+		log_error "scenario $s: FAILED (exit $rc) after $(fmt_duration $((SECONDS - t0)))"
+	fi
+	((interrupted)) && break
+done
+((failed == 0)) || log_error "failed: ${failed_names[*]}"
+echo "scenarios: $passed passed, $failed failed"
+((interrupted == 0)) || exit 130
+((failed == 0))
