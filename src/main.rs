@@ -67,6 +67,8 @@ enum Command {
 enum CreateCommand {
     /// Add API types and/or a controller for a kind
     Api(commands::api::ApiArgs),
+    /// Add defaulting, validating or conversion webhooks for a kind
+    Webhook(commands::webhook::WebhookArgs),
 }
 
 fn print_version() {
@@ -90,6 +92,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Init(args) => commands::init::run(root, &args),
         Command::Create(CreateCommand::Api(args)) => commands::api::run(root, &args),
+        Command::Create(CreateCommand::Webhook(args)) => commands::webhook::run(root, &args),
         Command::Edit(args) => commands::edit::run(root, &args),
         Command::Version => {
             print_version();

@@ -192,16 +192,36 @@ pub fn insert_go_import(
     module: &str,
 ) -> Result<String, MissingMarker> {
     let (mut lines, nl) = split_lines(content);
-    let marker = lines
-        .iter()
-        .position(|l| is_marker(l, "//", "imports"))
-        .ok_or_else(|| MissingMarker("// +kubebuilder:scaffold:imports".into()))?;
-    let open = lines[..marker]
-        .iter()
-        .rposition(|l| l.trim_start().starts_with("import ("))
-        .ok_or_else(|| {
-            MissingMarker("// +kubebuilder:scaffold:imports inside an `import (` block".into())
-        })?;
+    // The block ends at the imports marker when there is one, else at the first block's `)`.
+    let (open, marker) = match lines.iter().position(|l| is_marker(l, "//", "imports")) {
+        Some(m) => {
+            let open = lines[..m]
+                .iter()
+                .rposition(|l| l.trim_start().starts_with("import ("))
+                .ok_or_else(|| {
+                    MissingMarker(
+                        "// +kubebuilder:scaffold:imports inside an `import (` block".into(),
+                    )
+                })?;
+            (open, m)
+        }
+        None => {
+            let open = lines
+                .iter()
+                .position(|l| l.trim_start().starts_with("import ("))
+                .ok_or_else(|| {
+                    MissingMarker(
+                        "// +kubebuilder:scaffold:imports (or an `import (` block)".into(),
+                    )
+                })?;
+            let close = open
+                + lines[open..]
+                    .iter()
+                    .position(|l| l.trim() == ")")
+                    .ok_or_else(|| MissingMarker("the closing `)` of the import block".into()))?;
+            (open, close)
+        }
+    };
     if lines[open + 1..marker]
         .iter()
         .filter_map(|l| ImportSpec::parse(l))
@@ -209,7 +229,17 @@ pub fn insert_go_import(
     {
         return Ok(content.to_string());
     }
-    let indent = indentation(&lines[marker]).to_string();
+    // Indentation: the marker's, else that of an existing spec, else a tab.
+    let indent_src = if lines[marker].trim() == ")" {
+        lines[open + 1..marker]
+            .iter()
+            .find(|l| ImportSpec::parse(l).is_some())
+            .cloned()
+            .unwrap_or_else(|| "\t".into())
+    } else {
+        lines[marker].clone()
+    };
+    let indent = indentation(&indent_src).to_string();
     let new_line = format!("{indent}{}", spec.line());
     let class = classify(&spec.path, module);
 
@@ -339,6 +369,20 @@ pub fn insert_after_line(content: &str, anchor: &str, text: &str) -> Option<Stri
         .map(str::to_string)
         .collect();
     lines.splice(at + 1..at + 1, new);
+    Some(join_lines(&lines, nl))
+}
+
+/// Insert `text` above the last line whose trimmed content equals `anchor`, taking that line's
+/// indentation, unless the text (by significant lines) is already present. `None` when the
+/// anchor is missing.
+pub fn insert_before_line(content: &str, anchor: &str, text: &str) -> Option<String> {
+    if contains_fragment(content, text) {
+        return Some(content.to_string());
+    }
+    let (mut lines, nl) = split_lines(content);
+    let at = lines.iter().rposition(|l| l.trim() == anchor.trim())?;
+    let indent = indentation(&lines[at]).to_string();
+    lines.splice(at..at, indent_fragment(text, &indent));
     Some(join_lines(&lines, nl))
 }
 
@@ -513,6 +557,38 @@ mod tests {
             out.find("foo.policy").unwrap() < out.find("foo/v1").unwrap(),
             "{out}"
         );
+    }
+
+    #[test]
+    fn imports_without_a_marker_go_into_the_first_block() {
+        let src = "package v1\n\nimport (\n\tctrl \"sigs.k8s.io/controller-runtime\"\n\n\tappv1 \"m/api/v1\"\n)\n\nfunc x() {}\n";
+        let out = insert_go_import(src, &ImportSpec::new(None, "context"), "m").unwrap();
+        let out = insert_go_import(
+            &out,
+            &ImportSpec::new(None, "sigs.k8s.io/controller-runtime/pkg/webhook/admission"),
+            "m",
+        )
+        .unwrap();
+        assert_eq!(
+            out,
+            "package v1\n\nimport (\n\t\"context\"\n\n\tctrl \"sigs.k8s.io/controller-runtime\"\n\t\"sigs.k8s.io/controller-runtime/pkg/webhook/admission\"\n\n\tappv1 \"m/api/v1\"\n)\n\nfunc x() {}\n"
+        );
+        assert!(insert_go_import("package v1\n", &ImportSpec::new(None, "context"), "m").is_err());
+    }
+
+    #[test]
+    fn before_line_takes_the_anchor_indentation() {
+        let src = "func f() {\n\treturn b.\n\t\tFor(x).\n\t\tComplete()\n}\n";
+        let out = insert_before_line(src, "Complete()", "WithValidator(&V{}).").unwrap();
+        assert_eq!(
+            out,
+            "func f() {\n\treturn b.\n\t\tFor(x).\n\t\tWithValidator(&V{}).\n\t\tComplete()\n}\n"
+        );
+        assert_eq!(
+            insert_before_line(&out, "Complete()", "WithValidator(&V{}).").unwrap(),
+            out
+        );
+        assert!(insert_before_line(src, "Nope()", "x").is_none());
     }
 
     #[test]

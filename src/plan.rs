@@ -40,6 +40,8 @@ pub enum Edit {
     Uncomment { block: String, required: bool },
     /// Insert text after the first line equal to `anchor` (idempotent).
     AfterLine { anchor: String, text: String },
+    /// Insert text above the last line equal to `anchor`, with its indentation (idempotent).
+    BeforeLine { anchor: String, text: String },
     /// Append text at the end (idempotent).
     Append { text: String },
 }
@@ -173,6 +175,7 @@ impl Report {
         }
     }
 
+    #[cfg(test)]
     pub fn action(&self, path: &str) -> Option<Action> {
         self.entries
             .iter()
@@ -304,6 +307,8 @@ fn apply_edit(
             }
         },
         Edit::AfterLine { anchor, text } => markers::insert_after_line(content, anchor, text)
+            .ok_or_else(|| format!("{show}: the line `{anchor}` is missing; add it back")),
+        Edit::BeforeLine { anchor, text } => markers::insert_before_line(content, anchor, text)
             .ok_or_else(|| format!("{show}: the line `{anchor}` is missing; add it back")),
         Edit::Append { text } => Ok(markers::append_once(content, text)),
     }
@@ -678,7 +683,7 @@ mod tests {
 
     #[test]
     fn failure_mid_write_restores_every_byte() {
-        for n in 0..5 {
+        for n in 0..4 {
             let t = tree();
             let before = snapshot(t.path());
             let mut plan = Plan::default();

@@ -344,9 +344,11 @@ pub struct ResourceCtx {
     pub webhook_groups: String,
     pub webhook_crd_path_elems: String,
     pub webhook_bin_path_elems: String,
+    pub webhook_config_path_elems: String,
     pub hub_import_alias: String,
     pub hub_api_path: String,
     pub spoke_version: String,
+    pub spoke_dir: String,
 }
 
 /// Inputs to [`ResourceCtx::new`].
@@ -407,7 +409,14 @@ impl ResourceCtx {
             group: g.group.clone(),
             version: g.version.clone(),
             kind: g.kind.clone(),
-            kind_var: kind_var(&g.kind),
+            kind_var: {
+                let v = kind_var(&g.kind);
+                if v == g.import_alias() {
+                    format!("{v}Obj")
+                } else {
+                    v
+                }
+            },
             plural: i.plural.to_string(),
             import_alias: g.import_alias(),
             api_path: i.api_path.to_string(),
@@ -457,9 +466,11 @@ impl ResourceCtx {
             },
             webhook_crd_path_elems: path_elems(&lay.webhook_dir, &["config", "crd", "bases"]),
             webhook_bin_path_elems: path_elems(&lay.webhook_dir, &["bin", "k8s"]),
+            webhook_config_path_elems: path_elems(&lay.webhook_dir, &["config", "webhook"]),
             hub_import_alias: String::new(),
             hub_api_path: String::new(),
             spoke_version: String::new(),
+            spoke_dir: String::new(),
             kind_lower,
             qgroup,
             project: i.pctx,

@@ -175,7 +175,8 @@ mod tests {
         c.custom_defaulting_path = "/custom-default".into();
         c.hub_import_alias = "ingressv1".into();
         c.hub_api_path = format!("{}/api/v1", p.repo);
-        c.spoke_version = "v1beta1".into();
+        c.spoke_version = "v2".into();
+        c.spoke_dir = "api/v2".into();
         c
     }
 
@@ -192,7 +193,13 @@ mod tests {
             rendered += render_tree("init", &pctx, |_| true).unwrap().len();
             for core in [false, true] {
                 let rctx = resource_ctx(&p, lic, core);
-                for tree in ["api", "controller", "webhook"] {
+                for tree in [
+                    "api",
+                    "controller",
+                    "webhook",
+                    "webhook-conversion",
+                    "webhook-spoke",
+                ] {
                     rendered += render_tree(tree, &rctx, |_| true).unwrap().len();
                 }
                 for f in all_files() {

@@ -1,3 +1,4 @@
 pub mod api;
 pub mod edit;
 pub mod init;
+pub mod webhook;

@@ -1,0 +1,63 @@
+package v1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// FuncSpec is the desired state of Func objects, as set by their owner.
+type FuncSpec struct {
+	// Replace Foo with the fields users set to describe the Func they want. The doc comment
+	// of a field becomes its description in the CRD, and validation is added with markers
+	// such as +kubebuilder:validation:MinLength. Run "make manifests generate" afterwards.
+
+	// foo is an example field; remove it once you have fields of your own.
+	// +optional
+	Foo *string `json:"foo,omitempty"`
+}
+
+// FuncStatus is the observed state of Func objects, as reported by the controller.
+type FuncStatus struct {
+	// Add the fields the controller reports. Conditions are the usual way to publish state
+	// ("Available", "Progressing", "Degraded" or types of your own); set each with
+	// meta.SetStatusCondition from k8s.io/apimachinery/pkg/api/meta and keep its
+	// observedGeneration current.
+
+	// conditions describe the latest observed state of the Func, one entry per type.
+	// +listType=map
+	// +listMapKey=type
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+
+// Func is the Schema for the funcs API.
+type Func struct {
+	metav1.TypeMeta `json:",inline"`
+
+	// metadata is the standard object metadata.
+	// +optional
+	metav1.ObjectMeta `json:"metadata,omitzero"`
+
+	// spec holds the desired state of this Func.
+	// +optional
+	Spec FuncSpec `json:"spec,omitzero"`
+
+	// status holds the observed state of this Func; only the controller writes it.
+	// +optional
+	Status FuncStatus `json:"status,omitzero"`
+}
+
+// +kubebuilder:object:root=true
+
+// FuncList is a list of Func objects.
+type FuncList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitzero"`
+	Items           []Func `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&Func{}, &FuncList{})
+}

@@ -1,0 +1,98 @@
+/*
+Copyright 2026.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1beta1
+
+import (
+	"context"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	seacreaturesv1beta1 "example.com/fleet/api/sea-creatures/v1beta1"
+)
+
+// krakenLog is the logger of the Kraken webhooks.
+var krakenLog = logf.Log.WithName("kraken-resource")
+
+// SetupKrakenWebhookWithManager registers the webhooks of Kraken with the webhook server of mgr.
+func SetupKrakenWebhookWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewWebhookManagedBy(mgr, &seacreaturesv1beta1.Kraken{}).
+		WithDefaulter(&KrakenDefaulter{}).
+		WithValidator(&KrakenValidator{}).
+		Complete()
+}
+
+// The marker below makes "make manifests" add this webhook to config/webhook/manifests.yaml.
+// The path must be the one the defaulter is served on.
+// +kubebuilder:webhook:path=/mutate-sea-creatures-example-com-v1beta1-kraken,mutating=true,failurePolicy=fail,sideEffects=None,groups=sea-creatures.example.com,resources=krakens,verbs=create;update,versions=v1beta1,name=mkraken-v1beta1.kb.io,admissionReviewVersions=v1
+
+// KrakenDefaulter fills in default values of Kraken objects when they are created or updated.
+type KrakenDefaulter struct {
+	// Add anything the defaults depend on, e.g. values read from flags.
+}
+
+var _ admission.Defaulter[*seacreaturesv1beta1.Kraken] = &KrakenDefaulter{}
+
+// Default sets the fields of obj that were left empty. The API server receives the changes as a
+// patch, before any validation runs. It must be idempotent.
+func (d *KrakenDefaulter) Default(_ context.Context, obj *seacreaturesv1beta1.Kraken) error {
+	krakenLog.V(1).Info("Applying defaults", "name", obj.GetName())
+
+	// An example to replace with the defaults of your own fields.
+	if obj.Spec.Foo == nil {
+		foo := "default"
+		obj.Spec.Foo = &foo
+	}
+	return nil
+}
+
+// The marker below makes "make manifests" add this webhook to config/webhook/manifests.yaml.
+// The path must be the one the validator is served on. To have ValidateDelete called, add
+// "delete" to its verbs.
+// +kubebuilder:webhook:path=/validate-sea-creatures-example-com-v1beta1-kraken,mutating=false,failurePolicy=fail,sideEffects=None,groups=sea-creatures.example.com,resources=krakens,verbs=create;update,versions=v1beta1,name=vkraken-v1beta1.kb.io,admissionReviewVersions=v1
+
+// KrakenValidator accepts or rejects Kraken objects on creation, update and deletion.
+type KrakenValidator struct {
+	// Add anything the checks depend on, e.g. a client to look up other objects.
+}
+
+var _ admission.Validator[*seacreaturesv1beta1.Kraken] = &KrakenValidator{}
+
+// ValidateCreate checks the Kraken obj that is about to be created. A non-nil error rejects the
+// request; warnings are returned to the client either way.
+func (v *KrakenValidator) ValidateCreate(_ context.Context, obj *seacreaturesv1beta1.Kraken) (admission.Warnings, error) {
+	krakenLog.V(1).Info("Validating creation", "name", obj.GetName())
+
+	// Check obj here, e.g. return nil, field.Invalid(...).ToAggregate() for a bad field.
+	return nil, nil
+}
+
+// ValidateUpdate checks a change from oldObj to newObj, e.g. that immutable fields keep their value.
+func (v *KrakenValidator) ValidateUpdate(_ context.Context, oldObj, newObj *seacreaturesv1beta1.Kraken) (admission.Warnings, error) {
+	krakenLog.V(1).Info("Validating update", "name", newObj.GetName())
+
+	// Compare oldObj with newObj here.
+	return nil, nil
+}
+
+// ValidateDelete checks the Kraken obj that is about to be deleted.
+func (v *KrakenValidator) ValidateDelete(_ context.Context, obj *seacreaturesv1beta1.Kraken) (admission.Warnings, error) {
+	krakenLog.V(1).Info("Validating deletion", "name", obj.GetName())
+
+	return nil, nil
+}

@@ -1,0 +1,39 @@
+/*
+Copyright 2026 The Guestbook Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package v2 holds the v2 types of the ingress.example.com API group.
+// +kubebuilder:object:generate=true
+// +groupName=ingress.example.com
+package v2
+
+import (
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/scheme"
+)
+
+var (
+	// SchemeGroupVersion identifies the group and version of every type in this package.
+	SchemeGroupVersion = schema.GroupVersion{Group: "ingress.example.com", Version: "v2"}
+
+	// GroupVersion is the name controller-runtime based code usually refers to; it equals SchemeGroupVersion.
+	GroupVersion = SchemeGroupVersion
+
+	// SchemeBuilder collects the types of this package so they can be added to a runtime.Scheme.
+	SchemeBuilder = &scheme.Builder{GroupVersion: SchemeGroupVersion}
+
+	// AddToScheme registers every type of this package with a runtime.Scheme.
+	AddToScheme = SchemeBuilder.AddToScheme
+)

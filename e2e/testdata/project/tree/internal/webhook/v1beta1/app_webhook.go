@@ -1,0 +1,98 @@
+/*
+Copyright 2026 The Guestbook Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1beta1
+
+import (
+	"context"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	ingressv1beta1 "example.com/guestbook/api/v1beta1"
+)
+
+// appLog is the logger of the App webhooks.
+var appLog = logf.Log.WithName("app-resource")
+
+// SetupAppWebhookWithManager registers the webhooks of App with the webhook server of mgr.
+func SetupAppWebhookWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewWebhookManagedBy(mgr, &ingressv1beta1.App{}).
+		WithDefaulter(&AppDefaulter{}).
+		WithValidator(&AppValidator{}).
+		Complete()
+}
+
+// The marker below makes "make manifests" add this webhook to config/webhook/manifests.yaml.
+// The path must be the one the defaulter is served on.
+// +kubebuilder:webhook:path=/mutate-ingress-example-com-v1beta1-app,mutating=true,failurePolicy=fail,sideEffects=None,groups=ingress.example.com,resources=apps,verbs=create;update,versions=v1beta1,name=mapp-v1beta1.kb.io,admissionReviewVersions=v1
+
+// AppDefaulter fills in default values of App objects when they are created or updated.
+type AppDefaulter struct {
+	// Add anything the defaults depend on, e.g. values read from flags.
+}
+
+var _ admission.Defaulter[*ingressv1beta1.App] = &AppDefaulter{}
+
+// Default sets the fields of obj that were left empty. The API server receives the changes as a
+// patch, before any validation runs. It must be idempotent.
+func (d *AppDefaulter) Default(_ context.Context, obj *ingressv1beta1.App) error {
+	appLog.V(1).Info("Applying defaults", "name", obj.GetName())
+
+	// An example to replace with the defaults of your own fields.
+	if obj.Spec.Foo == nil {
+		foo := "default"
+		obj.Spec.Foo = &foo
+	}
+	return nil
+}
+
+// The marker below makes "make manifests" add this webhook to config/webhook/manifests.yaml.
+// The path must be the one the validator is served on. To have ValidateDelete called, add
+// "delete" to its verbs.
+// +kubebuilder:webhook:path=/validate-ingress-example-com-v1beta1-app,mutating=false,failurePolicy=fail,sideEffects=None,groups=ingress.example.com,resources=apps,verbs=create;update,versions=v1beta1,name=vapp-v1beta1.kb.io,admissionReviewVersions=v1
+
+// AppValidator accepts or rejects App objects on creation, update and deletion.
+type AppValidator struct {
+	// Add anything the checks depend on, e.g. a client to look up other objects.
+}
+
+var _ admission.Validator[*ingressv1beta1.App] = &AppValidator{}
+
+// ValidateCreate checks the App obj that is about to be created. A non-nil error rejects the
+// request; warnings are returned to the client either way.
+func (v *AppValidator) ValidateCreate(_ context.Context, obj *ingressv1beta1.App) (admission.Warnings, error) {
+	appLog.V(1).Info("Validating creation", "name", obj.GetName())
+
+	// Check obj here, e.g. return nil, field.Invalid(...).ToAggregate() for a bad field.
+	return nil, nil
+}
+
+// ValidateUpdate checks a change from oldObj to newObj, e.g. that immutable fields keep their value.
+func (v *AppValidator) ValidateUpdate(_ context.Context, oldObj, newObj *ingressv1beta1.App) (admission.Warnings, error) {
+	appLog.V(1).Info("Validating update", "name", newObj.GetName())
+
+	// Compare oldObj with newObj here.
+	return nil, nil
+}
+
+// ValidateDelete checks the App obj that is about to be deleted.
+func (v *AppValidator) ValidateDelete(_ context.Context, obj *ingressv1beta1.App) (admission.Warnings, error) {
+	appLog.V(1).Info("Validating deletion", "name", obj.GetName())
+
+	return nil, nil
+}

@@ -1,0 +1,106 @@
+/*
+Copyright 2026 The Guestbook Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1beta1
+
+import (
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	ingressv1beta1 "example.com/guestbook/api/v1beta1"
+)
+
+// Tests of the Route webhooks. Besides calling the handlers directly, the tests that create
+// objects go through the test API server and so also check that the webhook markers (run
+// "make manifests" after changing one) match the paths the manager serves.
+
+// Tests of the Route defaulter: called directly, and through the test API server.
+var _ = Describe("Route defaulting webhook", func() {
+	Context("defaulting", func() {
+		It("runs without error on an empty Route", func() {
+			obj := &ingressv1beta1.Route{}
+			Expect((&RouteDefaulter{}).Default(ctx, obj)).To(Succeed())
+		})
+
+		It("fills in spec.foo when it is empty", func() {
+			obj := &ingressv1beta1.Route{}
+			Expect((&RouteDefaulter{}).Default(ctx, obj)).To(Succeed())
+			Expect(obj.Spec.Foo).NotTo(BeNil())
+		})
+
+		It("keeps a spec.foo that is set", func() {
+			foo := "custom"
+			obj := &ingressv1beta1.Route{}
+			obj.Spec.Foo = &foo
+			Expect((&RouteDefaulter{}).Default(ctx, obj)).To(Succeed())
+			Expect(obj.Spec.Foo).To(HaveValue(Equal("custom")))
+		})
+
+		It("is applied by the API server on create", func() {
+			obj := &ingressv1beta1.Route{}
+			obj.SetName("route-defaulting-test")
+			obj.SetNamespace("default")
+			Expect(k8sClient.Create(ctx, obj)).To(Succeed())
+			DeferCleanup(func() {
+				Expect(k8sClient.Delete(ctx, obj)).To(Succeed())
+			})
+			Expect(obj.Spec.Foo).NotTo(BeNil())
+		})
+	})
+})
+
+// Tests of the Route validator: called directly, and through the test API server.
+var _ = Describe("Route validating webhook", func() {
+	Context("validation", func() {
+		It("accepts creating an empty Route", func() {
+			warnings, err := (&RouteValidator{}).ValidateCreate(ctx, &ingressv1beta1.Route{})
+			Expect(err).NotTo(HaveOccurred())
+			Expect(warnings).To(BeEmpty())
+		})
+
+		It("accepts updating the labels of Route objects", func() {
+			oldObj := &ingressv1beta1.Route{}
+			newObj := oldObj.DeepCopy()
+			newObj.SetLabels(map[string]string{"changed": "true"})
+			warnings, err := (&RouteValidator{}).ValidateUpdate(ctx, oldObj, newObj)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(warnings).To(BeEmpty())
+		})
+
+		It("accepts deleting Route objects", func() {
+			warnings, err := (&RouteValidator{}).ValidateDelete(ctx, &ingressv1beta1.Route{})
+			Expect(err).NotTo(HaveOccurred())
+			Expect(warnings).To(BeEmpty())
+		})
+
+		It("is called by the API server on create and update", func() {
+			obj := &ingressv1beta1.Route{}
+			obj.SetName("route-validation-test")
+			obj.SetNamespace("default")
+			Expect(k8sClient.Create(ctx, obj)).To(Succeed())
+			DeferCleanup(func() {
+				Expect(k8sClient.Delete(ctx, obj)).To(Succeed())
+			})
+
+			obj.SetLabels(map[string]string{"changed": "true"})
+			Expect(k8sClient.Update(ctx, obj)).To(Succeed())
+		})
+
+		// Add a test for every rule you implement, e.g. that an invalid Route is rejected:
+		// _, err := (&RouteValidator{}).ValidateCreate(ctx, invalidObj)
+		// Expect(err).To(HaveOccurred())
+	})
+})
