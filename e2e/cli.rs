@@ -598,3 +598,297 @@ fn create_api_dry_run_and_force() {
     let project = fs::read_to_string(d.join("PROJECT")).unwrap();
     assert_eq!(project.matches("kind: App").count(), 1, "{project}");
 }
+
+fn webhook(dir: &Path, extra: &[&str]) -> std::process::Output {
+    let mut args = vec!["create", "webhook", "--skip-post-steps"];
+    args.extend_from_slice(extra);
+    opbuilder(dir).args(&args).output().unwrap()
+}
+
+#[test]
+fn create_webhook_bad_input_exits_non_zero_and_writes_nothing() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    init_project(d, &[]);
+    assert!(api(
+        d,
+        &[
+            "--group",
+            "ingress",
+            "--version",
+            "v1",
+            "--kind",
+            "App",
+            "--resource",
+            "--controller"
+        ]
+    )
+    .status
+    .success());
+    let base = [
+        "create",
+        "webhook",
+        "--group",
+        "ingress",
+        "--version",
+        "v1",
+        "--kind",
+        "App",
+        "--skip-post-steps",
+    ];
+    let with = |extra: &[&'static str]| -> Vec<&'static str> {
+        base.iter().chain(extra).copied().collect()
+    };
+    fails_untouched(
+        d,
+        &with(&[]),
+        2,
+        &["--defaulting", "--programmatic-validation", "--conversion"],
+    );
+    fails_untouched(
+        d,
+        &with(&["--programmatic-validation", "--defaulting-path", "/x"]),
+        2,
+        &["--defaulting-path", "add --defaulting"],
+    );
+    fails_untouched(
+        d,
+        &with(&["--defaulting", "--validation-path", "/x"]),
+        2,
+        &["--validation-path", "add --programmatic-validation"],
+    );
+    fails_untouched(
+        d,
+        &with(&["--defaulting", "--defaulting-path", "no-slash"]),
+        2,
+        &["--defaulting-path", "\"no-slash\"", "/validate-app"],
+    );
+    fails_untouched(
+        d,
+        &with(&["--conversion", "--spoke", "v2"]),
+        1,
+        &["--spoke v2", "create api"],
+    );
+    fails_untouched(
+        d,
+        &with(&["--conversion", "--spoke", "2"]),
+        2,
+        &["--spoke", "\"2\""],
+    );
+    fails_untouched(
+        d,
+        &with(&["--defaulting", "--spoke", "v2"]),
+        2,
+        &["--spoke", "add --conversion"],
+    );
+    fails_untouched(
+        d,
+        &with(&["--defaulting", "--plural", "applications"]),
+        1,
+        &["--plural", "\"apps\""],
+    );
+    fails_untouched(
+        d,
+        &[
+            "create",
+            "webhook",
+            "--group",
+            "ingress",
+            "--version",
+            "v1",
+            "--kind",
+            "Missing",
+            "--defaulting",
+            "--skip-post-steps",
+        ],
+        1,
+        &["no API ingress.example.com/v1 Missing", "create api"],
+    );
+    fails_untouched(
+        d,
+        &[
+            "create",
+            "webhook",
+            "--group",
+            "core",
+            "--version",
+            "v1",
+            "--kind",
+            "Pod",
+            "--conversion",
+            "--skip-post-steps",
+        ],
+        1,
+        &["--conversion needs an API whose types live in this project"],
+    );
+    assert!(webhook(
+        d,
+        &[
+            "--group",
+            "ingress",
+            "--version",
+            "v1",
+            "--kind",
+            "App",
+            "--defaulting"
+        ]
+    )
+    .status
+    .success());
+    fails_untouched(
+        d,
+        &with(&["--defaulting"]),
+        1,
+        &["already has a defaulting webhook", "--force"],
+    );
+}
+
+#[test]
+fn second_webhook_type_merges_into_edited_files() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    init_project(d, &[]);
+    assert!(api(
+        d,
+        &[
+            "--group",
+            "ingress",
+            "--version",
+            "v1",
+            "--kind",
+            "App",
+            "--resource",
+            "--controller"
+        ]
+    )
+    .status
+    .success());
+    let out = webhook(
+        d,
+        &[
+            "--group",
+            "ingress",
+            "--version",
+            "v1",
+            "--kind",
+            "App",
+            "--defaulting",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let hook = d.join("internal/webhook/v1/app_webhook.go");
+    let text = fs::read_to_string(&hook).unwrap();
+    assert!(
+        text.contains("AppDefaulter") && !text.contains("AppValidator"),
+        "{text}"
+    );
+    // The user fills in the defaulter; adding validation must keep that.
+    let edited = text.replace("return nil\n}", "// user code stays\n\treturn nil\n}");
+    fs::write(&hook, &edited).unwrap();
+    let out = webhook(
+        d,
+        &[
+            "--group",
+            "ingress",
+            "--version",
+            "v1",
+            "--kind",
+            "App",
+            "--programmatic-validation",
+            "--validation-path",
+            "/check-app",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let merged = fs::read_to_string(&hook).unwrap();
+    assert!(merged.contains("// user code stays"), "{merged}");
+    assert!(merged.contains("WithDefaulter(&AppDefaulter{}).\n\t\tWithValidator(&AppValidator{}).\n\t\tWithValidatorCustomPath(\"/check-app\").\n\t\tComplete()"), "{merged}");
+    assert!(
+        merged.contains("func (v *AppValidator) ValidateCreate"),
+        "{merged}"
+    );
+    assert!(
+        merged.contains("path=/check-app,mutating=false"),
+        "{merged}"
+    );
+    let tests = fs::read_to_string(d.join("internal/webhook/v1/app_webhook_test.go")).unwrap();
+    assert!(
+        tests.contains("App defaulting webhook") && tests.contains("App validating webhook"),
+        "{tests}"
+    );
+    let main = fs::read_to_string(d.join("cmd/main.go")).unwrap();
+    assert_eq!(
+        main.matches("SetupAppWebhookWithManager").count(),
+        1,
+        "{main}"
+    );
+    let project = fs::read_to_string(d.join("PROJECT")).unwrap();
+    assert!(
+        project.contains(
+            "    defaulting: true\n    validation: true\n    validationPath: /check-app\n"
+        ),
+        "{project}"
+    );
+    let kust = fs::read_to_string(d.join("config/default/kustomization.yaml")).unwrap();
+    assert!(
+        kust.contains("\n- ../webhook\n")
+            && kust.contains("\n- ../certmanager\n")
+            && kust.contains("\nreplacements:\n"),
+        "{kust}"
+    );
+    assert!(kust.contains("\n      fieldPath: .metadata.namespace\n    targets:\n      - select:\n          kind: ValidatingWebhookConfiguration"), "{kust}");
+}
+
+#[test]
+fn edit_toggles_settings() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    init_project(d, &[]);
+    fails_untouched(d, &["edit"], 2, &["nothing to edit"]);
+    assert!(opbuilder(d)
+        .args(["edit", "--multigroup"])
+        .output()
+        .unwrap()
+        .status
+        .success());
+    assert!(fs::read_to_string(d.join("PROJECT"))
+        .unwrap()
+        .contains("multigroup: true\n"));
+    assert!(opbuilder(d)
+        .args(["edit", "--namespaced"])
+        .output()
+        .unwrap()
+        .status
+        .success());
+    assert!(fs::read_to_string(d.join("config/rbac/role.yaml"))
+        .unwrap()
+        .contains("kind: Role\n"));
+    assert!(opbuilder(d)
+        .args(["edit", "--license", "none"])
+        .output()
+        .unwrap()
+        .status
+        .success());
+    assert!(!d.join("hack/boilerplate.go.txt").exists());
+    assert!(opbuilder(d)
+        .args(["edit", "--license", "copyright", "--owner", "Acme"])
+        .output()
+        .unwrap()
+        .status
+        .success());
+    assert_eq!(
+        fs::read_to_string(d.join("hack/boilerplate.go.txt")).unwrap(),
+        "/*\nCopyright YEAR Acme.\n*/"
+    );
+    let before = full_snapshot(d);
+    let out = opbuilder(d)
+        .args(["edit", "--multigroup=false", "--dry-run"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success() && stdout(&out).contains("would update    PROJECT"),
+        "{}",
+        stdout(&out)
+    );
+    assert_eq!(before, full_snapshot(d));
+}

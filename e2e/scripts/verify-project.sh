@@ -10,6 +10,7 @@ set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
+scripts=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 run_tests=1
 if [[ ${1:-} == --no-test ]]; then
 	run_tests=0
@@ -59,7 +60,7 @@ rm -f "$dir/.rendered-default.yaml"
 
 if ((run_tests)); then
 	step "make test (envtest, offline binaries)"
-	"$(dirname "${BASH_SOURCE[0]}")/link-envtest.sh" "$dir"
+	"$scripts/link-envtest.sh" "$dir"
 	export KUBEBUILDER_CONTROLPLANE_START_TIMEOUT=${KUBEBUILDER_CONTROLPLANE_START_TIMEOUT:-180s}
 	export KUBEBUILDER_CONTROLPLANE_STOP_TIMEOUT=${KUBEBUILDER_CONTROLPLANE_STOP_TIMEOUT:-60s}
 	make test
