@@ -2,6 +2,7 @@
 # The end-to-end suite: everything that needs Go, kustomize or a Kubernetes control plane.
 #
 #   bash e2e/run.sh              # all of it
+#   bash e2e/run.sh smoke        # only the control-plane smoke test
 #   bash e2e/run.sh golden       # only the golden-tree checks (with make test)
 #   bash e2e/run.sh scenarios    # only the scenarios on a live control plane
 #
@@ -23,6 +24,9 @@ export OPBUILDER_BIN="$OPBUILDER_ROOT/target/debug/opbuilder"
 log_info "control-plane binaries (cached by version)"
 "$here/scripts/build-control-plane.sh"
 
+if [[ $what == all || $what == smoke ]]; then
+	"$here/scripts/smoke-control-plane.sh"
+fi
 if [[ $what == all || $what == golden ]]; then
 	"$here/scripts/check-golden.sh"
 fi

@@ -75,8 +75,12 @@ pub fn replace_year(text: &str, year: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(i) = rest.find("YEAR") {
-        let before_ok = !rest[..i].chars().next_back().is_some_and(word)
-            && !(i == 0 && out.chars().next_back().is_some_and(word));
+        let prev = if i == 0 {
+            out.chars().next_back()
+        } else {
+            rest[..i].chars().next_back()
+        };
+        let before_ok = !prev.is_some_and(word);
         let after_ok = !rest[i + 4..].chars().next().is_some_and(word);
         out.push_str(&rest[..i]);
         out.push_str(if before_ok && after_ok { year } else { "YEAR" });

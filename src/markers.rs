@@ -435,7 +435,7 @@ mod tests {
     #[test]
     fn go_insert_takes_marker_indentation_and_is_idempotent() {
         let frag = "utilruntime.Must(appv1.AddToScheme(scheme))\n".to_string();
-        let once = insert_above(MAIN, "//", "scheme", &[frag.clone()]).unwrap();
+        let once = insert_above(MAIN, "//", "scheme", std::slice::from_ref(&frag)).unwrap();
         assert!(once.contains(
             "\tutilruntime.Must(appv1.AddToScheme(scheme))\n\t// +kubebuilder:scaffold:scheme\n"
         ));

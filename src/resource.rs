@@ -212,10 +212,7 @@ pub fn validate_gvk(group: &str, version: &str, kind: &str, domain: &str) -> Res
         bad_flag(
             "--group",
             group,
-            &format!(
-                "together with the domain the API group {q:?} {}",
-                r.replacen("must", "must", 1)
-            ),
+            &format!("together with the domain the API group {q:?} {}", r),
             "ingress",
         )
     })?;

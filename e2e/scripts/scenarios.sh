@@ -144,7 +144,7 @@ scenario_webhooks() {
 	# make test is quiet; run the seed's specs verbosely to show they ran and passed.
 	local out="$SC_DIR/webhook-specs.log"
 	KUBEBUILDER_ASSETS="$(k8s_bin_dir)" timeout "$STEP_TIMEOUT" \
-		go test ./internal/webhook/v1beta1/ -count=1 -ginkgo.v -ginkgo.focus 'seed 000' >"$out" 2>&1 ||
+		go test -v ./internal/webhook/v1beta1/ -count=1 -ginkgo.v -ginkgo.no-color -ginkgo.focus 'seed 000' >"$out" 2>&1 ||
 		{ tail -40 "$out"; fail "webhook specs failed"; }
 	grep -q 'rejects an App whose Ingress has no Service' "$out" || fail "the rejection spec did not run"
 	grep -q 'defaults enable_ingress to true through the API server' "$out" || fail "the defaulting spec did not run"

@@ -40,14 +40,20 @@ unformatted=$(gofmt -l . | grep -v '^bin/' || true)
 step "go vet ./..."
 go vet ./...
 
-# Every API in PROJECT (a resource with an `api:` block) has exactly one CRD.
+# One CRD per group and kind that has types in PROJECT (the versions of a kind share a CRD).
 # PROJECT keys are sorted, so a resource with types starts with `- api:`.
-apis=$(grep -c '^- api:' PROJECT || true)
+apis=$(awk '
+	/^- / { if (api) seen[group "/" kind] = 1; api = ($0 ~ /^- api:/); group = ""; kind = "" }
+	/^  group: / { group = $2 }
+	/^  kind: / { kind = $2 }
+	/^[^ -]/ { if (api) seen[group "/" kind] = 1; api = 0 }
+	END { if (api) seen[group "/" kind] = 1; n = 0; for (k in seen) n++; print n }
+' PROJECT)
 crds=0
 if [[ -d config/crd/bases ]]; then
 	crds=$(find config/crd/bases -name '*.yaml' | wc -l)
 fi
-step "CRDs: $crds for $apis API(s) in PROJECT"
+step "CRDs: $crds for $apis kind(s) with types in PROJECT"
 [[ $crds -eq $apis ]] || die "[$name] expected $apis CRD file(s) in config/crd/bases, found $crds"
 
 step "kubectl kustomize config/default"

@@ -132,7 +132,7 @@ pub fn boilerplate(
             )
         })?;
         let t = text.trim();
-        if !t.is_empty() && !(t.starts_with("/*") && t.ends_with("*/")) {
+        if !(t.is_empty() || (t.starts_with("/*") && t.ends_with("*/"))) {
             return Err(bad_flag(
                 "--license-file",
                 &path.display().to_string(),
