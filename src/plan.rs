@@ -545,7 +545,9 @@ impl Transaction {
     }
 }
 
-/// Write via a temporary file in the same directory, then rename over the target.
+/// Write via a temporary file in the same directory, then rename over the target, so a reader
+/// (or a crash of opbuilder) never sees a half-written file. No fsync: surviving power loss is
+/// not a goal (see docs/decisions.md).
 /// A new file gets mode 0644 (Kubebuilder's); an existing file keeps its permissions.
 pub fn write_atomic(path: &Path, content: &[u8]) -> Result<()> {
     let dir = path.parent().expect("a file path has a parent");
@@ -557,7 +559,6 @@ pub fn write_atomic(path: &Path, content: &[u8]) -> Result<()> {
     let result = (|| -> std::io::Result<()> {
         let mut f = fs::File::create(&tmp)?;
         f.write_all(content)?;
-        f.sync_all()?;
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;

@@ -9,28 +9,57 @@ use handlebars::Handlebars;
 use include_dir::{include_dir, Dir, DirEntry};
 use serde::Serialize;
 use std::path::PathBuf;
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
 pub static SCAFFOLDS: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/scaffolds");
 
-fn registry() -> &'static Handlebars<'static> {
-    static HB: OnceLock<Handlebars<'static>> = OnceLock::new();
+/// The handlebars registry. Templates are parsed on first use (with the partials they
+/// reference), so a command pays only for the templates it renders.
+fn registry() -> &'static Mutex<Handlebars<'static>> {
+    static HB: OnceLock<Mutex<Handlebars<'static>>> = OnceLock::new();
     HB.get_or_init(|| {
         let mut hb = Handlebars::new();
         hb.set_strict_mode(true);
         hb.register_escape_fn(handlebars::no_escape);
-        for file in all_files() {
-            let name = file.path().to_string_lossy();
-            if let Some(stripped) = name.strip_suffix(".hbs") {
-                let text = file
-                    .contents_utf8()
-                    .unwrap_or_else(|| panic!("{name} is not UTF-8"));
-                hb.register_template_string(stripped, text)
-                    .unwrap_or_else(|e| panic!("template {name} does not parse: {e}"));
-            }
-        }
-        hb
+        Mutex::new(hb)
     })
+}
+
+/// Names of the partials a template includes (`{{> name}}`).
+fn partial_refs(text: &str) -> Vec<&str> {
+    text.match_indices("{{>")
+        .filter_map(|(i, _)| {
+            let rest = text[i + 3..].trim_start();
+            let end = rest.find(|c: char| c.is_whitespace() || c == '}')?;
+            Some(&rest[..end])
+        })
+        .collect()
+}
+
+/// Register template `name` (its path below scaffolds/ without `.hbs`) and its partials.
+fn ensure(hb: &mut Handlebars<'static>, name: &str) -> Result<()> {
+    if hb.has_template(name) {
+        return Ok(());
+    }
+    let file = SCAFFOLDS
+        .get_file(format!("{name}.hbs"))
+        .ok_or_else(|| anyhow!("no template {name}.hbs"))?;
+    let text = file
+        .contents_utf8()
+        .ok_or_else(|| anyhow!("{name}.hbs is not UTF-8"))?;
+    for partial in partial_refs(text) {
+        ensure(hb, partial)?;
+    }
+    hb.register_template_string(name, text)
+        .with_context(|| format!("template {name}.hbs does not parse"))?;
+    Ok(())
+}
+
+fn render_registered(name: &str, ctx: &impl Serialize) -> Result<String> {
+    let mut hb = registry().lock().unwrap_or_else(|e| e.into_inner());
+    ensure(&mut hb, name)?;
+    hb.render(name, ctx)
+        .with_context(|| format!("rendering {name}.hbs"))
 }
 
 /// Every embedded file, depth first.
@@ -59,7 +88,7 @@ pub struct Rendered {
 }
 
 fn render_path(template_path: &str, ctx: &impl Serialize) -> Result<PathBuf> {
-    let hb = registry();
+    let hb = registry().lock().unwrap_or_else(|e| e.into_inner());
     let mut out = PathBuf::new();
     for seg in template_path.split('/') {
         let seg = if seg.contains("{{") {
@@ -101,9 +130,7 @@ pub fn render_tree(
             continue;
         }
         let content = if rendered {
-            registry()
-                .render(full.strip_suffix(".hbs").unwrap(), ctx)
-                .with_context(|| format!("rendering {full}"))?
+            render_registered(full.strip_suffix(".hbs").unwrap(), ctx)?
         } else {
             file.contents_utf8()
                 .ok_or_else(|| anyhow!("{full} is not UTF-8"))?
@@ -121,9 +148,7 @@ pub fn render_tree(
 /// Render one template by its path below `scaffolds/` without the `.hbs` suffix
 /// (used for fragments inserted above markers).
 pub fn render(name: &str, ctx: &impl Serialize) -> Result<String> {
-    registry()
-        .render(name, ctx)
-        .with_context(|| format!("rendering {name}"))
+    render_registered(name, ctx)
 }
 
 #[cfg(test)]
@@ -226,7 +251,7 @@ mod tests {
 
     #[test]
     fn strict_mode_rejects_unknown_variables_and_does_not_escape() {
-        let hb = registry();
+        let hb = registry().lock().unwrap();
         assert!(hb
             .render_template("{{nope}}", &serde_yaml::Mapping::new())
             .is_err());
@@ -239,7 +264,28 @@ mod tests {
     fn user_text_is_data_not_template() {
         let mut m = std::collections::BTreeMap::new();
         m.insert("x", "{{y}}");
-        assert_eq!(registry().render_template("{{x}}", &m).unwrap(), "{{y}}");
+        assert_eq!(
+            registry()
+                .lock()
+                .unwrap()
+                .render_template("{{x}}", &m)
+                .unwrap(),
+            "{{y}}"
+        );
+    }
+
+    #[test]
+    fn every_template_parses() {
+        let mut hb = registry().lock().unwrap();
+        for f in all_files() {
+            if let Some(name) = f.path().to_str().and_then(|n| n.strip_suffix(".hbs")) {
+                ensure(&mut hb, name).unwrap_or_else(|e| panic!("{e:#}"));
+            }
+        }
+        assert_eq!(
+            partial_refs("a {{> fragments/x.go}} b {{>y}}"),
+            vec!["fragments/x.go", "y"]
+        );
     }
 
     #[test]
