@@ -3,7 +3,7 @@
 use crate::context::ProjectCtx;
 use crate::error::{bad_flag, usage};
 use crate::flect;
-use crate::plan::{apply, ApplyOptions, Edit, IfExists, Plan};
+use crate::plan::{Edit, IfExists, Plan};
 use crate::post::{self, Step};
 use crate::project::{Api, Controller, Project, Resource};
 use crate::resource::{self, CtxInput, Gvk, ResourceCtx};
@@ -24,18 +24,8 @@ pub const MAIN_GO: &str = "cmd/main.go";
   opbuilder create api --group apps --version v1 --kind Deployment --resource=false --controller
   opbuilder create api --group ingress --version v1beta1 --kind App --resource=false --controller-name app-audit")]
 pub struct ApiArgs {
-    /// API group, without the domain (empty: the domain itself is the group)
-    #[arg(long, default_value = "", value_name = "GROUP")]
-    pub group: String,
-    /// API version, such as v1, v1beta1, v2alpha1
-    #[arg(long, value_name = "VERSION")]
-    pub version: String,
-    /// Kind, an exported Go identifier such as App or MyCronJob
-    #[arg(long, value_name = "KIND")]
-    pub kind: String,
-    /// Plural resource name [default: computed as Kubebuilder does]
-    #[arg(long, value_name = "PLURAL")]
-    pub plural: Option<String>,
+    #[command(flatten)]
+    pub res: super::ResourceFlags,
     /// Scaffold the API types (asked interactively when omitted on a terminal) [default: true]
     #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true", value_name = "BOOL")]
     pub resource: Option<bool>,
@@ -48,30 +38,11 @@ pub struct ApiArgs {
     /// Namespace-scoped resource; --namespaced=false makes a cluster-scoped CRD
     #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true", default_value = "true", value_name = "BOOL")]
     pub namespaced: bool,
-    /// Go import path of an existing external API package (with --resource=false)
-    #[arg(long, value_name = "IMPORT_PATH")]
-    pub external_api_path: Option<String>,
-    /// Domain of the external API group
-    #[arg(long, value_name = "DOMAIN")]
-    pub external_api_domain: Option<String>,
-    /// Go module (optionally @version) that provides --external-api-path
-    #[arg(long, value_name = "MODULE")]
-    pub external_api_module: Option<String>,
     /// Scaffold again over an existing API or controller (replaces its generated files)
     #[arg(long)]
     pub force: bool,
-    /// Run `make generate` after scaffolding (--make=false to skip)
-    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true", default_value = "true", value_name = "BOOL")]
-    pub make: bool,
-    /// Do not run `go mod tidy` and `make generate` afterwards
-    #[arg(long)]
-    pub skip_post_steps: bool,
-    /// Show what would be written, write nothing
-    #[arg(long)]
-    pub dry_run: bool,
-    /// Plugin chain (only the default go/v4 layout is available)
-    #[arg(long, value_name = "KEYS", hide_short_help = true)]
-    pub plugins: Option<String>,
+    #[command(flatten)]
+    pub run: super::RunFlags,
 }
 
 /// Ask a yes/no question on a terminal; elsewhere take the default and say so.
@@ -146,30 +117,30 @@ fn check_controller_name(name: &str, kind_lower: &str, existing: Option<&Resourc
 }
 
 pub fn plan(root: &Path, args: &ApiArgs) -> Result<(Plan, bool, bool)> {
-    super::init::check_plugins(args.plugins.as_deref())?;
+    super::init::check_plugins(args.run.plugins.as_deref())?;
     let mut project = Project::load(root)?;
-    let group = args.group.trim().to_string();
-    let version = args.version.trim().to_string();
-    let kind = args.kind.trim().to_string();
+    let group = args.res.group.trim().to_string();
+    let version = args.res.version.trim().to_string();
+    let kind = args.res.kind.trim().to_string();
     resource::validate_gvk(&group, &version, &kind, &project.domain)?;
-    if let Some(p) = &args.plural {
+    if let Some(p) = &args.res.plural {
         resource::validate_plural(p, true)?;
     }
-    let external = args.external_api_path.is_some();
-    if args.external_api_module.is_some() && !external {
+    let external = args.res.external_api_path.is_some();
+    if args.res.external_api_module.is_some() && !external {
         return Err(usage("--external-api-module needs --external-api-path (the package to import from that module)"));
     }
-    if args.external_api_domain.is_some() && !external {
+    if args.res.external_api_domain.is_some() && !external {
         return Err(usage("--external-api-domain needs --external-api-path"));
     }
-    if let Some(p) = &args.external_api_path {
+    if let Some(p) = &args.res.external_api_path {
         check_external_path(p)?;
         if args.resource == Some(true) {
             return Err(usage(
                 "--external-api-path refers to types that already exist elsewhere: use it with --resource=false",
             ));
         }
-        if let Some(d) = &args.external_api_domain {
+        if let Some(d) = &args.res.external_api_domain {
             validate::dns1123_subdomain(d)
                 .map_err(|r| bad_flag("--external-api-domain", d, &r, "cert-manager.io"))?;
         }
@@ -228,7 +199,7 @@ pub fn plan(root: &Path, args: &ApiArgs) -> Result<(Plan, bool, bool)> {
     let core = core_domain.is_some() || existing.as_ref().is_some_and(|r| r.core);
     let domain = if let Some(d) = core_domain {
         d.to_string()
-    } else if let Some(d) = &args.external_api_domain {
+    } else if let Some(d) = &args.res.external_api_domain {
         d.clone()
     } else if let Some(r) = &existing {
         r.domain.clone()
@@ -242,7 +213,7 @@ pub fn plan(root: &Path, args: &ApiArgs) -> Result<(Plan, bool, bool)> {
         domain,
     };
     let lay = resource::layout(&project, &group, &version);
-    let api_path = if let Some(p) = &args.external_api_path {
+    let api_path = if let Some(p) = &args.res.external_api_path {
         p.clone()
     } else if core {
         format!("k8s.io/api/{group}/{version}")
@@ -256,12 +227,12 @@ pub fn plan(root: &Path, args: &ApiArgs) -> Result<(Plan, bool, bool)> {
     };
 
     let default_plural = flect::pluralize(&kind_lower);
-    let plural = match (&args.plural, &existing) {
+    let plural = match (&args.res.plural, &existing) {
         (Some(p), _) => p.clone(),
         (None, Some(r)) if !r.plural.is_empty() => r.plural.clone(),
         _ => default_plural.clone(),
     };
-    if let (Some(r), Some(p)) = (&existing, &args.plural) {
+    if let (Some(r), Some(p)) = (&existing, &args.res.plural) {
         let recorded = if r.plural.is_empty() {
             default_plural.clone()
         } else {
@@ -272,7 +243,7 @@ pub fn plan(root: &Path, args: &ApiArgs) -> Result<(Plan, bool, bool)> {
         }
     }
     let plural = if do_resource
-        && args.plural.is_none()
+        && args.res.plural.is_none()
         && resource::validate_plural(&plural, false).is_err()
     {
         // flect turns some acronym kinds into invalid plurals (`Dns` → `dnsDNSes`): pick a valid one.
@@ -461,7 +432,7 @@ pub fn plan(root: &Path, args: &ApiArgs) -> Result<(Plan, bool, bool)> {
     }
     if external {
         entry.external = true;
-        entry.module = args.external_api_module.clone().unwrap_or_default();
+        entry.module = args.res.external_api_module.clone().unwrap_or_default();
     }
     if do_controller {
         match &args.controller_name {
@@ -485,28 +456,25 @@ pub fn plan(root: &Path, args: &ApiArgs) -> Result<(Plan, bool, bool)> {
 
 pub fn run(root: &Path, args: &ApiArgs) -> Result<()> {
     let (plan, did_resource, _external) = plan(root, args)?;
-    let report = apply(
+    if !super::execute(
         root,
         &plan,
-        &ApplyOptions {
-            dry_run: args.dry_run,
-            ..Default::default()
-        },
-    )?;
-    if args.dry_run {
-        println!("opbuilder create api --dry-run: nothing was written. The plan:");
-        report.print(true);
+        args.run.dry_run,
+        "create api",
+        &format!(
+            "Scaffolded {}/{} {}:",
+            args.res.group, args.res.version, args.res.kind
+        ),
+    )? {
         return Ok(());
     }
-    println!("Scaffolded {}/{} {}:", args.group, args.version, args.kind);
-    report.print(false);
-    if !args.skip_post_steps {
+    if !args.run.skip_post_steps {
         let mut steps = vec![];
-        if let Some(m) = &args.external_api_module {
+        if let Some(m) = &args.res.external_api_module {
             steps.push(Step::GoGet(m.clone()));
         }
         steps.push(Step::GoModTidy);
-        if did_resource && args.make {
+        if did_resource && args.run.make {
             steps.push(Step::Make("generate"));
         }
         post::run(root, &steps)?;

@@ -3,7 +3,7 @@
 use super::init::{boilerplate, License};
 use crate::context::{ProjectCtx, BOILERPLATE_FILE};
 use crate::error::usage;
-use crate::plan::{apply, ApplyOptions, IfExists, Plan};
+use crate::plan::{IfExists, Plan};
 use crate::project::Project;
 use crate::resource::{CtxInput, Gvk, ResourceCtx};
 use crate::templates;
@@ -131,21 +131,9 @@ pub fn plan(root: &Path, args: &EditArgs) -> Result<(Plan, Vec<String>)> {
 
 pub fn run(root: &Path, args: &EditArgs) -> Result<()> {
     let (plan, notes) = plan(root, args)?;
-    let report = apply(
-        root,
-        &plan,
-        &ApplyOptions {
-            dry_run: args.dry_run,
-            ..Default::default()
-        },
-    )?;
-    if args.dry_run {
-        println!("opbuilder edit --dry-run: nothing was written. The plan:");
-        report.print(true);
+    if !super::execute(root, &plan, args.dry_run, "edit", "Edited the project:")? {
         return Ok(());
     }
-    println!("Edited the project:");
-    report.print(false);
     for n in notes {
         println!("\n{n}");
     }

@@ -2,7 +2,7 @@
 
 use crate::context::{ProjectCtx, BOILERPLATE_FILE};
 use crate::error::{bad_flag, usage};
-use crate::plan::{apply, ApplyOptions, IfExists, Plan};
+use crate::plan::{IfExists, Plan};
 use crate::post::{self, Step};
 use crate::project::{self, Project};
 use crate::templates;
@@ -307,24 +307,18 @@ pub fn run(root: &Path, args: &InitArgs) -> Result<()> {
             others.join(", ")
         );
     }
-    let report = apply(
+    if !super::execute(
         root,
         &plan,
-        &ApplyOptions {
-            dry_run: args.dry_run,
-            ..Default::default()
-        },
-    )?;
-    if args.dry_run {
-        println!("opbuilder init --dry-run: nothing was written. The plan:");
-        report.print(true);
+        args.dry_run,
+        "init",
+        &format!(
+            "Scaffolded project {:?} (module {}):",
+            project.project_name, project.repo
+        ),
+    )? {
         return Ok(());
     }
-    println!(
-        "Scaffolded project {:?} (module {}):",
-        project.project_name, project.repo
-    );
-    report.print(false);
     if !args.skip_post_steps {
         post::run(root, &[Step::GoModTidy])?;
     }

@@ -4,7 +4,7 @@ use super::api::MAIN_GO;
 use crate::context::ProjectCtx;
 use crate::error::{bad_flag, usage};
 use crate::flect;
-use crate::plan::{apply, ApplyOptions, Edit, IfExists, Plan};
+use crate::plan::{Edit, IfExists, Plan};
 use crate::post::{self, Step};
 use crate::project::{Project, Resource, Webhooks};
 use crate::resource::{self, CtxInput, Gvk, ResourceCtx};
@@ -23,18 +23,8 @@ const DEFAULT_KUSTOMIZATION: &str = "config/default/kustomization.yaml";
   opbuilder create webhook --group batch --version v1 --kind MyCronJob --conversion --spoke v2
   opbuilder create webhook --group core --version v1 --kind Pod --defaulting")]
 pub struct WebhookArgs {
-    /// API group, without the domain (`core` for Pods, Services, ...)
-    #[arg(long, default_value = "", value_name = "GROUP")]
-    pub group: String,
-    /// API version of the kind, such as v1beta1
-    #[arg(long, value_name = "VERSION")]
-    pub version: String,
-    /// Kind that gets the webhook
-    #[arg(long, value_name = "KIND")]
-    pub kind: String,
-    /// Plural resource name (must match PROJECT when the API exists)
-    #[arg(long, value_name = "PLURAL")]
-    pub plural: Option<String>,
+    #[command(flatten)]
+    pub res: super::ResourceFlags,
     /// A mutating webhook that sets defaults
     #[arg(long)]
     pub defaulting: bool,
@@ -53,30 +43,11 @@ pub struct WebhookArgs {
     /// Custom path of the validating webhook (with --programmatic-validation)
     #[arg(long, value_name = "PATH")]
     pub validation_path: Option<String>,
-    /// Go import path of an external API package
-    #[arg(long, value_name = "IMPORT_PATH")]
-    pub external_api_path: Option<String>,
-    /// Domain of the external API group
-    #[arg(long, value_name = "DOMAIN")]
-    pub external_api_domain: Option<String>,
-    /// Go module (optionally @version) that provides --external-api-path
-    #[arg(long, value_name = "MODULE")]
-    pub external_api_module: Option<String>,
     /// Scaffold a webhook type again (replaces the webhook and test files)
     #[arg(long)]
     pub force: bool,
-    /// Run `make generate` afterwards (--make=false to skip)
-    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true", default_value = "true", value_name = "BOOL")]
-    pub make: bool,
-    /// Do not run `go mod tidy` and `make generate` afterwards
-    #[arg(long)]
-    pub skip_post_steps: bool,
-    /// Show what would be written, write nothing
-    #[arg(long)]
-    pub dry_run: bool,
-    /// Plugin chain (only the default go/v4 layout is available)
-    #[arg(long, value_name = "KEYS", hide_short_help = true)]
-    pub plugins: Option<String>,
+    #[command(flatten)]
+    pub run: super::RunFlags,
 }
 
 fn check_path_flag(flag: &str, value: &str) -> Result<()> {
@@ -128,11 +99,11 @@ fn commented_block(template: &str, header: &str) -> Option<String> {
 }
 
 pub fn plan(root: &Path, args: &WebhookArgs) -> Result<(Plan, Vec<String>)> {
-    super::init::check_plugins(args.plugins.as_deref())?;
+    super::init::check_plugins(args.run.plugins.as_deref())?;
     let mut project = Project::load(root)?;
-    let group = args.group.trim().to_string();
-    let version = args.version.trim().to_string();
-    let kind = args.kind.trim().to_string();
+    let group = args.res.group.trim().to_string();
+    let version = args.res.version.trim().to_string();
+    let kind = args.res.kind.trim().to_string();
     resource::validate_gvk(&group, &version, &kind, &project.domain)?;
     if !(args.defaulting || args.programmatic_validation || args.conversion) {
         return Err(usage(
@@ -159,7 +130,7 @@ pub fn plan(root: &Path, args: &WebhookArgs) -> Result<(Plan, Vec<String>)> {
             "--spoke lists the versions a conversion webhook converts: add --conversion",
         ));
     }
-    if let Some(p) = &args.plural {
+    if let Some(p) = &args.res.plural {
         resource::validate_plural(p, true)?;
     }
     for s in &args.spoke {
@@ -173,7 +144,7 @@ pub fn plan(root: &Path, args: &WebhookArgs) -> Result<(Plan, Vec<String>)> {
             ));
         }
     }
-    if args.external_api_module.is_some() && args.external_api_path.is_none() {
+    if args.res.external_api_module.is_some() && args.res.external_api_path.is_none() {
         return Err(usage("--external-api-module needs --external-api-path (the package to import from that module)"));
     }
 
@@ -189,12 +160,12 @@ pub fn plan(root: &Path, args: &WebhookArgs) -> Result<(Plan, Vec<String>)> {
             );
         }
     }
-    let (core, external, domain, api_path) = match (&existing, &args.external_api_path) {
+    let (core, external, domain, api_path) = match (&existing, &args.res.external_api_path) {
         (Some(r), _) => (r.core, r.external, r.domain.clone(), r.path.clone()),
         (None, Some(p)) => (
             false,
             true,
-            args.external_api_domain.clone().unwrap_or_default(),
+            args.res.external_api_domain.clone().unwrap_or_default(),
             p.clone(),
         ),
         (None, None) => match resource::core_domain(&group) {
@@ -230,7 +201,7 @@ pub fn plan(root: &Path, args: &WebhookArgs) -> Result<(Plan, Vec<String>)> {
             r.plural.clone()
         }
     });
-    let plural = match (&args.plural, &recorded) {
+    let plural = match (&args.res.plural, &recorded) {
         (Some(p), Some(r)) if p != r => {
             bail!("--plural {p:?} differs from the plural {r:?} recorded for {kind} in PROJECT; drop --plural or use {r:?}")
         }
@@ -511,7 +482,7 @@ pub fn plan(root: &Path, args: &WebhookArgs) -> Result<(Plan, Vec<String>)> {
                 path: api_path.clone(),
                 core,
                 external,
-                module: args.external_api_module.clone().unwrap_or_default(),
+                module: args.res.external_api_module.clone().unwrap_or_default(),
                 ..Default::default()
             });
             project.resources.last_mut().expect("just pushed")
@@ -657,34 +628,28 @@ fn merge_sections(
 
 pub fn run(root: &Path, args: &WebhookArgs) -> Result<()> {
     let (plan, notes) = plan(root, args)?;
-    let report = apply(
+    if !super::execute(
         root,
         &plan,
-        &ApplyOptions {
-            dry_run: args.dry_run,
-            ..Default::default()
-        },
-    )?;
-    if args.dry_run {
-        println!("opbuilder create webhook --dry-run: nothing was written. The plan:");
-        report.print(true);
+        args.run.dry_run,
+        "create webhook",
+        &format!(
+            "Scaffolded webhooks for {}/{} {}:",
+            args.res.group, args.res.version, args.res.kind
+        ),
+    )? {
         return Ok(());
     }
-    println!(
-        "Scaffolded webhooks for {}/{} {}:",
-        args.group, args.version, args.kind
-    );
-    report.print(false);
     for n in &notes {
         println!("\n{n}");
     }
-    if !args.skip_post_steps {
+    if !args.run.skip_post_steps {
         let mut steps = vec![];
-        if let Some(m) = &args.external_api_module {
+        if let Some(m) = &args.res.external_api_module {
             steps.push(Step::GoGet(m.clone()));
         }
         steps.push(Step::GoModTidy);
-        if args.make {
+        if args.run.make {
             steps.push(Step::Make("generate"));
         }
         post::run(root, &steps)?;
