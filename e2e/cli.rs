@@ -892,3 +892,97 @@ fn edit_toggles_settings() {
     );
     assert_eq!(before, full_snapshot(d));
 }
+
+#[test]
+fn external_and_core_types_are_recorded_in_project() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    init_project(d, &[]);
+    let out = api(
+        d,
+        &[
+            "--group",
+            "cert-manager",
+            "--version",
+            "v1",
+            "--kind",
+            "Issuer",
+            "--resource=false",
+            "--controller",
+            "--external-api-path",
+            "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1",
+            "--external-api-domain",
+            "io",
+            "--external-api-module",
+            "github.com/cert-manager/cert-manager@v1.21.0",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let project = fs::read_to_string(d.join("PROJECT")).unwrap();
+    for line in [
+        "- controller: true\n  domain: io\n  external: true\n  group: cert-manager\n  kind: Issuer\n",
+        "  module: github.com/cert-manager/cert-manager@v1.21.0\n  path: github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1\n",
+    ] {
+        assert!(project.contains(line), "{project}");
+    }
+    let main = fs::read_to_string(d.join("cmd/main.go")).unwrap();
+    assert!(
+        main.contains(
+            "\tcertmanagerv1 \"github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1\"\n"
+        ),
+        "{main}"
+    );
+    assert!(
+        main.contains("utilruntime.Must(certmanagerv1.AddToScheme(scheme))"),
+        "{main}"
+    );
+    let ctl = fs::read_to_string(d.join("internal/controller/issuer_controller.go")).unwrap();
+    assert!(
+        ctl.contains("For(&certmanagerv1.Issuer{})")
+            && ctl.contains("groups=cert-manager.io,resources=issuers"),
+        "{ctl}"
+    );
+    let out = webhook(
+        d,
+        &[
+            "--group",
+            "cert-manager",
+            "--version",
+            "v1",
+            "--kind",
+            "Issuer",
+            "--defaulting",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let hook = fs::read_to_string(d.join("internal/webhook/v1/issuer_webhook.go")).unwrap();
+    assert!(
+        hook.contains("path=/mutate-cert-manager-io-v1-issuer,")
+            && hook.contains("groups=cert-manager.io,"),
+        "{hook}"
+    );
+    // A webhook on a core type warns about intercepting every object.
+    let out = webhook(
+        d,
+        &[
+            "--group",
+            "core",
+            "--version",
+            "v1",
+            "--kind",
+            "Pod",
+            "--defaulting",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("intercepts every such object"),
+        "{}",
+        stdout(&out)
+    );
+    let hook = fs::read_to_string(d.join("internal/webhook/v1/pod_webhook.go")).unwrap();
+    assert!(
+        hook.contains("path=/mutate--v1-pod,") && hook.contains("groups=\"\","),
+        "{hook}"
+    );
+}
