@@ -986,3 +986,49 @@ fn external_and_core_types_are_recorded_in_project() {
         "{hook}"
     );
 }
+
+#[test]
+fn an_invalid_default_plural_is_replaced_and_recorded() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    init_project(d, &[]);
+    // flect v1.0.3 pluralises "dns" to "dnsDNSes", which is not a valid resource name.
+    let out = api(
+        d,
+        &[
+            "--group",
+            "net",
+            "--version",
+            "v1",
+            "--kind",
+            "Dns",
+            "--resource",
+            "--controller",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let project = fs::read_to_string(d.join("PROJECT")).unwrap();
+    assert!(project.contains("  plural: dnses\n"), "{project}");
+    let ctl = fs::read_to_string(d.join("internal/controller/dns_controller.go")).unwrap();
+    assert!(ctl.contains("resources=dnses,"), "{ctl}");
+    // A regular plural is not recorded.
+    let out = api(
+        d,
+        &[
+            "--group",
+            "net",
+            "--version",
+            "v1",
+            "--kind",
+            "Policy",
+            "--resource",
+            "--controller",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let project = fs::read_to_string(d.join("PROJECT")).unwrap();
+    assert!(!project.contains("plural: policies"), "{project}");
+    assert!(fs::read_to_string(d.join("config/crd/kustomization.yaml"))
+        .unwrap()
+        .contains("- bases/net.example.com_policies.yaml"));
+}
