@@ -36,6 +36,7 @@ measure() { # measure LABEL SETUP-FN CMD...
 no_setup() { :; }
 init_setup() { "$bin" init --domain example.com --repo example.com/bench --project-name bench --skip-post-steps >/dev/null; }
 
+measure "baseline: version" no_setup "$bin" version
 measure "init" no_setup "$bin" init --domain example.com --repo example.com/bench --project-name bench --skip-post-steps
 measure "init --dry-run" no_setup "$bin" init --domain example.com --repo example.com/bench --project-name bench --dry-run
 measure "create api (after init)" init_setup "$bin" create api --group ingress --version v1 --kind App --resource --controller --skip-post-steps

@@ -13,16 +13,88 @@ use std::sync::{Mutex, OnceLock};
 
 pub static SCAFFOLDS: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/scaffolds");
 
-/// The handlebars registry. Templates are parsed on first use (with the partials they
-/// reference), so a command pays only for the templates it renders.
-fn registry() -> &'static Mutex<Handlebars<'static>> {
-    static HB: OnceLock<Mutex<Handlebars<'static>>> = OnceLock::new();
+/// The handlebars registry, plus the raw-text pieces cut out of registered templates (see
+/// [`skeleton`]). Templates are parsed on first use (with the partials they reference), so a
+/// command pays only for the templates it renders.
+struct Registry {
+    hb: Handlebars<'static>,
+    pieces: Vec<String>,
+}
+
+fn registry() -> &'static Mutex<Registry> {
+    static HB: OnceLock<Mutex<Registry>> = OnceLock::new();
     HB.get_or_init(|| {
-        let mut hb = Handlebars::new();
-        hb.set_strict_mode(true);
-        hb.register_escape_fn(handlebars::no_escape);
-        Mutex::new(hb)
+        Mutex::new(Registry {
+            hb: new_handlebars(),
+            pieces: vec![],
+        })
     })
+}
+
+fn new_handlebars() -> Handlebars<'static> {
+    let mut hb = Handlebars::new();
+    hb.set_strict_mode(true);
+    hb.register_escape_fn(handlebars::no_escape);
+    hb
+}
+
+const PIECE_OPEN: char = '\u{E000}';
+const PIECE_CLOSE: char = '\u{E001}';
+
+/// Handlebars' parser is slow on raw text (most of a template). Raw text is copied to the output
+/// unchanged, so long runs of it are replaced by placeholders before parsing and put back after
+/// rendering. Each run keeps its first and last line, which is what handlebars looks at to
+/// decide whether a block tag stands alone on its line. Returns the skeleton; the cut pieces are
+/// appended to `pieces` (placeholders hold their global index). An escaped `\{{...}}` stays in
+/// the skeleton with its backslash. A template containing the placeholder characters is left
+/// whole.
+fn skeleton(text: &str, pieces: &mut Vec<String>) -> String {
+    if text.contains(PIECE_OPEN) || text.contains(PIECE_CLOSE) {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len() / 4);
+    let mut rest = text;
+    loop {
+        let (raw, tail) = match rest.find("{{") {
+            Some(i) => rest.split_at(i),
+            None => (rest, ""),
+        };
+        match (raw.find('\n'), raw.rfind('\n')) {
+            (Some(first), Some(last)) if last > first + 64 => {
+                out.push_str(&raw[..=first]);
+                out.push(PIECE_OPEN);
+                out.push_str(&pieces.len().to_string());
+                out.push(PIECE_CLOSE);
+                pieces.push(raw[first + 1..last].to_string());
+                out.push_str(&raw[last..]);
+            }
+            _ => out.push_str(raw),
+        }
+        if tail.is_empty() {
+            return out;
+        }
+        let end = tail.find("}}").map_or(tail.len(), |e| e + 2);
+        out.push_str(&tail[..end]);
+        rest = &tail[end..];
+    }
+}
+
+/// Put the cut pieces back into rendered output.
+fn restore(rendered: &str, pieces: &[String]) -> String {
+    let mut out = String::with_capacity(rendered.len() * 4);
+    let mut rest = rendered;
+    while let Some(i) = rest.find(PIECE_OPEN) {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + PIECE_OPEN.len_utf8()..];
+        let close = after
+            .find(PIECE_CLOSE)
+            .expect("placeholders are written whole");
+        let idx: usize = after[..close].parse().expect("placeholder index");
+        out.push_str(&pieces[idx]);
+        rest = &after[close + PIECE_CLOSE.len_utf8()..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// Names of the partials a template includes (`{{> name}}`).
@@ -37,8 +109,8 @@ fn partial_refs(text: &str) -> Vec<&str> {
 }
 
 /// Register template `name` (its path below scaffolds/ without `.hbs`) and its partials.
-fn ensure(hb: &mut Handlebars<'static>, name: &str) -> Result<()> {
-    if hb.has_template(name) {
+fn ensure(reg: &mut Registry, name: &str) -> Result<()> {
+    if reg.hb.has_template(name) {
         return Ok(());
     }
     let file = SCAFFOLDS
@@ -48,34 +120,106 @@ fn ensure(hb: &mut Handlebars<'static>, name: &str) -> Result<()> {
         .contents_utf8()
         .ok_or_else(|| anyhow!("{name}.hbs is not UTF-8"))?;
     for partial in partial_refs(text) {
-        ensure(hb, partial)?;
+        ensure(reg, partial)?;
     }
-    hb.register_template_string(name, text)
+    let skel = skeleton(text, &mut reg.pieces);
+    reg.hb
+        .register_template_string(name, skel)
         .with_context(|| format!("template {name}.hbs does not parse"))?;
     Ok(())
 }
 
-fn render_registered(name: &str, ctx: &impl Serialize) -> Result<String> {
-    let mut hb = registry().lock().unwrap_or_else(|e| e.into_inner());
-    ensure(&mut hb, name)?;
-    hb.render(name, ctx)
-        .with_context(|| format!("rendering {name}.hbs"))
-}
-
-/// Every embedded file, depth first.
-pub fn all_files() -> Vec<&'static include_dir::File<'static>> {
-    fn walk(d: &'static Dir<'static>, out: &mut Vec<&'static include_dir::File<'static>>) {
-        for e in d.entries() {
-            match e {
-                DirEntry::Dir(sub) => walk(sub, out),
-                DirEntry::File(f) => out.push(f),
+/// Render templates made only of `{{name}}` / `{{a.b}}` substitutions and literal `\{{` without
+/// handlebars: parsing a template costs far more than rendering it, and most templates are this
+/// simple. Returns `None` for anything else (blocks, partials, comments, helpers, non-scalar
+/// values), which then goes through handlebars. Same rules as handlebars in strict mode without
+/// escaping; a unit test checks that both give identical output for every such template.
+fn render_simple(text: &str, ctx: &handlebars::JsonValue) -> Option<Result<String>> {
+    let mut out = String::with_capacity(text.len() + 256);
+    let mut rest = text;
+    while let Some(i) = rest.find("{{") {
+        if rest[..i].ends_with('\\') {
+            out.push_str(&rest[..i - 1]);
+            out.push_str("{{");
+            rest = &rest[i + 2..];
+            continue;
+        }
+        out.push_str(&rest[..i]);
+        let end = rest[i..].find("}}")? + i;
+        let expr = rest[i + 2..end].trim();
+        let is_path = !expr.is_empty()
+            && expr.split('.').all(|seg| {
+                !seg.is_empty() && seg.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            });
+        if !is_path || rest[end + 2..].starts_with('}') {
+            return None;
+        }
+        let mut v = ctx;
+        for seg in expr.split('.') {
+            match v.get(seg) {
+                Some(next) => v = next,
+                None => {
+                    return Some(Err(anyhow!(
+                        "variable {expr:?} is not defined (strict mode)"
+                    )))
+                }
             }
         }
+        match v {
+            handlebars::JsonValue::String(s) => out.push_str(s),
+            handlebars::JsonValue::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+            handlebars::JsonValue::Number(n) => out.push_str(&n.to_string()),
+            _ => return None,
+        }
+        rest = &rest[end + 2..];
     }
-    let mut out = vec![];
-    walk(&SCAFFOLDS, &mut out);
-    out.sort_by_key(|f| f.path());
-    out
+    out.push_str(rest);
+    Some(Ok(out))
+}
+
+fn render_registered(name: &str, ctx: &impl Serialize) -> Result<String> {
+    let file = SCAFFOLDS
+        .get_file(format!("{name}.hbs"))
+        .ok_or_else(|| anyhow!("no template {name}.hbs"))?;
+    let text = file
+        .contents_utf8()
+        .ok_or_else(|| anyhow!("{name}.hbs is not UTF-8"))?;
+    if !text.contains("{{#") && !text.contains("{{>") && !text.contains("{{!") {
+        let json = handlebars::to_json(ctx);
+        if let Some(r) = render_simple(text, &json) {
+            return r.with_context(|| format!("rendering {name}.hbs"));
+        }
+    }
+    render_handlebars(name, ctx)
+}
+
+fn render_handlebars(name: &str, ctx: &impl Serialize) -> Result<String> {
+    let mut reg = registry().lock().unwrap_or_else(|e| e.into_inner());
+    ensure(&mut reg, name)?;
+    let out = reg
+        .hb
+        .render(name, ctx)
+        .with_context(|| format!("rendering {name}.hbs"))?;
+    Ok(restore(&out, &reg.pieces))
+}
+
+/// Every embedded file, sorted by path (computed once).
+pub fn all_files() -> &'static [&'static include_dir::File<'static>] {
+    static FILES: OnceLock<Vec<&'static include_dir::File<'static>>> = OnceLock::new();
+    FILES.get_or_init(|| {
+        fn walk(d: &'static Dir<'static>, out: &mut Vec<&'static include_dir::File<'static>>) {
+            for e in d.entries() {
+                match e {
+                    DirEntry::Dir(sub) => walk(sub, out),
+                    DirEntry::File(f) => out.push(f),
+                }
+            }
+        }
+        let mut out = vec![];
+        walk(&SCAFFOLDS, &mut out);
+        out.sort_by_key(|f| f.path());
+        out
+    })
 }
 
 /// A rendered file: its path relative to the project root and its content.
@@ -88,7 +232,7 @@ pub struct Rendered {
 }
 
 fn render_path(template_path: &str, ctx: &impl Serialize) -> Result<PathBuf> {
-    let hb = registry().lock().unwrap_or_else(|e| e.into_inner());
+    let hb = &registry().lock().unwrap_or_else(|e| e.into_inner()).hb;
     let mut out = PathBuf::new();
     for seg in template_path.split('/') {
         let seg = if seg.contains("{{") {
@@ -117,7 +261,7 @@ pub fn render_tree(
     let prefix = format!("{tree}/");
     let mut out = vec![];
     for file in all_files()
-        .into_iter()
+        .iter()
         .filter(|f| f.path().starts_with(dir.path()))
     {
         let full = file.path().to_string_lossy().to_string();
@@ -251,7 +395,8 @@ mod tests {
 
     #[test]
     fn strict_mode_rejects_unknown_variables_and_does_not_escape() {
-        let hb = registry().lock().unwrap();
+        let reg = registry().lock().unwrap();
+        let hb = &reg.hb;
         assert!(hb
             .render_template("{{nope}}", &serde_yaml::Mapping::new())
             .is_err());
@@ -268,18 +413,114 @@ mod tests {
             registry()
                 .lock()
                 .unwrap()
+                .hb
                 .render_template("{{x}}", &m)
                 .unwrap(),
             "{{y}}"
         );
     }
 
+    /// Rendering from skeletons (raw text cut out before parsing) gives exactly what plain
+    /// handlebars gives, for every template and both context variants.
     #[test]
-    fn every_template_parses() {
-        let mut hb = registry().lock().unwrap();
+    fn skeletons_render_like_plain_handlebars() {
+        let mut plain = new_handlebars();
         for f in all_files() {
             if let Some(name) = f.path().to_str().and_then(|n| n.strip_suffix(".hbs")) {
-                ensure(&mut hb, name).unwrap_or_else(|e| panic!("{e:#}"));
+                plain
+                    .register_template_string(name, f.contents_utf8().unwrap())
+                    .unwrap();
+            }
+        }
+        let mut compared = 0;
+        for (ns, mg, lic) in [
+            (false, false, Some("/*\nCopyright YEAR X.\n*/")),
+            (true, true, None),
+        ] {
+            let p = project(ns, mg);
+            for core in [false, true] {
+                let rctx = resource_ctx(&p, lic, core);
+                let pctx = ProjectCtx::new(&p, lic.map(str::to_string));
+                for f in all_files() {
+                    let Some(name) = f.path().to_str().and_then(|n| n.strip_suffix(".hbs")) else {
+                        continue;
+                    };
+                    let json = if name.starts_with("init/") {
+                        handlebars::to_json(&pctx)
+                    } else {
+                        handlebars::to_json(&rctx)
+                    };
+                    assert_eq!(
+                        render_handlebars(name, &json).unwrap(),
+                        plain.render(name, &json).unwrap(),
+                        "{name}"
+                    );
+                    compared += 1;
+                }
+            }
+        }
+        assert!(compared > 100);
+        let mut pieces = vec![];
+        let text = format!(
+            "a\n{}\n{{{{#if x}}}}\nb\n{{{{/if}}}}\n",
+            "long line\n".repeat(10)
+        );
+        let skel = skeleton(&text, &mut pieces);
+        assert!(skel.len() < text.len() / 2 && pieces.len() == 1, "{skel}");
+        assert_eq!(restore(&skel, &pieces), text);
+    }
+
+    /// The fast path gives exactly what handlebars gives, for every template it accepts.
+    #[test]
+    fn fast_path_matches_handlebars() {
+        let mut checked = 0;
+        for (ns, mg, lic) in [
+            (false, false, Some("/*\nCopyright YEAR X.\n*/")),
+            (true, true, None),
+        ] {
+            let p = project(ns, mg);
+            let rctx = resource_ctx(&p, lic, false);
+            let pctx = ProjectCtx::new(&p, lic.map(str::to_string));
+            for f in all_files() {
+                let Some(name) = f.path().to_str().and_then(|n| n.strip_suffix(".hbs")) else {
+                    continue;
+                };
+                let text = f.contents_utf8().unwrap();
+                let json = if name.starts_with("init/") {
+                    handlebars::to_json(&pctx)
+                } else {
+                    handlebars::to_json(&rctx)
+                };
+                if let Some(fast) = render_simple(text, &json) {
+                    let slow = render_handlebars(name, &json).unwrap();
+                    assert_eq!(fast.unwrap(), slow, "{name}");
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked > 20, "only {checked} templates took the fast path");
+        let ctx = handlebars::to_json(std::collections::BTreeMap::from([("a", "x")]));
+        assert_eq!(
+            render_simple("\\{{a}} {{a}} {{ a }}", &ctx)
+                .unwrap()
+                .unwrap(),
+            "{{a}} x x"
+        );
+        assert!(
+            render_simple("{{b}}", &ctx).unwrap().is_err(),
+            "strict: undefined is an error"
+        );
+        assert!(render_simple("{{#if a}}{{/if}}", &ctx).is_none());
+        assert!(render_simple("{{{a}}}", &ctx).is_none());
+        assert!(render_simple("{{a b}}", &ctx).is_none());
+    }
+
+    #[test]
+    fn every_template_parses() {
+        let mut reg = registry().lock().unwrap();
+        for f in all_files() {
+            if let Some(name) = f.path().to_str().and_then(|n| n.strip_suffix(".hbs")) {
+                ensure(&mut reg, name).unwrap_or_else(|e| panic!("{e:#}"));
             }
         }
         assert_eq!(
