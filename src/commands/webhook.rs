@@ -6,7 +6,7 @@ use crate::error::{bad_flag, usage};
 use crate::flect;
 use crate::plan::{Edit, IfExists, Plan};
 use crate::post::{self, Step};
-use crate::project::{Project, Resource, Webhooks};
+use crate::project::{Project, Resource};
 use crate::resource::{self, CtxInput, Gvk, ResourceCtx};
 use crate::templates;
 use crate::validate;
@@ -504,7 +504,7 @@ pub fn plan(root: &Path, args: &WebhookArgs) -> Result<(Plan, Vec<String>)> {
         }
     }
     w.webhook_version = "v1".into();
-    entry.webhooks = Some(Webhooks { ..w });
+    entry.webhooks = Some(w);
     plan.project = Some(project.to_yaml());
     Ok((plan, notes))
 }
