@@ -266,7 +266,7 @@ pub fn plan(root: &Path, args: &ApiArgs) -> Result<(Plan, bool, bool)> {
     }
 
     let pctx = ProjectCtx::load(root, &project);
-    let mut ctx = ResourceCtx::new(CtxInput {
+    let ctx = ResourceCtx::new(CtxInput {
         project: &project,
         pctx,
         gvk: &gvk,
@@ -278,9 +278,6 @@ pub fn plan(root: &Path, args: &ApiArgs) -> Result<(Plan, bool, bool)> {
         controller_name: args.controller_name.as_deref(),
         has_api: do_resource || in_project_api,
     });
-    if ctx.project.namespaced {
-        ctx.rbac_group = ctx.qgroup.clone();
-    }
 
     let mut plan = Plan::default();
     let repo = project.repo.clone();

@@ -272,8 +272,8 @@ pub fn plan(root: &Path, args: &WebhookArgs) -> Result<(Plan, Vec<String>)> {
     let hook_file = format!("{}/{}_webhook.go", ctx.webhook_dir, ctx.kind_lower);
     let test_file = format!("{}/{}_webhook_test.go", ctx.webhook_dir, ctx.kind_lower);
     let merge = !args.force && root.join(&hook_file).exists();
-    // Only webhook-server kinds (defaulting/validation) get Go webhook code; conversion alone
-    // still needs the setup function so the manager serves /convert for the kind.
+    // Webhook and test files are rendered with every type the kind has after this run; when
+    // they already exist (and no --force), the new types are merged into them instead.
     for f in templates::render_tree("webhook", &ctx, |_| true)? {
         let t = f.template.as_str();
         let is_code = t.ends_with("_webhook.go") || t.ends_with("_webhook_test.go");
@@ -556,7 +556,6 @@ fn merge_sections(
     repo: &str,
 ) -> Result<()> {
     let mut add = |kind: &str, builder: String| -> Result<()> {
-        // Sections render with the flags of this run only.
         let section = templates::render(&format!("fragments/webhook/{kind}.go"), ctx)?;
         plan.update(
             hook,
