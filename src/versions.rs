@@ -26,6 +26,7 @@ pub struct Scaffold {
 pub struct E2e {
     pub kubernetes: String,
     pub etcd: String,
+    pub kubebuilder: String,
 }
 
 #[derive(Debug, Clone, Deserialize)]

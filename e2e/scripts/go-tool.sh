@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Build (or reuse) a Go command from the Go module proxy, cached by module version:
+#
+#   $E2E_CACHE/tools/<name>-<version>/<name>
+#
+# `go install MODULE@VERSION` needs the proxy's version list, which some proxies refuse, so the
+# command is built inside a throwaway module that requires the exact version. The binaries are
+# test oracles and helpers (kubebuilder, golangci-lint): nothing of them enters the project.
+#
+# Usage: go-tool.sh NAME          print the path of a tool known by name (building it when missing):
+#                                 kubebuilder, golangci-lint
+#        go-tool.sh NAME MODULE VERSION PACKAGE
+#                                 the same for any main package
+# Environment: OPBUILDER_E2E_CACHE (cache root), usual Go variables.
+set -euo pipefail
+
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+need_cmd go flock
+name=${1:?usage: go-tool.sh NAME [MODULE VERSION PACKAGE]}
+if [[ $# -eq 1 ]]; then
+	case "$name" in
+	kubebuilder) set -- "$name" sigs.k8s.io/kubebuilder/v4 "$(pin e2e.kubebuilder)" sigs.k8s.io/kubebuilder/v4 ;;
+	golangci-lint) set -- "$name" github.com/golangci/golangci-lint/v2 "$(pin scaffold.golangci_lint)" github.com/golangci/golangci-lint/v2/cmd/golangci-lint ;;
+	*) die "unknown tool '$name': give MODULE VERSION PACKAGE too" ;;
+	esac
+fi
+[[ $# -eq 4 ]] || die "usage: go-tool.sh NAME [MODULE VERSION PACKAGE]"
+module=$2 version=$3 package=$4
+
+dir="$E2E_CACHE/tools/$name-$version"
+bin="$dir/$name"
+if [[ -x $bin ]]; then
+	printf '%s\n' "$bin"
+	exit 0
+fi
+mkdir -p "$dir"
+exec 9>"$dir.lock"
+flock 9
+if [[ ! -x $bin ]]; then
+	log_info "building $name $version from $module (Go module proxy)"
+	start=$SECONDS
+	work=$(mktemp -d "${TMPDIR:-/tmp}/opbuilder-gotool.XXXXXX")
+	trap 'rm -rf "$work"' EXIT
+	(
+		cd "$work"
+		printf 'module opbuilder.invalid/tool\n\ngo 1.26.0\n\nrequire %s %s\n' "$module" "$version" >go.mod
+		printf '//go:build tools\n\npackage tool\n\nimport _ "%s"\n' "$package" >tool.go
+		GOFLAGS=-mod=mod go mod tidy >/dev/null 2>&1 || GOFLAGS=-mod=mod go mod tidy
+		CGO_ENABLED=0 go build -trimpath -o "$bin.tmp" "$package"
+	)
+	mv -f "$bin.tmp" "$bin"
+	log_info "built $bin in $(fmt_duration $((SECONDS - start)))"
+fi
+printf '%s\n' "$bin"
