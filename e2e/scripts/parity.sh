@@ -1,0 +1,229 @@
+#!/usr/bin/env bash
+# The differential parity suite: Kubebuilder v4.15 is the oracle.
+#
+# Every scenario is a list of commands run through both tools, each in its own directory with the
+# same name (so derived names agree), after `go mod init` with the same module path:
+#   - the three projects of Kubebuilder's own `test/testdata/generate.sh` (project-v4,
+#     project-v4-multigroup, project-v4-with-plugins), read at test time from the kubebuilder
+#     module in the Go module cache, by running that script's function with its commands recorded
+#     instead of executed;
+#   - opbuilder's golden scripts (e2e/testdata/*/commands), translated for kubebuilder;
+#   - interop scenarios (e2e/parity/interop/*.commands): lines prefixed `kb:` or `op:` run through
+#     that tool only, in a project the other tool started. They are compared against the same
+#     script run by kubebuilder alone.
+# Then `go mod tidy` and `make generate manifests` run in both trees, and e2e/parity/compare checks
+# them semantically (see its doc comment). Lines listed in e2e/parity/unsupported.txt are skipped
+# for both tools; differences listed in e2e/parity/allowlist.txt are accepted. Anything else fails.
+#
+# Usage: parity.sh [SCENARIO...]     (default: all; names as printed, e.g. project-v4, golden-project)
+# Environment: PARITY_KEEP=1 keeps the work directory and prints its path.
+set -euo pipefail
+
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+need_cmd go make kubectl cargo
+
+scripts=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+parity_dir="$OPBUILDER_ROOT/e2e/parity"
+kb_bin=$("$scripts/go-tool.sh" kubebuilder)
+kb_version=$(pin e2e.kubebuilder)
+kb_src=$(go mod download -json "sigs.k8s.io/kubebuilder/v4@$kb_version" | awk -F'"' '$2 == "Dir" { print $4 }')
+[[ -r $kb_src/test/testdata/generate.sh ]] || die "kubebuilder source not found in the module cache ($kb_src)"
+op_bin=${OPBUILDER_BIN:-}
+if [[ -z $op_bin ]]; then
+	cargo build --quiet --manifest-path "$OPBUILDER_ROOT/Cargo.toml"
+	op_bin="$OPBUILDER_ROOT/target/debug/opbuilder"
+fi
+compare_bin="$E2E_CACHE/parity-compare"
+(cd "$parity_dir" && go build -o "$compare_bin" .)
+
+# Print Kubebuilder's generate.sh as scenarios: `### NAME`, `gomodinit MODULE`, `kb ARGS...`
+# (shell-quoted). The script's own function runs with every external command stubbed and `$kb`
+# recording its arguments, so its conditions and quoting are Kubebuilder's.
+kubebuilder_scripts() {
+	local body
+	body=$(sed -e '/^source /d' -e '/^build_kb$/d' "$kb_src/test/testdata/generate.sh")
+	(
+		header_text() { :; }
+		pushd() { :; }
+		popd() { :; }
+		mkdir() { :; }
+		rm() { :; }
+		make() { :; }
+		go() { if [[ "$1 $2" == "mod init" ]]; then printf 'gomodinit %q\n' "$3"; fi; }
+		record() {
+			printf 'kb'
+			printf ' %q' "$@"
+			printf '\n'
+		}
+		# shellcheck disable=SC2034 # used by the evaluated script
+		kb=record
+		eval "$(printf '%s\n' "$body" | sed -e '/^scaffold_test_project /d' -e 's/^function scaffold_test_project {/function kb_scaffold {/')"
+		scaffold_test_project() {
+			printf '### %s\n' "$1"
+			kb_scaffold "$@"
+		}
+		eval "$(printf '%s\n' "$body" | sed -n '/^scaffold_test_project /p')"
+	)
+}
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/opbuilder-parity.XXXXXX")
+if [[ -n ${PARITY_KEEP:-} ]]; then
+	log_info "keeping $work"
+else
+	trap 'rm -rf "$work"' EXIT
+fi
+mkdir -p "$work/scenarios"
+
+# Kubebuilder's scripts: one file per project.
+kubebuilder_scripts | awk -v dir="$work/scenarios" '
+	/^### / { f = dir "/" $2 ".script"; printf "" > f; next }
+	{ print >> f }
+'
+# opbuilder's golden scripts: `opbuilder ...` lines become tool-neutral `kb ...` lines; the
+# post-step flags have the same meaning in both tools once translated (see run_line).
+for g in "$OPBUILDER_ROOT"/e2e/testdata/*/commands; do
+	name=golden-$(basename "$(dirname "$g")")
+	repo=$(sed -n 's/.*--repo \([^ ]*\).*/\1/p' "$g" | head -n 1)
+	{
+		printf 'gomodinit %s\n' "$repo"
+		grep -v '^[[:space:]]*\(#\|$\)' "$g" | sed 's/^opbuilder /kb /'
+	} >"$work/scenarios/$name.script"
+done
+shopt -s nullglob
+for i in "$parity_dir"/interop/*.commands; do
+	cp "$i" "$work/scenarios/interop-$(basename "$i" .commands).script"
+done
+
+selected=("$@")
+if [[ ${#selected[@]} -eq 0 ]]; then
+	for s in "$work"/scenarios/*.script; do
+		selected+=("$(basename "$s" .script)")
+	done
+fi
+
+# unsupported.txt: `SCENARIO-GLOB | COMMAND-GLOB | reason`. A matching line is skipped by both tools.
+is_unsupported() {
+	local scenario=$1 line=$2 sg cg
+	while IFS='|' read -r sg cg _; do
+		sg=$(echo "$sg" | xargs)
+		cg=$(echo "$cg" | sed -e 's/^[[:space:]]*//' -e 's/[[:space:]]*$//')
+		[[ -z $sg || $sg == \#* ]] && continue
+		# shellcheck disable=SC2053 # glob match on purpose
+		if [[ $scenario == $sg && $line == $cg ]]; then
+			return 0
+		fi
+	done <"$parity_dir/unsupported.txt"
+	return 1
+}
+
+# run_line TOOL DIR LINE: run one recorded `kb ARGS` line with kubebuilder or opbuilder.
+run_line() {
+	local tool=$1 dir=$2 line=$3
+	local -a args
+	eval "args=(${line#kb })"
+	local -a out=()
+	local a
+	for a in "${args[@]}"; do
+		if [[ $a == --skip-post-steps && $tool == kb ]]; then
+			# kubebuilder has no such flag: its nearest equivalents per command.
+			case "${args[0]}" in
+			init) out+=(--fetch-deps=false --skip-go-version-check) ;;
+			create) out+=(--make=false) ;;
+			esac
+			continue
+		fi
+		out+=("$a")
+	done
+	if [[ $tool == kb ]]; then
+		(cd "$dir" && "$kb_bin" "${out[@]}")
+	else
+		(cd "$dir" && "$op_bin" "${out[@]}")
+	fi
+}
+
+failed=()
+passed=0
+for s in "${selected[@]}"; do
+	script="$work/scenarios/$s.script"
+	[[ -f $script ]] || die "unknown scenario $s (have: $(cd "$work/scenarios" && ls | sed 's/\.script$//' | xargs))"
+	if [[ $s == golden-keywords ]]; then
+		# Kubebuilder writes Go that does not compile for these kinds (the reason the scenario exists).
+		log_info "parity $s: skipped for kubebuilder by design (Go-keyword kinds); opbuilder's tree is built by the golden checks"
+		continue
+	fi
+	start=$SECONDS
+	log_info "parity $s"
+	# The directory names become the project names: give both the scenario's own name.
+	kbdir="$work/kb/$s/$s" opdir="$work/op/$s/$s"
+	mkdir -p "$kbdir" "$opdir"
+	: >"$work/$s.commands"
+	ok=1
+	while IFS= read -r line; do
+		[[ -z $line || $line == \#* ]] && continue
+		case "$line" in
+		gomodinit\ *)
+			mod=${line#gomodinit }
+			(cd "$kbdir" && go mod init "$mod" >/dev/null 2>&1)
+			(cd "$opdir" && go mod init "$mod" >/dev/null 2>&1)
+			continue
+			;;
+		esac
+		# Interop lines (`kb: ...`, `op: ...`) run in the second tree with the tool they name; the
+		# first tree always runs kubebuilder alone, as the reference.
+		tool=op
+		case "$line" in
+		kb:\ *) tool=kb line="kb ${line#kb: }" ;;
+		op:\ *) line="kb ${line#op: }" ;;
+		esac
+		if is_unsupported "$s" "$line"; then
+			log_info "  skip (unsupported.txt): $line"
+			continue
+		fi
+		kb_rc=0 op_rc=0
+		run_line kb "$kbdir" "$line" >"$work/$s.kb.log" 2>&1 || kb_rc=$?
+		run_line "$tool" "$opdir" "$line" >"$work/$s.op.log" 2>&1 || op_rc=$?
+		# Post-steps (`make generate`) then find the tools instead of building them per project.
+		for d in "$kbdir" "$opdir"; do
+			[[ -f $d/Makefile ]] && "$scripts/seed-tools.sh" "$d"
+		done
+		# Neither tool may warn about a block or marker it could not find in the other's files.
+		if grep -qiE 'unable to find|could not find|not found.*(marker|block)|warn.*(marker|block)' "$work/$s.kb.log" "$work/$s.op.log"; then
+			log_error "  a tool warned about a missing block or marker: $line"
+			grep -iE -B2 -A2 'unable to find|could not find|not found.*(marker|block)|warn.*(marker|block)' "$work/$s.kb.log" "$work/$s.op.log" >&2 || true
+			ok=0
+		fi
+		if ((kb_rc == 0 && op_rc != 0)); then
+			log_error "  kubebuilder accepts, opbuilder refuses (exit $op_rc): $line"
+			sed 's/^/      /' "$work/$s.op.log" >&2
+			ok=0
+		elif ((kb_rc != 0 && op_rc == 0)); then
+			log_warn "  opbuilder accepts, kubebuilder refuses (exit $kb_rc): $line"
+			sed 's/^/      /' "$work/$s.kb.log" | tail -n 5 >&2
+		elif ((kb_rc != 0)); then
+			log_error "  both tools refuse: $line"
+			tail -n 5 "$work/$s.kb.log" "$work/$s.op.log" >&2
+			ok=0
+		fi
+	done <"$script"
+	for d in "$kbdir" "$opdir"; do
+		"$scripts/seed-tools.sh" "$d"
+		if ! (cd "$d" && go mod tidy >"$d/.parity-tidy.log" 2>&1 && make generate manifests >"$d/.parity-make.log" 2>&1); then
+			log_error "  go mod tidy / make generate manifests failed in $d"
+			tail -n 20 "$d"/.parity-*.log >&2
+			ok=0
+		fi
+		rm -f "$d"/.parity-*.log
+	done
+	# Compare even after a refused command: the full list of differences is the useful report.
+	"$compare_bin" -scenario "$s" -allowlist "$parity_dir/allowlist.txt" "$kbdir" "$opdir" || ok=0
+	if ((ok)); then
+		passed=$((passed + 1))
+		log_info "parity $s: ok in $(fmt_duration $((SECONDS - start)))"
+	else
+		failed+=("$s")
+		log_error "parity $s: FAILED after $(fmt_duration $((SECONDS - start)))"
+	fi
+done
+echo "parity: ${passed} passed, ${#failed[@]} failed"
+[[ ${#failed[@]} -eq 0 ]] || die "parity differences in: ${failed[*]} (fix them, or list a deliberate departure in e2e/parity/allowlist.txt with its reason)"
