@@ -779,7 +779,7 @@ fn second_webhook_type_merges_into_edited_files() {
     let hook = d.join("internal/webhook/v1/app_webhook.go");
     let text = fs::read_to_string(&hook).unwrap();
     assert!(
-        text.contains("AppDefaulter") && !text.contains("AppValidator"),
+        text.contains("AppCustomDefaulter") && !text.contains("AppCustomValidator"),
         "{text}"
     );
     // The user fills in the defaulter; adding validation must keep that.
@@ -802,9 +802,9 @@ fn second_webhook_type_merges_into_edited_files() {
     assert!(out.status.success(), "{}", stderr(&out));
     let merged = fs::read_to_string(&hook).unwrap();
     assert!(merged.contains("// user code stays"), "{merged}");
-    assert!(merged.contains("WithDefaulter(&AppDefaulter{}).\n\t\tWithValidator(&AppValidator{}).\n\t\tWithValidatorCustomPath(\"/check-app\").\n\t\tComplete()"), "{merged}");
+    assert!(merged.contains("WithDefaulter(&AppCustomDefaulter{}).\n\t\tWithValidator(&AppCustomValidator{}).\n\t\tWithValidatorCustomPath(\"/check-app\").\n\t\tComplete()"), "{merged}");
     assert!(
-        merged.contains("func (v *AppValidator) ValidateCreate"),
+        merged.contains("func (v *AppCustomValidator) ValidateCreate"),
         "{merged}"
     );
     assert!(
@@ -836,7 +836,7 @@ fn second_webhook_type_merges_into_edited_files() {
             && kust.contains("\nreplacements:\n"),
         "{kust}"
     );
-    assert!(kust.contains("\n      fieldPath: .metadata.namespace\n    targets:\n      - select:\n          kind: ValidatingWebhookConfiguration"), "{kust}");
+    assert!(kust.contains("\n     fieldPath: .metadata.namespace # Namespace of the certificate CR\n   targets:\n     - select:\n         kind: ValidatingWebhookConfiguration"), "{kust}");
 }
 
 #[test]
@@ -1031,4 +1031,226 @@ fn an_invalid_default_plural_is_replaced_and_recorded() {
     assert!(fs::read_to_string(d.join("config/crd/kustomization.yaml"))
         .unwrap()
         .contains("- bases/net.example.com_policies.yaml"));
+}
+
+// ---- Kubebuilder parity (each of these failed before the parity fixes)
+
+fn ok(out: std::process::Output) {
+    assert!(
+        out.status.success(),
+        "stderr: {}\nstdout: {}",
+        stderr(&out),
+        stdout(&out)
+    );
+}
+
+fn words(s: &str) -> Vec<&str> {
+    s.split_whitespace().collect()
+}
+
+/// The `replacements` of config/default/kustomization.yaml, parsed.
+fn replacements(d: &Path) -> Vec<serde_yaml::Value> {
+    let text = fs::read_to_string(d.join("config/default/kustomization.yaml")).unwrap();
+    let doc: serde_yaml::Value = serde_yaml::from_str(&text).unwrap();
+    doc["replacements"]
+        .as_sequence()
+        .unwrap_or_else(|| panic!("no replacements:\n{text}"))
+        .clone()
+}
+
+/// The CRD names that get `cert-manager.io/inject-ca-from` from the Certificate's `field`, with
+/// the index each one is written at.
+fn ca_injection_crds(d: &Path, field: &str) -> Vec<(String, u64)> {
+    let mut out = vec![];
+    for r in replacements(d) {
+        if r["source"]["kind"] != "Certificate" || r["source"]["fieldPath"] != field {
+            continue;
+        }
+        for t in r["targets"].as_sequence().into_iter().flatten() {
+            if t["select"]["kind"] == "CustomResourceDefinition" {
+                out.push((
+                    t["select"]["name"].as_str().unwrap().to_string(),
+                    t["options"]["index"].as_u64().unwrap(),
+                ));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn conversion_ca_injection_targets_both_certificate_sources() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    init_project(d, &[]);
+    for (kind, hub, spoke) in [("FirstMate", "v1", "v2"), ("Sailor", "v1", "v2")] {
+        ok(api(
+            d,
+            &words(&format!(
+                "--group crew --version {hub} --kind {kind} --resource --controller"
+            )),
+        ));
+        ok(api(
+            d,
+            &words(&format!(
+                "--group crew --version {spoke} --kind {kind} --resource --controller=false"
+            )),
+        ));
+        ok(webhook(
+            d,
+            &words(&format!(
+                "--group crew --version {hub} --kind {kind} --conversion --spoke {spoke}"
+            )),
+        ));
+    }
+    let want = |i| {
+        vec![
+            ("firstmates.crew.example.com".to_string(), i),
+            ("sailors.crew.example.com".to_string(), i),
+        ]
+    };
+    // namespace/name: index 0 from the Certificate's namespace, index 1 from its name.
+    assert_eq!(ca_injection_crds(d, ".metadata.namespace"), want(0));
+    assert_eq!(ca_injection_crds(d, ".metadata.name"), want(1));
+    // Running it again changes nothing.
+    let before = fs::read_to_string(d.join("config/default/kustomization.yaml")).unwrap();
+    ok(webhook(
+        d,
+        &words("--group crew --version v1 --kind Sailor --conversion --spoke v2 --force"),
+    ));
+    assert_eq!(
+        before,
+        fs::read_to_string(d.join("config/default/kustomization.yaml")).unwrap()
+    );
+}
+
+#[test]
+fn webhook_ca_injection_is_enabled_in_a_kubebuilder_style_kustomization() {
+    // Kubebuilder's own layout of the commented blocks (one-space list indentation, its comments):
+    // opbuilder must find the entries by their YAML, not by its own comments.
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    init_project(d, &[]);
+    let entry = |src: &str, field: &str, tgt: &str, idx: u8| {
+        format!("# - source:\n#     kind: {src}\n#     version: v1\n#     name: {}\n#     fieldPath: {field} # a comment\n#   targets:\n#     - select:\n#         kind: {tgt}\n#       fieldPaths:\n#         - {}\n#       options:\n#         delimiter: '{}'\n#         index: {idx}\n#         create: true\n",
+            if src == "Service" { "webhook-service" } else { "serving-cert" },
+            if src == "Service" { ".spec.dnsNames.0" } else { ".metadata.annotations.[cert-manager.io/inject-ca-from]" },
+            if src == "Service" { "." } else { "/" })
+    };
+    let kb = format!(
+        "namespace: guestbook-system\nnamePrefix: guestbook-\nresources:\n#- ../crd\n- ../rbac\n- ../manager\n#- ../webhook\n#- ../certmanager\n- metrics_service.yaml\npatches:\n- path: manager_metrics_patch.yaml\n  target:\n    kind: Deployment\n#- path: manager_webhook_patch.yaml\n#  target:\n#    kind: Deployment\n#replacements:\n{}{}\n{}{}\n",
+        entry("Service", ".metadata.name", "Certificate", 0),
+        entry("Service", ".metadata.namespace", "Certificate", 1),
+        entry("Certificate", ".metadata.namespace", "MutatingWebhookConfiguration", 0),
+        entry("Certificate", ".metadata.name", "MutatingWebhookConfiguration", 1),
+    );
+    fs::write(d.join("config/default/kustomization.yaml"), kb).unwrap();
+    ok(api(
+        d,
+        &words("--group crew --version v1 --kind Captain --resource --controller"),
+    ));
+    let out = webhook(
+        d,
+        &words("--group crew --version v1 --kind Captain --defaulting"),
+    );
+    assert!(!stderr(&out).contains("could not find"), "{}", stderr(&out));
+    ok(out);
+    let r = replacements(d);
+    assert_eq!(r.len(), 4, "{r:?}");
+    let text = fs::read_to_string(d.join("config/default/kustomization.yaml")).unwrap();
+    for line in [
+        "- ../webhook",
+        "- ../certmanager",
+        "- ../crd",
+        "- path: manager_webhook_patch.yaml",
+    ] {
+        assert!(
+            text.lines().any(|l| l == line),
+            "{line} not enabled:\n{text}"
+        );
+    }
+}
+
+#[test]
+fn custom_plural_reaches_the_resource_marker() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    init_project(d, &[]);
+    ok(api(d, &words("--group crew --version v1 --kind Admiral --plural=admirales --namespaced=false --resource --controller")));
+    ok(api(
+        d,
+        &words("--group crew --version v1 --kind Sailor --plural=sailoren --resource --controller"),
+    ));
+    ok(api(
+        d,
+        &words("--group crew --version v1 --kind Captain --resource --controller"),
+    ));
+    let types = |k: &str| fs::read_to_string(d.join(format!("api/v1/{k}_types.go"))).unwrap();
+    assert!(types("admiral").contains("// +kubebuilder:resource:path=admirales,scope=Cluster\n"));
+    assert!(types("sailor").contains("// +kubebuilder:resource:path=sailoren\n"));
+    assert!(!types("captain").contains("+kubebuilder:resource:"));
+}
+
+#[test]
+fn core_and_external_controllers_fit_a_single_group_project() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    init_project(d, &[]);
+    ok(api(
+        d,
+        &words("--group crew --version v1 --kind Captain --resource --controller"),
+    ));
+    ok(api(
+        d,
+        &words("--group apps --version v1 --kind Deployment --resource=false --controller"),
+    ));
+    ok(api(d, &words("--group cert-manager --version v1 --kind Certificate --resource=false --controller --external-api-path=github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1 --external-api-domain=io")));
+    // An API of a second group is still refused.
+    fails_untouched(
+        d,
+        &words("create api --skip-post-steps --group ship --version v1 --kind Frigate --resource --controller"),
+        1,
+        &["single-group", "edit --multigroup"],
+    );
+}
+
+#[test]
+fn api_and_webhook_go_interface_matches_kubebuilder() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    init_project(d, &[]);
+    ok(api(d, &words("--group crew --version v1 --kind Captain --resource --controller --controller-name captain")));
+    ok(webhook(
+        d,
+        &words("--group crew --version v1 --kind Captain --defaulting --programmatic-validation"),
+    ));
+    let types = fs::read_to_string(d.join("api/v1/captain_types.go")).unwrap();
+    assert!(
+        types.contains("\t// +required\n\tSpec CaptainSpec `json:\"spec\"`\n"),
+        "{types}"
+    );
+    let gv = fs::read_to_string(d.join("api/v1/groupversion_info.go")).unwrap();
+    assert!(
+        gv.contains("runtime.NewSchemeBuilder(") && !gv.contains("controller-runtime/pkg/scheme"),
+        "{gv}"
+    );
+    let hook = fs::read_to_string(d.join("internal/webhook/v1/captain_webhook.go")).unwrap();
+    for id in [
+        "type CaptainCustomDefaulter struct",
+        "type CaptainCustomValidator struct",
+    ] {
+        assert!(hook.contains(id), "{id}: {hook}");
+    }
+    // A controller created with --controller-name gets its test, like Kubebuilder's.
+    let test =
+        fs::read_to_string(d.join("internal/controller/captain_controller_test.go")).unwrap();
+    assert!(test.contains("&CaptainReconciler{"), "{test}");
+    // Manager: the health port is declared; the webhook port is the default, not a flag.
+    let mgr = fs::read_to_string(d.join("config/manager/manager.yaml")).unwrap();
+    assert!(
+        mgr.contains("- containerPort: 8081\n          name: health\n"),
+        "{mgr}"
+    );
+    let patch = fs::read_to_string(d.join("config/default/manager_webhook_patch.yaml")).unwrap();
+    assert!(!patch.contains("--webhook-port"), "{patch}");
 }

@@ -102,7 +102,14 @@ pub fn insert_above(
     }
     let mut current = content.to_string();
     for fragment in fragments {
-        if contains_fragment(&current, fragment) {
+        // In `#`-comment files a fragment counts as present whether it is commented out or not:
+        // YAML fragments are inserted commented and enabled afterwards.
+        let present = if token == "#" {
+            contains_fragment(&uncomment_all(&current), &uncomment_all(fragment))
+        } else {
+            contains_fragment(&current, fragment)
+        };
+        if present {
             continue;
         }
         // Walk markers bottom-up so earlier indices stay valid.
@@ -402,6 +409,77 @@ pub fn append_once(content: &str, text: &str) -> String {
     s
 }
 
+/// `text` with one leading `#` removed from every line.
+fn uncomment_all(text: &str) -> String {
+    text.lines()
+        .map(|l| strip_hash(l).0)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// A line with one leading `#` (after indentation) removed, and whether there was one.
+fn strip_hash(line: &str) -> (String, bool) {
+    let ind = indentation(line);
+    match line[ind.len()..].strip_prefix('#') {
+        Some(rest) => (format!("{ind}{rest}"), true),
+        None => (line.to_string(), false),
+    }
+}
+
+/// The YAML value of a line without its trailing ` # comment`, trimmed.
+fn yaml_text(line: &str) -> &str {
+    let t = line.trim();
+    match t.find(" #") {
+        Some(i) => t[..i].trim_end(),
+        None => t,
+    }
+}
+
+/// Uncomment every YAML list entry whose first line reads `start` (e.g. `- source:`) and whose
+/// lines include every line of `needs` (compared without indentation and trailing comments),
+/// whether the entry is commented out, partly commented (lines inserted later) or not at all.
+///
+/// An entry is recognised by its structure, not its comments: it runs from its first line over
+/// the following lines indented deeper than its `-`, and ends at a blank line, a scaffold marker
+/// or a line indented no deeper. This reads both opbuilder's own files and Kubebuilder's.
+/// Returns `None` when no such entry exists.
+pub fn enable_entries(content: &str, start: &str, needs: &[&str]) -> Option<String> {
+    let (mut lines, nl) = split_lines(content);
+    let mut found = false;
+    let mut i = 0;
+    while i < lines.len() {
+        let (head, _) = strip_hash(&lines[i]);
+        if yaml_text(&head) != start {
+            i += 1;
+            continue;
+        }
+        let depth = indentation(&head).len();
+        let mut end = i + 1;
+        while end < lines.len() {
+            let (l, _) = strip_hash(&lines[end]);
+            if l.trim().is_empty()
+                || l.trim().starts_with("+kubebuilder:scaffold:")
+                || indentation(&l).len() <= depth
+            {
+                break;
+            }
+            end += 1;
+        }
+        let texts: Vec<String> = lines[i..end]
+            .iter()
+            .map(|l| yaml_text(&strip_hash(l).0).to_string())
+            .collect();
+        if needs.iter().all(|n| texts.iter().any(|t| t == n.trim())) {
+            found = true;
+            for l in &mut lines[i..end] {
+                *l = strip_hash(l).0;
+            }
+        }
+        i = end;
+    }
+    found.then(|| join_lines(&lines, nl))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -621,5 +699,97 @@ mod tests {
         assert!(insert_after_line(src, "nope:", "x").is_none());
         assert_eq!(append_once("a", "b\n"), "a\nb\n");
         assert_eq!(append_once("a\nb\n", "b\n"), "a\nb\n");
+    }
+
+    const KB_STYLE: &str = "#replacements:
+# - source: # for any webhook
+#     kind: Service
+#     version: v1
+#     name: webhook-service
+#     fieldPath: .metadata.name # Name of the service
+#   targets:
+#     - select:
+#         kind: Certificate
+# - source:
+#     kind: Certificate
+#     name: serving-cert
+#     fieldPath: .metadata.namespace # Namespace of the certificate CR
+#   targets: # keep the marker below
+#     - select:
+#         kind: CustomResourceDefinition
+#         name: a.example.com
+# +kubebuilder:scaffold:crdkustomizecainjectionns
+# - source:
+#     kind: Certificate
+#     name: serving-cert
+#     fieldPath: .metadata.name
+#   targets:
+# +kubebuilder:scaffold:crdkustomizecainjectionname
+";
+
+    #[test]
+    fn entries_are_found_by_structure_and_uncommented_whole() {
+        let out = enable_entries(
+            KB_STYLE,
+            "- source:",
+            &[
+                "kind: Certificate",
+                "fieldPath: .metadata.namespace",
+                "kind: CustomResourceDefinition",
+            ],
+        )
+        .unwrap();
+        assert!(out.contains(" - source:\n     kind: Certificate\n     name: serving-cert\n     fieldPath: .metadata.namespace # Namespace of the certificate CR\n   targets: # keep the marker below\n     - select:\n         kind: CustomResourceDefinition\n         name: a.example.com\n# +kubebuilder:scaffold:crdkustomizecainjectionns\n"), "{out}");
+        // The entries around it stay commented: the marker and the next `- source:` end it.
+        assert!(out.contains("# - source: # for any webhook\n"));
+        assert!(out.contains("# - source:\n#     kind: Certificate\n#     name: serving-cert\n#     fieldPath: .metadata.name\n"));
+        // Idempotent, and a second pass finds the (now uncommented) entry again.
+        let again = enable_entries(
+            &out,
+            "- source:",
+            &[
+                "kind: Certificate",
+                "fieldPath: .metadata.namespace",
+                "kind: CustomResourceDefinition",
+            ],
+        )
+        .unwrap();
+        assert_eq!(out, again);
+    }
+
+    #[test]
+    fn entries_need_every_line_and_report_absence() {
+        // The name entry has no CRD target yet: it is not a conversion entry.
+        assert_eq!(
+            enable_entries(
+                KB_STYLE,
+                "- source:",
+                &[
+                    "fieldPath: .metadata.name",
+                    "kind: CustomResourceDefinition",
+                    "name: serving-cert"
+                ],
+            ),
+            None
+        );
+        let out = enable_entries(
+            KB_STYLE,
+            "- source:",
+            &[
+                "kind: Service",
+                "name: webhook-service",
+                "fieldPath: .metadata.name",
+            ],
+        )
+        .unwrap();
+        assert!(out.contains("\n - source: # for any webhook\n     kind: Service\n"));
+        assert!(out.contains("\n     - select:\n         kind: Certificate\n# - source:\n"));
+    }
+
+    #[test]
+    fn lines_inserted_commented_into_an_enabled_entry_are_uncommented() {
+        let src = " - source:\n     kind: Certificate\n   targets:\n     - select:\n         name: a\n#     - select:\n#         name: b\n# +kubebuilder:scaffold:x\n";
+        let out = enable_entries(src, "- source:", &["kind: Certificate", "name: b"]).unwrap();
+        assert_eq!(out, " - source:\n     kind: Certificate\n   targets:\n     - select:\n         name: a\n     - select:\n         name: b\n# +kubebuilder:scaffold:x\n");
     }
 }

@@ -38,6 +38,10 @@ pub enum Edit {
     /// Uncomment a block (given in its uncommented form). When `required` is false and the block
     /// is in neither form, the edit is reported as a warning instead of a conflict.
     Uncomment { block: String, required: bool },
+    /// Uncomment every YAML list entry that starts with the line `start` and holds every line of
+    /// `needs`, recognised by structure (see [`markers::enable_entries`]). A missing entry is
+    /// reported as a warning.
+    EnableEntry { start: String, needs: Vec<String> },
     /// Insert text after the first line equal to `anchor` (idempotent).
     AfterLine { anchor: String, text: String },
     /// Insert text above the last line equal to `anchor`, with its indentation (idempotent).
@@ -306,6 +310,20 @@ fn apply_edit(
                 Ok(content.to_string())
             }
         },
+        Edit::EnableEntry { start, needs } => {
+            let needs: Vec<&str> = needs.iter().map(String::as_str).collect();
+            match markers::enable_entries(content, start, &needs) {
+                Some(c) => Ok(c),
+                None => {
+                    warnings.push(format!(
+                        "{show}: could not find the `{start}` entry holding these lines, commented out or not; \
+                         add or enable it by hand:\n{}",
+                        indent_block(&needs.join("\n"))
+                    ));
+                    Ok(content.to_string())
+                }
+            }
+        }
         Edit::AfterLine { anchor, text } => markers::insert_after_line(content, anchor, text)
             .ok_or_else(|| format!("{show}: the line `{anchor}` is missing; add it back")),
         Edit::BeforeLine { anchor, text } => markers::insert_before_line(content, anchor, text)

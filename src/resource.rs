@@ -305,6 +305,9 @@ pub struct ResourceCtx {
     pub kind_lower: String,
     pub kind_var: String,
     pub plural: String,
+    /// The plural is not the one Kubebuilder computes from the kind (`--plural`, or a fallback):
+    /// the type then needs `+kubebuilder:resource:path=<plural>`.
+    pub custom_plural: bool,
     pub qgroup: String,
     pub import_alias: String,
     pub api_path: String,
@@ -415,6 +418,7 @@ impl ResourceCtx {
                 }
             },
             plural: i.plural.to_string(),
+            custom_plural: i.plural != crate::flect::pluralize(&kind_lower),
             import_alias: g.import_alias(),
             api_path: i.api_path.to_string(),
             api_dir: lay.api_dir.clone(),

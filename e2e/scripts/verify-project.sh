@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Prove a generated project works with the real tools:
-#   go mod tidy; gofmt -l . is empty; go vet ./...; make generate manifests build;
+#   go mod tidy; gofmt -l . is empty; make generate manifests build; go vet ./...; make lint;
 #   one CRD in config/crd/bases per API in PROJECT; kubectl kustomize config/default renders;
 #   and, unless --no-test, `make test` against the offline envtest binaries.
 #
@@ -30,6 +30,9 @@ step "gofmt -l (must print nothing)"
 unformatted=$(gofmt -l . | grep -v '^bin/' || true)
 [[ -z $unformatted ]] || die "[$name] files not gofmt-clean: $unformatted"
 
+step "tools from the e2e cache (controller-gen, kustomize, golangci-lint)"
+"$scripts/seed-tools.sh" --lint "$dir"
+
 step "make generate manifests build"
 make generate manifests build
 
@@ -39,6 +42,9 @@ unformatted=$(gofmt -l . | grep -v '^bin/' || true)
 
 step "go vet ./..."
 go vet ./...
+
+step "make lint (golangci-lint $(pin scaffold.golangci_lint))"
+make lint
 
 # One CRD per group and kind that has types in PROJECT (the versions of a kind share a CRD).
 # PROJECT keys are sorted, so a resource with types starts with `- api:`.

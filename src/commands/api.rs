@@ -170,7 +170,13 @@ pub fn plan(root: &Path, args: &ApiArgs) -> Result<(Plan, bool, bool)> {
              sample and controller again (their files are replaced)"
         );
     }
-    if !project.multigroup && !project.resources.is_empty() && !project.has_group(&group) {
+    // Like Kubebuilder, the one-group rule applies to APIs created in the project only: a controller
+    // for a core or external type may name any group.
+    if do_resource
+        && !project.multigroup
+        && !project.resources.is_empty()
+        && !project.has_group(&group)
+    {
         let groups: Vec<&str> = project.resources.iter().map(|r| r.group.as_str()).collect();
         bail!(
             "this project holds group {:?} already and is single-group; run `opbuilder edit --multigroup` \
@@ -357,10 +363,9 @@ pub fn plan(root: &Path, args: &ApiArgs) -> Result<(Plan, bool, bool)> {
     }
 
     if do_controller {
-        let named = args.controller_name.is_some();
-        for f in templates::render_tree("controller", &ctx, |t| {
-            !(named && t.ends_with("_controller_test.go"))
-        })? {
+        // The kind's controller test is written once, for the first controller created; like
+        // Kubebuilder, later (named) controllers do not replace it.
+        for f in templates::render_tree("controller", &ctx, |_| true)? {
             let policy = match f.template.as_str() {
                 t if t.ends_with("suite_test.go") => IfExists::Skip,
                 t if t.ends_with("_controller_test.go") => replace(IfExists::Skip),

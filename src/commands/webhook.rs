@@ -16,6 +16,28 @@ use std::path::Path;
 
 const DEFAULT_KUSTOMIZATION: &str = "config/default/kustomization.yaml";
 
+/// The lines that identify a replacement entry copying `field` of the webhook Service into the
+/// serving Certificate's DNS names.
+fn service_entry(field: &str) -> Vec<String> {
+    vec![
+        "kind: Service".into(),
+        "name: webhook-service".into(),
+        format!("fieldPath: {field}"),
+        "kind: Certificate".into(),
+    ]
+}
+
+/// The lines that identify a replacement entry copying `field` of the serving Certificate into
+/// the `cert-manager.io/inject-ca-from` annotation of objects of kind `target`.
+fn certificate_entry(field: &str, target: &str) -> Vec<String> {
+    vec![
+        "kind: Certificate".into(),
+        format!("fieldPath: {field}"),
+        "- .metadata.annotations.[cert-manager.io/inject-ca-from]".into(),
+        format!("kind: {target}"),
+    ]
+}
+
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:
   opbuilder create webhook --group ingress --version v1beta1 --kind App --defaulting --programmatic-validation
@@ -66,36 +88,6 @@ fn check_path_flag(flag: &str, value: &str) -> Result<()> {
             "/validate-app",
         ))
     }
-}
-
-/// Whether a line is commented-out YAML (`#- x`, `#key:`, `#  nested`) rather than prose (`# text`).
-fn is_commented_yaml(line: &str) -> bool {
-    let t = line.trim_start();
-    match t.strip_prefix('#') {
-        Some(r) => {
-            !t.contains("+kubebuilder:scaffold:")
-                && (r.starts_with("  ") || r.starts_with(|c: char| !c.is_whitespace()))
-        }
-        None => false,
-    }
-}
-
-/// The uncommented text of the commented-out YAML block of `template` that starts at the first
-/// commented-YAML line containing `header` and runs while lines are commented-out YAML.
-fn commented_block(template: &str, header: &str) -> Option<String> {
-    let lines: Vec<&str> = template.lines().collect();
-    let start = lines
-        .iter()
-        .position(|l| is_commented_yaml(l) && l.contains(header))?;
-    let out: Vec<String> = lines[start..]
-        .iter()
-        .take_while(|l| is_commented_yaml(l))
-        .map(|l| {
-            let t = l.trim_start();
-            format!("{}{}", &l[..l.len() - t.len()], &t[1..])
-        })
-        .collect();
-    Some(out.join("\n"))
 }
 
 pub fn plan(root: &Path, args: &WebhookArgs) -> Result<(Plan, Vec<String>)> {
@@ -388,38 +380,59 @@ pub fn plan(root: &Path, args: &WebhookArgs) -> Result<(Plan, Vec<String>)> {
         }
     }
 
-    // Kustomize: switch webhooks and cert-manager on in config/default.
-    let default_template =
-        templates::render_tree("init", &ctx.project, |t| t == DEFAULT_KUSTOMIZATION)?
-            .pop()
-            .map(|f| f.content)
-            .unwrap_or_default();
-    let mut blocks: Vec<&str> = vec![
+    // Kustomize: switch webhooks and cert-manager on in config/default. The blocks are found by
+    // their YAML, whether the file is opbuilder's or Kubebuilder's.
+    for block in [
         "- ../webhook",
         "- ../certmanager",
-        "- path: manager_webhook_patch.yaml",
+        "patches:",
+        "- path: manager_webhook_patch.yaml\n  target:\n    kind: Deployment",
         "replacements:",
-        "Webhook certificate DNS names",
-    ];
-    if ctx.defaulting {
-        blocks.push("Mutating webhook CA injection");
-    }
-    if ctx.validation {
-        blocks.push("Validating webhook CA injection");
-    }
-    if ctx.conversion {
-        blocks.push("Conversion webhook CA injection: Certificate namespace");
-        blocks.push("Conversion webhook CA injection: Certificate name");
-    }
-    for header in blocks {
-        let block = commented_block(&default_template, header)
-            .filter(|b| !b.trim().is_empty())
-            .unwrap_or_else(|| header.to_string());
+    ] {
         plan.update(
             DEFAULT_KUSTOMIZATION,
             Edit::Uncomment {
-                block,
+                block: block.into(),
                 required: false,
+            },
+        );
+    }
+    let mut entries = vec![
+        service_entry(".metadata.name"),
+        service_entry(".metadata.namespace"),
+    ];
+    let mut targets = vec![];
+    if ctx.defaulting {
+        targets.push("MutatingWebhookConfiguration");
+    }
+    if ctx.validation {
+        targets.push("ValidatingWebhookConfiguration");
+    }
+    if ctx.conversion {
+        // The CRD becomes a target of both Certificate entries (inserted commented, in the form
+        // Kubebuilder writes), then those entries are enabled with everything they hold.
+        for (marker, fragment) in [
+            ("crdkustomizecainjectionns", "ns"),
+            ("crdkustomizecainjectionname", "name"),
+        ] {
+            let select = templates::render(
+                &format!("fragments/kustomize_default_cainjection_{fragment}.yaml"),
+                &ctx,
+            )?;
+            plan.above_marker(DEFAULT_KUSTOMIZATION, marker, vec![select]);
+        }
+        targets.push("CustomResourceDefinition");
+    }
+    for target in targets {
+        entries.push(certificate_entry(".metadata.namespace", target));
+        entries.push(certificate_entry(".metadata.name", target));
+    }
+    for needs in entries {
+        plan.update(
+            DEFAULT_KUSTOMIZATION,
+            Edit::EnableEntry {
+                start: "- source:".into(),
+                needs,
             },
         );
     }
@@ -445,16 +458,6 @@ pub fn plan(root: &Path, args: &WebhookArgs) -> Result<(Plan, Vec<String>)> {
                 required: false,
             },
         );
-        for (marker, fragment) in [
-            ("crdkustomizecainjectionns", "ns"),
-            ("crdkustomizecainjectionname", "name"),
-        ] {
-            let select = templates::render(
-                &format!("fragments/kustomize_default_cainjection_{fragment}.yaml"),
-                &ctx,
-            )?;
-            plan.above_marker(DEFAULT_KUSTOMIZATION, marker, vec![select]);
-        }
         conversion_files(&mut plan, &project, &ctx, &args.spoke, args.force)?;
         notes.push(format!(
             "Conversion: {kind} {version} is now the hub (storage version). Fill in ConvertTo and ConvertFrom \
@@ -580,7 +583,7 @@ fn merge_sections(
         Ok(())
     };
     if args.defaulting {
-        let mut b = format!("WithDefaulter(&{}Defaulter{{}}).", ctx.kind);
+        let mut b = format!("WithDefaulter(&{}CustomDefaulter{{}}).", ctx.kind);
         if !ctx.custom_defaulting_path.is_empty() {
             b.push_str(&format!(
                 "\nWithDefaulterCustomPath(\"{}\").",
@@ -590,7 +593,7 @@ fn merge_sections(
         add("defaulter", b)?;
     }
     if args.programmatic_validation {
-        let mut b = format!("WithValidator(&{}Validator{{}}).", ctx.kind);
+        let mut b = format!("WithValidator(&{}CustomValidator{{}}).", ctx.kind);
         if !ctx.custom_validation_path.is_empty() {
             b.push_str(&format!(
                 "\nWithValidatorCustomPath(\"{}\").",
@@ -655,24 +658,4 @@ pub fn run(root: &Path, args: &WebhookArgs) -> Result<()> {
     }
     println!("\nNext: fill in the webhook logic, then run\n  make manifests");
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn commented_blocks_stop_at_blank_lines_and_markers() {
-        let t = "#a:\n#  - source: # X one\n#      kind: S\n#    targets:\n# +kubebuilder:scaffold:m\n#  - b\n\n#  - source: # Y\n#      k: v\n#- ../webhook\n# prose about Z\n#- ../z\n";
-        assert_eq!(
-            commented_block(t, "X one").unwrap(),
-            "  - source: # X one\n      kind: S\n    targets:"
-        );
-        assert_eq!(
-            commented_block(t, "Y").unwrap(),
-            "  - source: # Y\n      k: v\n- ../webhook"
-        );
-        assert_eq!(commented_block(t, "- ../webhook").unwrap(), "- ../webhook");
-        assert_eq!(commented_block(t, "Z"), None, "prose lines are not blocks");
-    }
 }

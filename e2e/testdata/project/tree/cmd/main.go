@@ -71,7 +71,6 @@ func main() {
 		enableLeaderElection bool
 		secureMetrics        bool
 		enableHTTP2          bool
-		webhookPort          int
 		webhookCertPath      string
 		webhookCertName      string
 		webhookCertKey       string
@@ -91,8 +90,6 @@ func main() {
 	flag.BoolVar(&secureMetrics, "metrics-secure", true,
 		"Serve metrics over HTTPS behind Kubernetes authentication and authorization. "+
 			"Set to false for plain HTTP.")
-	flag.IntVar(&webhookPort, "webhook-port", 9443,
-		"Port the webhook server listens on.")
 	flag.StringVar(&webhookCertPath, "webhook-cert-path", "",
 		"Directory holding the webhook serving certificate. Empty: the webhook server uses its default location.")
 	flag.StringVar(&webhookCertName, "webhook-cert-name", "tls.crt",
@@ -149,7 +146,6 @@ func main() {
 	}
 
 	webhookServer := webhook.NewServer(webhook.Options{
-		Port:    webhookPort,
 		TLSOpts: webhookTLSOpts,
 	})
 

@@ -2,6 +2,7 @@ package v1
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // FuncSpec is the desired state of Func objects, as set by their owner.
@@ -41,8 +42,8 @@ type Func struct {
 	metav1.ObjectMeta `json:"metadata,omitzero"`
 
 	// spec holds the desired state of this Func.
-	// +optional
-	Spec FuncSpec `json:"spec,omitzero"`
+	// +required
+	Spec FuncSpec `json:"spec"`
 
 	// status holds the observed state of this Func; only the controller writes it.
 	// +optional
@@ -59,5 +60,8 @@ type FuncList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&Func{}, &FuncList{})
+	SchemeBuilder.Register(func(s *runtime.Scheme) error {
+		s.AddKnownTypes(SchemeGroupVersion, &Func{}, &FuncList{})
+		return nil
+	})
 }

@@ -4,8 +4,9 @@
 package v1
 
 import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/controller-runtime/pkg/scheme"
 )
 
 var (
@@ -15,8 +16,12 @@ var (
 	// GroupVersion is the name controller-runtime based code usually refers to; it equals SchemeGroupVersion.
 	GroupVersion = SchemeGroupVersion
 
-	// SchemeBuilder collects the types of this package so they can be added to a runtime.Scheme.
-	SchemeBuilder = &scheme.Builder{GroupVersion: SchemeGroupVersion}
+	// SchemeBuilder collects the functions that add this package's types to a runtime.Scheme;
+	// each *_types.go file registers its kinds with it in an init function.
+	SchemeBuilder = runtime.NewSchemeBuilder(func(s *runtime.Scheme) error {
+		metav1.AddToGroupVersion(s, SchemeGroupVersion)
+		return nil
+	})
 
 	// AddToScheme registers every type of this package with a runtime.Scheme.
 	AddToScheme = SchemeBuilder.AddToScheme

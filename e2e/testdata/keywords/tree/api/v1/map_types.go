@@ -2,6 +2,7 @@ package v1
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // MapSpec is the desired state of Map objects, as set by their owner.
@@ -41,8 +42,8 @@ type Map struct {
 	metav1.ObjectMeta `json:"metadata,omitzero"`
 
 	// spec holds the desired state of this Map.
-	// +optional
-	Spec MapSpec `json:"spec,omitzero"`
+	// +required
+	Spec MapSpec `json:"spec"`
 
 	// status holds the observed state of this Map; only the controller writes it.
 	// +optional
@@ -59,5 +60,8 @@ type MapList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&Map{}, &MapList{})
+	SchemeBuilder.Register(func(s *runtime.Scheme) error {
+		s.AddKnownTypes(SchemeGroupVersion, &Map{}, &MapList{})
+		return nil
+	})
 }

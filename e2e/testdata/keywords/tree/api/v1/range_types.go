@@ -2,6 +2,7 @@ package v1
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // RangeSpec is the desired state of Range objects, as set by their owner.
@@ -41,8 +42,8 @@ type Range struct {
 	metav1.ObjectMeta `json:"metadata,omitzero"`
 
 	// spec holds the desired state of this Range.
-	// +optional
-	Spec RangeSpec `json:"spec,omitzero"`
+	// +required
+	Spec RangeSpec `json:"spec"`
 
 	// status holds the observed state of this Range; only the controller writes it.
 	// +optional
@@ -59,5 +60,8 @@ type RangeList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&Range{}, &RangeList{})
+	SchemeBuilder.Register(func(s *runtime.Scheme) error {
+		s.AddKnownTypes(SchemeGroupVersion, &Range{}, &RangeList{})
+		return nil
+	})
 }

@@ -2,6 +2,7 @@ package v1
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // TypeSpec is the desired state of Type objects, as set by their owner.
@@ -41,8 +42,8 @@ type Type struct {
 	metav1.ObjectMeta `json:"metadata,omitzero"`
 
 	// spec holds the desired state of this Type.
-	// +optional
-	Spec TypeSpec `json:"spec,omitzero"`
+	// +required
+	Spec TypeSpec `json:"spec"`
 
 	// status holds the observed state of this Type; only the controller writes it.
 	// +optional
@@ -59,5 +60,8 @@ type TypeList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&Type{}, &TypeList{})
+	SchemeBuilder.Register(func(s *runtime.Scheme) error {
+		s.AddKnownTypes(SchemeGroupVersion, &Type{}, &TypeList{})
+		return nil
+	})
 }

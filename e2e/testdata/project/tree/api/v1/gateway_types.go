@@ -18,6 +18,7 @@ package v1
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // GatewaySpec is the desired state of Gateway objects, as set by their owner.
@@ -59,8 +60,8 @@ type Gateway struct {
 	metav1.ObjectMeta `json:"metadata,omitzero"`
 
 	// spec holds the desired state of this Gateway.
-	// +optional
-	Spec GatewaySpec `json:"spec,omitzero"`
+	// +required
+	Spec GatewaySpec `json:"spec"`
 
 	// status holds the observed state of this Gateway; only the controller writes it.
 	// +optional
@@ -77,5 +78,8 @@ type GatewayList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&Gateway{}, &GatewayList{})
+	SchemeBuilder.Register(func(s *runtime.Scheme) error {
+		s.AddKnownTypes(SchemeGroupVersion, &Gateway{}, &GatewayList{})
+		return nil
+	})
 }

@@ -18,6 +18,7 @@ package v1beta1
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // AppSpec is the desired state of App objects, as set by their owner.
@@ -57,8 +58,8 @@ type App struct {
 	metav1.ObjectMeta `json:"metadata,omitzero"`
 
 	// spec holds the desired state of this App.
-	// +optional
-	Spec AppSpec `json:"spec,omitzero"`
+	// +required
+	Spec AppSpec `json:"spec"`
 
 	// status holds the observed state of this App; only the controller writes it.
 	// +optional
@@ -75,5 +76,8 @@ type AppList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&App{}, &AppList{})
+	SchemeBuilder.Register(func(s *runtime.Scheme) error {
+		s.AddKnownTypes(SchemeGroupVersion, &App{}, &AppList{})
+		return nil
+	})
 }

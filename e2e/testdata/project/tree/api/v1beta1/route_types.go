@@ -18,6 +18,7 @@ package v1beta1
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // RouteSpec is the desired state of Route objects, as set by their owner.
@@ -57,8 +58,8 @@ type Route struct {
 	metav1.ObjectMeta `json:"metadata,omitzero"`
 
 	// spec holds the desired state of this Route.
-	// +optional
-	Spec RouteSpec `json:"spec,omitzero"`
+	// +required
+	Spec RouteSpec `json:"spec"`
 
 	// status holds the observed state of this Route; only the controller writes it.
 	// +optional
@@ -75,5 +76,8 @@ type RouteList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&Route{}, &RouteList{})
+	SchemeBuilder.Register(func(s *runtime.Scheme) error {
+		s.AddKnownTypes(SchemeGroupVersion, &Route{}, &RouteList{})
+		return nil
+	})
 }

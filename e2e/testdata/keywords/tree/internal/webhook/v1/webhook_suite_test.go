@@ -37,7 +37,7 @@ var (
 	k8sClient client.Client
 )
 
-func TestWebhooks(t *testing.T) {
+func TestAPIs(t *testing.T) {
 	RegisterFailHandler(Fail)
 
 	RunSpecs(t, "Webhook Suite")

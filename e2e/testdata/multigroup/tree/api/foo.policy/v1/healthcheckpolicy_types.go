@@ -18,6 +18,7 @@ package v1
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // HealthCheckPolicySpec is the desired state of HealthCheckPolicy objects, as set by their owner.
@@ -57,8 +58,8 @@ type HealthCheckPolicy struct {
 	metav1.ObjectMeta `json:"metadata,omitzero"`
 
 	// spec holds the desired state of this HealthCheckPolicy.
-	// +optional
-	Spec HealthCheckPolicySpec `json:"spec,omitzero"`
+	// +required
+	Spec HealthCheckPolicySpec `json:"spec"`
 
 	// status holds the observed state of this HealthCheckPolicy; only the controller writes it.
 	// +optional
@@ -75,5 +76,8 @@ type HealthCheckPolicyList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&HealthCheckPolicy{}, &HealthCheckPolicyList{})
+	SchemeBuilder.Register(func(s *runtime.Scheme) error {
+		s.AddKnownTypes(SchemeGroupVersion, &HealthCheckPolicy{}, &HealthCheckPolicyList{})
+		return nil
+	})
 }

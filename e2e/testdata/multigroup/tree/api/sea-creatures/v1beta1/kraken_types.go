@@ -18,6 +18,7 @@ package v1beta1
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // KrakenSpec is the desired state of Kraken objects, as set by their owner.
@@ -57,8 +58,8 @@ type Kraken struct {
 	metav1.ObjectMeta `json:"metadata,omitzero"`
 
 	// spec holds the desired state of this Kraken.
-	// +optional
-	Spec KrakenSpec `json:"spec,omitzero"`
+	// +required
+	Spec KrakenSpec `json:"spec"`
 
 	// status holds the observed state of this Kraken; only the controller writes it.
 	// +optional
@@ -75,5 +76,8 @@ type KrakenList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&Kraken{}, &KrakenList{})
+	SchemeBuilder.Register(func(s *runtime.Scheme) error {
+		s.AddKnownTypes(SchemeGroupVersion, &Kraken{}, &KrakenList{})
+		return nil
+	})
 }

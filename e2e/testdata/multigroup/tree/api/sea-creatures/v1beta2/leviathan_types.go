@@ -18,6 +18,7 @@ package v1beta2
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // LeviathanSpec is the desired state of Leviathan objects, as set by their owner.
@@ -57,8 +58,8 @@ type Leviathan struct {
 	metav1.ObjectMeta `json:"metadata,omitzero"`
 
 	// spec holds the desired state of this Leviathan.
-	// +optional
-	Spec LeviathanSpec `json:"spec,omitzero"`
+	// +required
+	Spec LeviathanSpec `json:"spec"`
 
 	// status holds the observed state of this Leviathan; only the controller writes it.
 	// +optional
@@ -75,5 +76,8 @@ type LeviathanList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&Leviathan{}, &LeviathanList{})
+	SchemeBuilder.Register(func(s *runtime.Scheme) error {
+		s.AddKnownTypes(SchemeGroupVersion, &Leviathan{}, &LeviathanList{})
+		return nil
+	})
 }

@@ -32,7 +32,7 @@ var _ = Describe("Pod defaulting webhook", func() {
 	Context("defaulting", func() {
 		It("runs without error on an empty Pod", func() {
 			obj := &corev1.Pod{}
-			Expect((&PodDefaulter{}).Default(ctx, obj)).To(Succeed())
+			Expect((&PodCustomDefaulter{}).Default(ctx, obj)).To(Succeed())
 		})
 
 		// Add tests for the defaults you implement.

@@ -32,8 +32,8 @@ var appLog = logf.Log.WithName("app-resource")
 // SetupAppWebhookWithManager registers the webhooks of App with the webhook server of mgr.
 func SetupAppWebhookWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewWebhookManagedBy(mgr, &ingressv1beta1.App{}).
-		WithDefaulter(&AppDefaulter{}).
-		WithValidator(&AppValidator{}).
+		WithDefaulter(&AppCustomDefaulter{}).
+		WithValidator(&AppCustomValidator{}).
 		Complete()
 }
 
@@ -41,16 +41,16 @@ func SetupAppWebhookWithManager(mgr ctrl.Manager) error {
 // The path must be the one the defaulter is served on.
 // +kubebuilder:webhook:path=/mutate-ingress-example-com-v1beta1-app,mutating=true,failurePolicy=fail,sideEffects=None,groups=ingress.example.com,resources=apps,verbs=create;update,versions=v1beta1,name=mapp-v1beta1.kb.io,admissionReviewVersions=v1
 
-// AppDefaulter fills in default values of App objects when they are created or updated.
-type AppDefaulter struct {
+// AppCustomDefaulter fills in default values of App objects when they are created or updated.
+type AppCustomDefaulter struct {
 	// Add anything the defaults depend on, e.g. values read from flags.
 }
 
-var _ admission.Defaulter[*ingressv1beta1.App] = &AppDefaulter{}
+var _ admission.Defaulter[*ingressv1beta1.App] = &AppCustomDefaulter{}
 
 // Default sets the fields of obj that were left empty. The API server receives the changes as a
 // patch, before any validation runs. It must be idempotent.
-func (d *AppDefaulter) Default(_ context.Context, obj *ingressv1beta1.App) error {
+func (d *AppCustomDefaulter) Default(_ context.Context, obj *ingressv1beta1.App) error {
 	appLog.V(1).Info("Applying defaults", "name", obj.GetName())
 
 	// An example to replace with the defaults of your own fields.
@@ -66,16 +66,16 @@ func (d *AppDefaulter) Default(_ context.Context, obj *ingressv1beta1.App) error
 // "delete" to its verbs.
 // +kubebuilder:webhook:path=/validate-ingress-example-com-v1beta1-app,mutating=false,failurePolicy=fail,sideEffects=None,groups=ingress.example.com,resources=apps,verbs=create;update,versions=v1beta1,name=vapp-v1beta1.kb.io,admissionReviewVersions=v1
 
-// AppValidator accepts or rejects App objects on creation, update and deletion.
-type AppValidator struct {
+// AppCustomValidator accepts or rejects App objects on creation, update and deletion.
+type AppCustomValidator struct {
 	// Add anything the checks depend on, e.g. a client to look up other objects.
 }
 
-var _ admission.Validator[*ingressv1beta1.App] = &AppValidator{}
+var _ admission.Validator[*ingressv1beta1.App] = &AppCustomValidator{}
 
 // ValidateCreate checks the App obj that is about to be created. A non-nil error rejects the
 // request; warnings are returned to the client either way.
-func (v *AppValidator) ValidateCreate(_ context.Context, obj *ingressv1beta1.App) (admission.Warnings, error) {
+func (v *AppCustomValidator) ValidateCreate(_ context.Context, obj *ingressv1beta1.App) (admission.Warnings, error) {
 	appLog.V(1).Info("Validating creation", "name", obj.GetName())
 
 	// Check obj here, e.g. return nil, field.Invalid(...).ToAggregate() for a bad field.
@@ -83,7 +83,7 @@ func (v *AppValidator) ValidateCreate(_ context.Context, obj *ingressv1beta1.App
 }
 
 // ValidateUpdate checks a change from oldObj to newObj, e.g. that immutable fields keep their value.
-func (v *AppValidator) ValidateUpdate(_ context.Context, oldObj, newObj *ingressv1beta1.App) (admission.Warnings, error) {
+func (v *AppCustomValidator) ValidateUpdate(_ context.Context, oldObj, newObj *ingressv1beta1.App) (admission.Warnings, error) {
 	appLog.V(1).Info("Validating update", "name", newObj.GetName())
 
 	// Compare oldObj with newObj here.
@@ -91,7 +91,7 @@ func (v *AppValidator) ValidateUpdate(_ context.Context, oldObj, newObj *ingress
 }
 
 // ValidateDelete checks the App obj that is about to be deleted.
-func (v *AppValidator) ValidateDelete(_ context.Context, obj *ingressv1beta1.App) (admission.Warnings, error) {
+func (v *AppCustomValidator) ValidateDelete(_ context.Context, obj *ingressv1beta1.App) (admission.Warnings, error) {
 	appLog.V(1).Info("Validating deletion", "name", obj.GetName())
 
 	return nil, nil

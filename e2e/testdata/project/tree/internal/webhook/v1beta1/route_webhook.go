@@ -32,9 +32,9 @@ var routeLog = logf.Log.WithName("route-resource")
 // SetupRouteWebhookWithManager registers the webhooks of Route with the webhook server of mgr.
 func SetupRouteWebhookWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewWebhookManagedBy(mgr, &ingressv1beta1.Route{}).
-		WithDefaulter(&RouteDefaulter{}).
+		WithDefaulter(&RouteCustomDefaulter{}).
 		WithDefaulterCustomPath("/default-route").
-		WithValidator(&RouteValidator{}).
+		WithValidator(&RouteCustomValidator{}).
 		Complete()
 }
 
@@ -42,16 +42,16 @@ func SetupRouteWebhookWithManager(mgr ctrl.Manager) error {
 // The path must be the one the defaulter is served on.
 // +kubebuilder:webhook:path=/default-route,mutating=true,failurePolicy=fail,sideEffects=None,groups=ingress.example.com,resources=routes,verbs=create;update,versions=v1beta1,name=mroute-v1beta1.kb.io,admissionReviewVersions=v1
 
-// RouteDefaulter fills in default values of Route objects when they are created or updated.
-type RouteDefaulter struct {
+// RouteCustomDefaulter fills in default values of Route objects when they are created or updated.
+type RouteCustomDefaulter struct {
 	// Add anything the defaults depend on, e.g. values read from flags.
 }
 
-var _ admission.Defaulter[*ingressv1beta1.Route] = &RouteDefaulter{}
+var _ admission.Defaulter[*ingressv1beta1.Route] = &RouteCustomDefaulter{}
 
 // Default sets the fields of obj that were left empty. The API server receives the changes as a
 // patch, before any validation runs. It must be idempotent.
-func (d *RouteDefaulter) Default(_ context.Context, obj *ingressv1beta1.Route) error {
+func (d *RouteCustomDefaulter) Default(_ context.Context, obj *ingressv1beta1.Route) error {
 	routeLog.V(1).Info("Applying defaults", "name", obj.GetName())
 
 	// An example to replace with the defaults of your own fields.
@@ -67,16 +67,16 @@ func (d *RouteDefaulter) Default(_ context.Context, obj *ingressv1beta1.Route) e
 // "delete" to its verbs.
 // +kubebuilder:webhook:path=/validate-ingress-example-com-v1beta1-route,mutating=false,failurePolicy=fail,sideEffects=None,groups=ingress.example.com,resources=routes,verbs=create;update,versions=v1beta1,name=vroute-v1beta1.kb.io,admissionReviewVersions=v1
 
-// RouteValidator accepts or rejects Route objects on creation, update and deletion.
-type RouteValidator struct {
+// RouteCustomValidator accepts or rejects Route objects on creation, update and deletion.
+type RouteCustomValidator struct {
 	// Add anything the checks depend on, e.g. a client to look up other objects.
 }
 
-var _ admission.Validator[*ingressv1beta1.Route] = &RouteValidator{}
+var _ admission.Validator[*ingressv1beta1.Route] = &RouteCustomValidator{}
 
 // ValidateCreate checks the Route obj that is about to be created. A non-nil error rejects the
 // request; warnings are returned to the client either way.
-func (v *RouteValidator) ValidateCreate(_ context.Context, obj *ingressv1beta1.Route) (admission.Warnings, error) {
+func (v *RouteCustomValidator) ValidateCreate(_ context.Context, obj *ingressv1beta1.Route) (admission.Warnings, error) {
 	routeLog.V(1).Info("Validating creation", "name", obj.GetName())
 
 	// Check obj here, e.g. return nil, field.Invalid(...).ToAggregate() for a bad field.
@@ -84,7 +84,7 @@ func (v *RouteValidator) ValidateCreate(_ context.Context, obj *ingressv1beta1.R
 }
 
 // ValidateUpdate checks a change from oldObj to newObj, e.g. that immutable fields keep their value.
-func (v *RouteValidator) ValidateUpdate(_ context.Context, oldObj, newObj *ingressv1beta1.Route) (admission.Warnings, error) {
+func (v *RouteCustomValidator) ValidateUpdate(_ context.Context, oldObj, newObj *ingressv1beta1.Route) (admission.Warnings, error) {
 	routeLog.V(1).Info("Validating update", "name", newObj.GetName())
 
 	// Compare oldObj with newObj here.
@@ -92,7 +92,7 @@ func (v *RouteValidator) ValidateUpdate(_ context.Context, oldObj, newObj *ingre
 }
 
 // ValidateDelete checks the Route obj that is about to be deleted.
-func (v *RouteValidator) ValidateDelete(_ context.Context, obj *ingressv1beta1.Route) (admission.Warnings, error) {
+func (v *RouteCustomValidator) ValidateDelete(_ context.Context, obj *ingressv1beta1.Route) (admission.Warnings, error) {
 	routeLog.V(1).Info("Validating deletion", "name", obj.GetName())
 
 	return nil, nil

@@ -51,7 +51,7 @@ var (
 	k8sClient client.Client
 )
 
-func TestWebhooks(t *testing.T) {
+func TestAPIs(t *testing.T) {
 	RegisterFailHandler(Fail)
 
 	RunSpecs(t, "Webhook Suite")

@@ -32,8 +32,8 @@ var krakenLog = logf.Log.WithName("kraken-resource")
 // SetupKrakenWebhookWithManager registers the webhooks of Kraken with the webhook server of mgr.
 func SetupKrakenWebhookWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewWebhookManagedBy(mgr, &seacreaturesv1beta1.Kraken{}).
-		WithDefaulter(&KrakenDefaulter{}).
-		WithValidator(&KrakenValidator{}).
+		WithDefaulter(&KrakenCustomDefaulter{}).
+		WithValidator(&KrakenCustomValidator{}).
 		Complete()
 }
 
@@ -41,16 +41,16 @@ func SetupKrakenWebhookWithManager(mgr ctrl.Manager) error {
 // The path must be the one the defaulter is served on.
 // +kubebuilder:webhook:path=/mutate-sea-creatures-example-com-v1beta1-kraken,mutating=true,failurePolicy=fail,sideEffects=None,groups=sea-creatures.example.com,resources=krakens,verbs=create;update,versions=v1beta1,name=mkraken-v1beta1.kb.io,admissionReviewVersions=v1
 
-// KrakenDefaulter fills in default values of Kraken objects when they are created or updated.
-type KrakenDefaulter struct {
+// KrakenCustomDefaulter fills in default values of Kraken objects when they are created or updated.
+type KrakenCustomDefaulter struct {
 	// Add anything the defaults depend on, e.g. values read from flags.
 }
 
-var _ admission.Defaulter[*seacreaturesv1beta1.Kraken] = &KrakenDefaulter{}
+var _ admission.Defaulter[*seacreaturesv1beta1.Kraken] = &KrakenCustomDefaulter{}
 
 // Default sets the fields of obj that were left empty. The API server receives the changes as a
 // patch, before any validation runs. It must be idempotent.
-func (d *KrakenDefaulter) Default(_ context.Context, obj *seacreaturesv1beta1.Kraken) error {
+func (d *KrakenCustomDefaulter) Default(_ context.Context, obj *seacreaturesv1beta1.Kraken) error {
 	krakenLog.V(1).Info("Applying defaults", "name", obj.GetName())
 
 	// An example to replace with the defaults of your own fields.
@@ -66,16 +66,16 @@ func (d *KrakenDefaulter) Default(_ context.Context, obj *seacreaturesv1beta1.Kr
 // "delete" to its verbs.
 // +kubebuilder:webhook:path=/validate-sea-creatures-example-com-v1beta1-kraken,mutating=false,failurePolicy=fail,sideEffects=None,groups=sea-creatures.example.com,resources=krakens,verbs=create;update,versions=v1beta1,name=vkraken-v1beta1.kb.io,admissionReviewVersions=v1
 
-// KrakenValidator accepts or rejects Kraken objects on creation, update and deletion.
-type KrakenValidator struct {
+// KrakenCustomValidator accepts or rejects Kraken objects on creation, update and deletion.
+type KrakenCustomValidator struct {
 	// Add anything the checks depend on, e.g. a client to look up other objects.
 }
 
-var _ admission.Validator[*seacreaturesv1beta1.Kraken] = &KrakenValidator{}
+var _ admission.Validator[*seacreaturesv1beta1.Kraken] = &KrakenCustomValidator{}
 
 // ValidateCreate checks the Kraken obj that is about to be created. A non-nil error rejects the
 // request; warnings are returned to the client either way.
-func (v *KrakenValidator) ValidateCreate(_ context.Context, obj *seacreaturesv1beta1.Kraken) (admission.Warnings, error) {
+func (v *KrakenCustomValidator) ValidateCreate(_ context.Context, obj *seacreaturesv1beta1.Kraken) (admission.Warnings, error) {
 	krakenLog.V(1).Info("Validating creation", "name", obj.GetName())
 
 	// Check obj here, e.g. return nil, field.Invalid(...).ToAggregate() for a bad field.
@@ -83,7 +83,7 @@ func (v *KrakenValidator) ValidateCreate(_ context.Context, obj *seacreaturesv1b
 }
 
 // ValidateUpdate checks a change from oldObj to newObj, e.g. that immutable fields keep their value.
-func (v *KrakenValidator) ValidateUpdate(_ context.Context, oldObj, newObj *seacreaturesv1beta1.Kraken) (admission.Warnings, error) {
+func (v *KrakenCustomValidator) ValidateUpdate(_ context.Context, oldObj, newObj *seacreaturesv1beta1.Kraken) (admission.Warnings, error) {
 	krakenLog.V(1).Info("Validating update", "name", newObj.GetName())
 
 	// Compare oldObj with newObj here.
@@ -91,7 +91,7 @@ func (v *KrakenValidator) ValidateUpdate(_ context.Context, oldObj, newObj *seac
 }
 
 // ValidateDelete checks the Kraken obj that is about to be deleted.
-func (v *KrakenValidator) ValidateDelete(_ context.Context, obj *seacreaturesv1beta1.Kraken) (admission.Warnings, error) {
+func (v *KrakenCustomValidator) ValidateDelete(_ context.Context, obj *seacreaturesv1beta1.Kraken) (admission.Warnings, error) {
 	krakenLog.V(1).Info("Validating deletion", "name", obj.GetName())
 
 	return nil, nil

@@ -53,7 +53,7 @@ var (
 	k8sClient client.Client
 )
 
-func TestWebhooks(t *testing.T) {
+func TestAPIs(t *testing.T) {
 	RegisterFailHandler(Fail)
 
 	RunSpecs(t, "Webhook Suite")
