@@ -5,6 +5,7 @@
 #   bash e2e/run.sh smoke        # only the control-plane smoke test
 #   bash e2e/run.sh golden       # only the golden-tree checks (with make test)
 #   bash e2e/run.sh scenarios    # only the scenarios on a live control plane
+#   bash e2e/run.sh parity [SCENARIO...]  # only the differential suite against Kubebuilder v4.15.0
 #
 # Needs: cargo, go (module proxy reachable), make, kubectl. Builds the control-plane binaries
 # from source on first use and caches them in ~/.cache/opbuilder-e2e (see docs/testing.md).
@@ -14,6 +15,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$here/scripts/lib.sh"
 
 what=${1:-all}
+shift || true
 need_cmd cargo go make kubectl
 start=$SECONDS
 
@@ -21,8 +23,10 @@ log_info "building opbuilder"
 cargo build --quiet --manifest-path "$OPBUILDER_ROOT/Cargo.toml"
 export OPBUILDER_BIN="$OPBUILDER_ROOT/target/debug/opbuilder"
 
-log_info "control-plane binaries (cached by version)"
-"$here/scripts/build-control-plane.sh"
+if [[ $what != parity ]]; then
+	log_info "control-plane binaries (cached by version)"
+	"$here/scripts/build-control-plane.sh"
+fi
 
 if [[ $what == all || $what == smoke ]]; then
 	"$here/scripts/smoke-control-plane.sh"
@@ -32,5 +36,8 @@ if [[ $what == all || $what == golden ]]; then
 fi
 if [[ $what == all || $what == scenarios ]]; then
 	"$here/scripts/scenarios.sh"
+fi
+if [[ $what == all || $what == parity ]]; then
+	"$here/scripts/parity.sh" "$@"
 fi
 log_info "e2e finished in $(fmt_duration $((SECONDS - start)))"
