@@ -10,11 +10,12 @@ mod post;
 mod project;
 mod resource;
 mod templates;
+mod term;
 mod validate;
 mod versions;
 
 use clap::{CommandFactory, Parser, Subcommand};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 const EXAMPLES: &str = "Examples:
   opbuilder init --domain example.com --repo example.com/guestbook
@@ -23,6 +24,15 @@ const EXAMPLES: &str = "Examples:
   opbuilder completion bash > /etc/bash_completion.d/opbuilder
 
 Every writing command accepts --dry-run to print its plan without writing anything.";
+
+const CREATE_EXAMPLES: &str = "Examples:
+  opbuilder create api --group batch --version v1 --kind MyCronJob
+  opbuilder create api --group apps --version v1 --kind Deployment \\
+      --resource=false --controller
+  opbuilder create webhook --group batch --version v1 --kind MyCronJob \\
+      --defaulting --programmatic-validation
+
+Run from anywhere inside the project; `opbuilder create api --help` has more.";
 
 #[derive(Debug, Parser)]
 #[command(
@@ -45,7 +55,7 @@ enum Command {
     /// Create a new operator project in the current directory
     Init(commands::init::InitArgs),
     /// Add an API (types, controller) or a webhook to the project
-    #[command(subcommand)]
+    #[command(subcommand, after_help = CREATE_EXAMPLES)]
     Create(CreateCommand),
     /// Change project-wide settings (multigroup, namespaced, license)
     Edit(commands::edit::EditArgs),
@@ -54,7 +64,7 @@ enum Command {
     Version,
     /// Print a shell completion script
     #[command(
-        after_help = "Examples:\n  opbuilder completion bash > ~/.local/share/bash-completion/completions/opbuilder\n  opbuilder completion zsh > \"${fpath[1]}/_opbuilder\"\n  opbuilder completion fish > ~/.config/fish/completions/opbuilder.fish"
+        after_help = "Examples:\n  opbuilder completion bash \\\n      > ~/.local/share/bash-completion/completions/opbuilder\n  opbuilder completion zsh > \"${fpath[1]}/_opbuilder\"\n  opbuilder completion fish \\\n      > ~/.config/fish/completions/opbuilder.fish"
     )]
     Completion {
         /// The shell to generate a script for
@@ -87,13 +97,28 @@ fn print_version() {
     println!("  go directive:       {}", p.go_directive);
 }
 
+/// The root of the project around the current directory; says so when it is not `.`.
+fn project_root() -> anyhow::Result<PathBuf> {
+    let cwd = std::env::current_dir()?;
+    let root = project::find_root(&cwd)?;
+    if root != Path::new(".") {
+        eprintln!(
+            "{} working in the project at {} (paths below are relative to it)",
+            term::label("note"),
+            root.display()
+        );
+    }
+    Ok(root)
+}
+
 fn run(cli: Cli) -> anyhow::Result<()> {
-    let root = Path::new(".");
     match cli.command {
-        Command::Init(args) => commands::init::run(root, &args),
-        Command::Create(CreateCommand::Api(args)) => commands::api::run(root, &args),
-        Command::Create(CreateCommand::Webhook(args)) => commands::webhook::run(root, &args),
-        Command::Edit(args) => commands::edit::run(root, &args),
+        Command::Init(args) => commands::init::run(Path::new("."), &args),
+        Command::Create(CreateCommand::Api(args)) => commands::api::run(&project_root()?, &args),
+        Command::Create(CreateCommand::Webhook(args)) => {
+            commands::webhook::run(&project_root()?, &args)
+        }
+        Command::Edit(args) => commands::edit::run(&project_root()?, &args),
         Command::Version => {
             print_version();
             Ok(())
@@ -113,7 +138,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
 fn main() {
     let cli = Cli::parse();
     if let Err(err) = run(cli) {
-        eprintln!("error: {err:#}");
+        eprintln!("{} {err:#}", term::label("error"));
         std::process::exit(error::exit_code(&err));
     }
 }

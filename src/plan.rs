@@ -156,6 +156,19 @@ impl fmt::Display for Action {
     }
 }
 
+impl Action {
+    fn style(self) -> crate::term::Style {
+        use crate::term::Style;
+        match self {
+            Action::Create => Style::Green,
+            Action::Update => Style::Cyan,
+            Action::Remove => Style::Red,
+            Action::Skip => Style::Yellow,
+            Action::Unchanged => Style::Dim,
+        }
+    }
+}
+
 /// The outcome of applying (or dry-running) a plan.
 #[derive(Debug, Default)]
 pub struct Report {
@@ -165,17 +178,22 @@ pub struct Report {
 }
 
 impl Report {
+    /// Print one status line per path (coloured on a terminal, see [`crate::term`]), then
+    /// the warnings on standard error.
     pub fn print(&self, dry_run: bool) {
-        let verb = if dry_run { "would" } else { "" };
+        let color = crate::term::color_stdout();
         for (path, action) in &self.entries {
+            let name = action.to_string();
+            let pad = " ".repeat(9usize.saturating_sub(name.len()));
+            let word = format!("{}{pad}", crate::term::paint(&name, action.style(), color));
             if dry_run {
-                println!("  {verb} {action:<9} {}", path.display());
+                println!("  would {word} {}", path.display());
             } else if !matches!(action, Action::Unchanged) {
-                println!("  {action:<9} {}", path.display());
+                println!("  {word} {}", path.display());
             }
         }
         for w in &self.warnings {
-            eprintln!("warning: {w}");
+            eprintln!("{} {w}", crate::term::label("warning"));
         }
     }
 

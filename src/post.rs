@@ -2,6 +2,7 @@
 //! They never touch the transaction: if one fails, the scaffolded files stay as written and the
 //! user is told what to run by hand.
 
+use crate::error::Interrupted;
 use anyhow::{bail, Context, Result};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -106,20 +107,119 @@ pub fn run(root: &Path, steps: &[Step]) -> Result<()> {
                 c
             }
         };
+        let guard = sigint::Guard::install();
         let status = cmd
             .current_dir(root)
             .status()
-            .with_context(|| format!("starting `{}`", step.display()))?;
-        if !status.success() {
-            let rest: Vec<String> = steps[i..].iter().map(Step::display).collect();
-            bail!(
-                "`{}` failed ({status}); the scaffolded files are in place. Fix the problem above, then run: {}",
+            .with_context(|| format!("starting `{}`", step.display()));
+        let interrupted = guard.interrupted();
+        drop(guard);
+        let status = status?;
+        if interrupted || killed_by_sigint(&status) {
+            let from = if status.success() { i + 1 } else { i };
+            if from == total {
+                continue; // every step finished all the same
+            }
+            return Err(anyhow::Error::new(Interrupted(format!(
+                "interrupted during `{}`; the scaffolded files are in place, but the project is not ready \
+                 until these steps have run. Run them yourself:\n  {}",
                 step.display(),
-                rest.join(" && ")
+                remaining(root, &steps[from..])
+            ))));
+        }
+        if !status.success() {
+            bail!(
+                "`{}` failed ({status}); the scaffolded files are in place. Fix the problem above, then run:\n  {}",
+                step.display(),
+                remaining(root, &steps[i..])
             );
         }
     }
     Ok(())
+}
+
+/// The command line that runs `steps` from the directory the user is in.
+fn remaining(root: &Path, steps: &[Step]) -> String {
+    let cmds: Vec<String> = steps.iter().map(Step::display).collect();
+    if root == Path::new(".") {
+        cmds.join(" && ")
+    } else {
+        format!("cd {} && {}", root.display(), cmds.join(" && "))
+    }
+}
+
+fn killed_by_sigint(status: &std::process::ExitStatus) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        status.signal() == Some(sigint::SIGINT)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = status;
+        false
+    }
+}
+
+/// Ctrl-C while a step runs: the terminal sends SIGINT to the step and to opbuilder. The step
+/// stops; opbuilder notes it and lives on to say what is left to run.
+#[cfg(unix)]
+mod sigint {
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    pub const SIGINT: i32 = 2;
+    const SIG_ERR: usize = usize::MAX;
+    static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+    extern "C" {
+        // From the C library std already links; `sighandler_t` is a pointer-sized value.
+        fn signal(signum: i32, handler: usize) -> usize;
+    }
+
+    extern "C" fn on_sigint(_: i32) {
+        INTERRUPTED.store(true, Ordering::SeqCst);
+    }
+
+    /// Catches SIGINT while it lives, then puts the previous disposition back. A caught signal
+    /// is reset to its default by `exec`, so the step itself still stops on Ctrl-C.
+    pub struct Guard(Option<usize>);
+
+    impl Guard {
+        pub fn install() -> Guard {
+            INTERRUPTED.store(false, Ordering::SeqCst);
+            let handler: extern "C" fn(i32) = on_sigint;
+            // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
+            let previous = unsafe { signal(SIGINT, handler as usize) };
+            Guard((previous != SIG_ERR).then_some(previous))
+        }
+
+        pub fn interrupted(&self) -> bool {
+            INTERRUPTED.load(Ordering::SeqCst)
+        }
+    }
+
+    impl Drop for Guard {
+        fn drop(&mut self) {
+            if let Some(previous) = self.0 {
+                // SAFETY: restores the disposition `signal` returned.
+                unsafe { signal(SIGINT, previous) };
+            }
+        }
+    }
+}
+
+#[cfg(not(unix))]
+mod sigint {
+    pub const SIGINT: i32 = 2;
+    pub struct Guard;
+    impl Guard {
+        pub fn install() -> Guard {
+            Guard
+        }
+        pub fn interrupted(&self) -> bool {
+            false
+        }
+    }
 }
 
 /// `go version` → (major, minor, patch), when Go is installed.

@@ -8,7 +8,7 @@
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_yaml::{Mapping, Value};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 pub const FILE: &str = "PROJECT";
 pub const LAYOUT: &str = "go.kubebuilder.io/v4";
@@ -138,7 +138,42 @@ impl Resource {
     }
 }
 
+/// The root of the project the current directory is in: the nearest directory, from `cwd`
+/// upward, that holds a PROJECT file (as git and cargo find theirs). Returned relative to
+/// `cwd` (`.`, `..`, `../..`, ...) so that messages stay short.
+pub fn find_root(cwd: &Path) -> Result<PathBuf> {
+    for (up, dir) in cwd.ancestors().enumerate() {
+        if dir.join(FILE).is_file() {
+            if up == 0 {
+                return Ok(PathBuf::from("."));
+            }
+            return Ok(std::iter::repeat_n("..", up).collect());
+        }
+    }
+    bail!(
+        "no {FILE} file in {} or any directory above it, so this is not an opbuilder (or Kubebuilder) project.\n  \
+         Run the command inside a project (any subdirectory works), or create one in an empty directory with:\n    \
+         opbuilder init --domain example.com --repo example.com/guestbook",
+        cwd.display()
+    )
+}
+
 impl Project {
+    /// The version of `group`/`kind`, other than `version`, whose entry owns the kind's
+    /// unnamed controller (the one in `<kind>_controller.go`), if any.
+    pub fn kind_controller(&self, group: &str, kind: &str, version: &str) -> Option<&str> {
+        let file_owner = kind.to_ascii_lowercase();
+        self.resources
+            .iter()
+            .find(|r| {
+                r.group.eq_ignore_ascii_case(group)
+                    && r.kind == kind
+                    && r.version != version
+                    && (r.controller || r.controllers.iter().any(|c| c.name == file_owner))
+            })
+            .map(|r| r.version.as_str())
+    }
+
     /// Load and check PROJECT from `root`. A missing file means "not a project".
     pub fn load(root: &Path) -> Result<Project> {
         let path = root.join(FILE);

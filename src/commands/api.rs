@@ -19,10 +19,14 @@ pub const MAIN_GO: &str = "cmd/main.go";
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:
   opbuilder create api --group ingress --version v1beta1 --kind App
-  opbuilder create api --group batch --version v1 --kind MyCronJob --resource --controller
-  opbuilder create api --group infra --version v1 --kind Cluster --namespaced=false
-  opbuilder create api --group apps --version v1 --kind Deployment --resource=false --controller
-  opbuilder create api --group ingress --version v1beta1 --kind App --resource=false --controller-name app-audit")]
+  opbuilder create api --group batch --version v1 --kind MyCronJob \\
+      --resource --controller
+  opbuilder create api --group infra --version v1 --kind Cluster \\
+      --namespaced=false
+  opbuilder create api --group apps --version v1 --kind Deployment \\
+      --resource=false --controller
+  opbuilder create api --group ingress --version v1beta1 --kind App \\
+      --resource=false --controller-name app-audit")]
 pub struct ApiArgs {
     #[command(flatten)]
     pub res: super::ResourceFlags,
@@ -50,11 +54,8 @@ fn decide(flag: Option<bool>, question: &str, flag_name: &str) -> Result<bool> {
     if let Some(v) = flag {
         return Ok(v);
     }
-    if std::io::stdin().is_terminal() && std::io::stdout().is_terminal() {
-        return Ok(dialoguer::Confirm::new()
-            .with_prompt(question)
-            .default(true)
-            .interact()?);
+    if std::io::stdin().is_terminal() {
+        return crate::term::confirm(question, flag_name, true);
     }
     eprintln!("note: {flag_name} not given and stdin is not a terminal: assuming {flag_name}=true");
     Ok(true)
@@ -192,6 +193,16 @@ pub fn plan(root: &Path, args: &ApiArgs) -> Result<(Plan, bool, bool)> {
                      or --force to scaffold the existing one again"
                 );
             }
+        }
+    }
+
+    if do_controller && args.controller_name.is_none() && !args.force {
+        if let Some(other) = project.kind_controller(&group, &kind, &version) {
+            bail!(
+                "{kind} already has a controller (scaffolded with version {other}); a kind has one controller \
+                 for all its versions.\n  Add version {version} without one: --controller=false \
+                 (or add a second controller with --controller-name <name>)"
+            );
         }
     }
 

@@ -24,7 +24,8 @@ pub enum License {
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:
   opbuilder init --domain example.com --repo example.com/guestbook
-  opbuilder init --domain acme.io --repo github.com/acme/redis-operator --owner \"Acme Inc.\" --namespaced
+  opbuilder init --domain acme.io --repo github.com/acme/redis-operator \\
+      --owner \"Acme Inc.\" --namespaced
   opbuilder init --repo example.com/guestbook --dry-run")]
 pub struct InitArgs {
     /// Domain for API groups: group `ingress` becomes `ingress.<domain>`
@@ -172,17 +173,31 @@ fn module_from_go_mod(root: &Path) -> Option<String> {
     })
 }
 
-/// Where `cmd/main.go`-era files exist, the directory is already a project.
+/// A directory with a PROJECT file is already a project; one with a Makefile or cmd/main.go
+/// but no PROJECT holds files `init` would have to replace.
 fn check_not_initialized(root: &Path) -> Result<Vec<String>> {
-    for f in [project::FILE, "Makefile", "cmd/main.go"] {
-        let p = root.join(f);
-        if p.symlink_metadata().is_ok() {
-            bail!(
-                "{} already holds a project file ({f}); run `opbuilder init` in a new directory, \
-                 or use `opbuilder create api` to extend this project",
-                root.display()
-            );
-        }
+    if root.join(project::FILE).symlink_metadata().is_ok() {
+        bail!(
+            "{} already holds a project file ({}); run `opbuilder init` in a new directory, \
+             or use `opbuilder create api` to extend this project",
+            root.display(),
+            project::FILE
+        );
+    }
+    let in_the_way: Vec<&str> = ["Makefile", "cmd/main.go"]
+        .into_iter()
+        .filter(|f| root.join(f).symlink_metadata().is_ok())
+        .collect();
+    if !in_the_way.is_empty() {
+        let names = in_the_way.join(" and ");
+        let first = in_the_way[0];
+        bail!(
+            "{} already holds a project file ({first}) but no {} file: it is not a project yet, \
+             and `opbuilder init` will not replace {names}.\n  Move {names} out of the way (for example \
+             `mv {first} {first}.old`) and run `opbuilder init` again, or run it in an empty directory",
+            root.display(),
+            project::FILE
+        );
     }
     // Anything else is only worth a warning.
     let mut others = vec![];
@@ -302,7 +317,8 @@ pub fn run(root: &Path, args: &InitArgs) -> Result<()> {
     }
     if !others.is_empty() {
         eprintln!(
-            "warning: {} is not empty ({}); existing files are kept unless opbuilder must own them",
+            "{} {} is not empty ({}); existing files are kept unless opbuilder must own them",
+            crate::term::label("warning"),
             root.display(),
             others.join(", ")
         );

@@ -40,10 +40,14 @@ fn certificate_entry(field: &str, target: &str) -> Vec<String> {
 
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:
-  opbuilder create webhook --group ingress --version v1beta1 --kind App --defaulting --programmatic-validation
-  opbuilder create webhook --group ingress --version v1beta1 --kind App --programmatic-validation --validation-path /validate-app
-  opbuilder create webhook --group batch --version v1 --kind MyCronJob --conversion --spoke v2
-  opbuilder create webhook --group core --version v1 --kind Pod --defaulting")]
+  opbuilder create webhook --group ingress --version v1beta1 --kind App \\
+      --defaulting --programmatic-validation
+  opbuilder create webhook --group ingress --version v1beta1 --kind App \\
+      --programmatic-validation --validation-path /validate-app
+  opbuilder create webhook --group batch --version v1 --kind MyCronJob \\
+      --conversion --spoke v2
+  opbuilder create webhook --group core --version v1 --kind Pod \\
+      --defaulting")]
 pub struct WebhookArgs {
     #[command(flatten)]
     pub res: super::ResourceFlags,

@@ -1,0 +1,674 @@
+//! A new user's first hour (issue 12): questions on a real terminal, running from a
+//! subdirectory, pasteable help examples, honest hints, interrupted post-steps, colour.
+//!
+//! The terminal tests drive opbuilder on a pseudo-terminal with e2e/support/pty_drive.py
+//! (python3 and its standard `pty` module).
+
+mod support;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use support::{full_snapshot, opbuilder, SOURCE_DATE_EPOCH, TEST_VERSION};
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).to_string()
+}
+
+fn init_project(dir: &Path) {
+    opbuilder(dir)
+        .args([
+            "init",
+            "--domain",
+            "example.com",
+            "--repo",
+            "example.com/guestbook",
+            "--project-name",
+            "guestbook",
+            "--skip-post-steps",
+        ])
+        .assert()
+        .success();
+}
+
+fn project_file(dir: &Path) -> String {
+    fs::read_to_string(dir.join("PROJECT")).unwrap()
+}
+
+/// What a pseudo-terminal run showed.
+struct Tty {
+    code: i32,
+    /// Everything written to the terminal (including the echo of what was typed).
+    screen: String,
+    /// What went down the pipe with `stdout: Pipe`.
+    piped: String,
+    /// The file stderr went to with `stderr: File`.
+    err_file: String,
+}
+
+#[derive(Default)]
+struct TtyOpts<'a> {
+    pipe_stdout: bool,
+    stderr_to_file: bool,
+    env: Vec<(&'a str, String)>,
+    cwd: Option<PathBuf>,
+}
+
+/// Run opbuilder `args` in `dir` on a new pseudo-terminal, performing `steps`
+/// (`expect:TEXT` / `send:TEXT`, see pty_drive.py).
+fn on_tty(dir: &Path, steps: &[&str], args: &[&str], o: TtyOpts) -> Tty {
+    let io = tempfile::tempdir().unwrap();
+    let screen = io.path().join("screen");
+    let piped = io.path().join("stdout");
+    let err = io.path().join("stderr");
+    let mut cmd = Command::new("python3");
+    cmd.arg(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/e2e/support/pty_drive.py"
+    ))
+    .arg("--transcript")
+    .arg(&screen);
+    if o.pipe_stdout {
+        cmd.arg("--stdout-pipe").arg(&piped);
+    }
+    if o.stderr_to_file {
+        cmd.arg("--stderr").arg(&err);
+    }
+    cmd.args(steps)
+        .arg("--")
+        .arg(assert_cmd::cargo::cargo_bin("opbuilder"))
+        .args(args)
+        .current_dir(o.cwd.as_deref().unwrap_or(dir))
+        .env("OPBUILDER_TEST_VERSION", TEST_VERSION)
+        .env("SOURCE_DATE_EPOCH", SOURCE_DATE_EPOCH)
+        .env("TERM", "xterm-256color")
+        .env_remove("NO_COLOR")
+        .env_remove("GOFLAGS");
+    for (k, v) in &o.env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().expect("python3 runs (the pty tests need it)");
+    let read = |p: &Path| fs::read(p).map(|b| text(&b)).unwrap_or_default();
+    let t = Tty {
+        code: out.status.code().unwrap_or(-1),
+        screen: read(&screen),
+        piped: read(&piped),
+        err_file: read(&err),
+    };
+    assert_ne!(
+        t.code,
+        99,
+        "an expected text never appeared\n{}\nscreen:\n{}",
+        text(&out.stderr),
+        t.screen
+    );
+    t
+}
+
+const API: [&str; 9] = [
+    "create",
+    "api",
+    "--group",
+    "ship",
+    "--version",
+    "v1",
+    "--kind",
+    "Frigate",
+    "--skip-post-steps",
+];
+// Each question is expected in two steps, its words and then its default, so that the
+// whole question is on the screen before the answer is typed.
+const RESOURCE_Q: &str = "expect:Create Resource";
+const CONTROLLER_Q: &str = "expect:Create Controller";
+const CHOICES: &str = "expect:[Y/n] ";
+
+fn has_types(dir: &Path) -> bool {
+    dir.join("api/v1/frigate_types.go").exists()
+}
+
+fn has_controller(dir: &Path) -> bool {
+    dir.join("internal/controller/frigate_controller.go")
+        .exists()
+}
+
+#[test]
+fn prompt_reads_a_whole_line_per_question() {
+    // `n` Enter, then `y` Enter: each answers its own question.
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    init_project(d);
+    let r = on_tty(
+        d,
+        &[
+            RESOURCE_Q,
+            CHOICES,
+            "send:n\r",
+            CONTROLLER_Q,
+            CHOICES,
+            "send:y\r",
+        ],
+        &API,
+        TtyOpts::default(),
+    );
+    assert_eq!(r.code, 0, "{}", r.screen);
+    assert!(!has_types(d) && has_controller(d), "{}", r.screen);
+    assert!(project_file(d).contains("controller: true"));
+    // Each question once, with its default, and the line typed.
+    assert_eq!(
+        r.screen.matches("Create Resource? [Y/n] n\r\n").count(),
+        1,
+        "{:?}",
+        r.screen
+    );
+    assert_eq!(
+        r.screen.matches("Create Controller? [Y/n] y\r\n").count(),
+        1,
+        "{:?}",
+        r.screen
+    );
+
+    // `y` Enter, then `n` Enter. One keypress per question would have taken the Enter after
+    // `y` as "yes" to the controller.
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    init_project(d);
+    let r = on_tty(
+        d,
+        &[
+            RESOURCE_Q,
+            CHOICES,
+            "send:y\r",
+            CONTROLLER_Q,
+            CHOICES,
+            "send:n\r",
+        ],
+        &API,
+        TtyOpts::default(),
+    );
+    assert_eq!(r.code, 0, "{}", r.screen);
+    assert!(has_types(d) && !has_controller(d), "{}", r.screen);
+}
+
+#[test]
+fn prompt_re_asks_on_anything_else_with_stderr_in_a_file() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    init_project(d);
+    let r = on_tty(
+        d,
+        &[
+            RESOURCE_Q,
+            CHOICES,
+            "send:maybe\r",
+            "expect:\"maybe\" is not an answer",
+            RESOURCE_Q,
+            CHOICES,
+            "send:\r", // Enter alone: the default shown, yes
+            CONTROLLER_Q,
+            CHOICES,
+            "send:NO\r",
+        ],
+        &API,
+        TtyOpts {
+            stderr_to_file: true,
+            ..Default::default()
+        },
+    );
+    assert_eq!(r.code, 0, "{}\nstderr: {}", r.screen, r.err_file);
+    assert!(has_types(d) && !has_controller(d), "{}", r.screen);
+    // The questions went to the terminal, not into the redirected stderr.
+    assert!(!r.err_file.contains("Create"), "{}", r.err_file);
+    assert!(!r.err_file.contains("not a terminal"), "{}", r.err_file);
+}
+
+#[test]
+fn prompt_on_the_terminal_when_stdout_is_piped() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    init_project(d);
+    let r = on_tty(
+        d,
+        &[
+            RESOURCE_Q,
+            CHOICES,
+            "send:y\r",
+            CONTROLLER_Q,
+            CHOICES,
+            "send:n\r",
+        ],
+        &API,
+        TtyOpts {
+            pipe_stdout: true,
+            ..Default::default()
+        },
+    );
+    assert_eq!(r.code, 0, "{}", r.screen);
+    assert!(has_types(d) && !has_controller(d), "{}", r.screen);
+    assert!(
+        !r.screen.contains("stdin is not a terminal"),
+        "{}",
+        r.screen
+    );
+    // The report went down the pipe, plain; the questions stayed on the terminal.
+    assert!(
+        r.piped.contains("Scaffolded ship/v1 Frigate"),
+        "{}",
+        r.piped
+    );
+    assert!(!r.piped.contains("Create Resource"), "{}", r.piped);
+    assert!(!r.piped.contains('\x1b'), "{:?}", r.piped);
+}
+
+#[test]
+fn ctrl_c_or_end_of_input_at_a_question_writes_nothing() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    init_project(d);
+    let before = full_snapshot(d);
+    let r = on_tty(
+        d,
+        &[
+            RESOURCE_Q,
+            CHOICES,
+            "send:y\r",
+            CONTROLLER_Q,
+            CHOICES,
+            "send:\x03",
+        ],
+        &API,
+        TtyOpts::default(),
+    );
+    assert_eq!(r.code, 128 + 2, "{}", r.screen); // ended by SIGINT
+    assert_eq!(before, full_snapshot(d));
+
+    let r = on_tty(
+        d,
+        &[RESOURCE_Q, CHOICES, "send:\x04"],
+        &API,
+        TtyOpts::default(),
+    );
+    assert_eq!(r.code, 1, "{}", r.screen);
+    assert!(
+        r.screen.contains("no answer to \"Create Resource\""),
+        "{}",
+        r.screen
+    );
+    assert!(r.screen.contains("--resource=false"), "{}", r.screen);
+    assert_eq!(before, full_snapshot(d));
+}
+
+#[test]
+fn commands_find_the_project_root_from_a_subdirectory() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    init_project(d);
+    let sub = d.join("config/default");
+    let out = opbuilder(&sub)
+        .args(API)
+        .args(["--resource", "--controller"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(has_types(d) && has_controller(d));
+    assert!(!sub.join("api").exists() && !sub.join("PROJECT").exists());
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("working in the project at ../.."),
+        "stderr: {err}"
+    );
+    // Paths in the report are relative to the root.
+    assert!(text(&out.stdout).contains("create    api/v1/frigate_types.go"));
+
+    let out = opbuilder(&d.join("api/v1"))
+        .args([
+            "create",
+            "webhook",
+            "--group",
+            "ship",
+            "--version",
+            "v1",
+            "--kind",
+            "Frigate",
+            "--defaulting",
+            "--skip-post-steps",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(d.join("internal/webhook/v1/frigate_webhook.go").exists());
+
+    let out = opbuilder(&sub)
+        .args(["edit", "--multigroup"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(project_file(d).contains("multigroup: true"));
+}
+
+#[test]
+fn outside_any_project_the_error_says_how_to_start_one() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path().join("not-a-project");
+    fs::create_dir(&d).unwrap();
+    let before = full_snapshot(&d);
+    let out = opbuilder(&d).args(API).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert!(err.contains("or any directory above it"), "{err}");
+    assert!(err.contains("opbuilder init --domain"), "{err}");
+    assert_eq!(before, full_snapshot(&d));
+}
+
+/// The example commands of a help text: lines after `Example(s):` up to a blank line, with
+/// `\` continuations joined. Fails when a line is neither a command nor a continuation (a
+/// command wrapped by the help formatter).
+fn examples(help: &str, what: &str) -> Vec<String> {
+    let mut lines = help
+        .lines()
+        .skip_while(|l| !l.starts_with("Example"))
+        .skip(1)
+        .take_while(|l| !l.trim().is_empty());
+    let mut out: Vec<String> = vec![];
+    let mut continued = false;
+    for l in lines.by_ref() {
+        if continued {
+            assert!(
+                l.starts_with("      "),
+                "{what}: wrapped line {l:?}\n{help}"
+            );
+            out.last_mut().unwrap().push_str(l.trim());
+        } else {
+            assert!(
+                l.starts_with("  opbuilder "),
+                "{what}: {l:?} is not a whole command\n{help}"
+            );
+            out.push(l.trim().to_string());
+        }
+        continued = l.ends_with(" \\");
+        if continued {
+            let last = out.last_mut().unwrap();
+            last.truncate(last.len() - 1);
+        }
+    }
+    assert!(!continued, "{what}: ends in a continuation\n{help}");
+    out
+}
+
+#[test]
+fn help_examples_are_whole_pasteable_commands_at_100_and_80_columns() {
+    let t = tempfile::tempdir().unwrap();
+    let commands: [&[&str]; 8] = [
+        &[],
+        &["init"],
+        &["create"],
+        &["create", "api"],
+        &["create", "webhook"],
+        &["edit"],
+        &["version"],
+        &["completion"],
+    ];
+    for columns in ["100", "80"] {
+        for c in commands {
+            let out = opbuilder(t.path())
+                .args(c)
+                .arg("--help")
+                .env("COLUMNS", columns)
+                .output()
+                .unwrap();
+            assert!(out.status.success());
+            let help = text(&out.stdout);
+            let what = format!("COLUMNS={columns} {c:?}");
+            let found = examples(&help, &what);
+            assert!(!found.is_empty(), "{what}: no examples\n{help}");
+            for e in found {
+                // Each example is accepted by the parser (up to a shell redirection).
+                let words: Vec<String> = support::split_words(&e)
+                    .into_iter()
+                    .skip(1)
+                    .take_while(|w| w != ">")
+                    .collect();
+                let out = opbuilder(t.path())
+                    .args(&words)
+                    .arg("--help")
+                    .output()
+                    .unwrap();
+                assert!(
+                    out.status.success(),
+                    "{what}: example {e:?} does not parse:\n{}",
+                    text(&out.stderr)
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn init_next_to_a_lone_makefile_says_what_is_in_the_way() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    fs::write(d.join("Makefile"), "all:\n\techo hi\n").unwrap();
+    let before = full_snapshot(d);
+    let out = opbuilder(d)
+        .args([
+            "init",
+            "--repo",
+            "example.com/x",
+            "--project-name",
+            "x",
+            "--skip-post-steps",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert!(!err.contains("create api"), "{err}");
+    assert!(
+        err.contains("no PROJECT file: it is not a project yet"),
+        "{err}"
+    );
+    assert!(err.contains("mv Makefile Makefile.old"), "{err}");
+    assert_eq!(before, full_snapshot(d));
+}
+
+#[test]
+fn second_version_with_a_controller_hints_controller_false() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    init_project(d);
+    opbuilder(d)
+        .args(API)
+        .args(["--resource", "--controller"])
+        .assert()
+        .success();
+    let before = full_snapshot(d);
+    let v2 = [
+        "create",
+        "api",
+        "--group",
+        "ship",
+        "--version",
+        "v2",
+        "--kind",
+        "Frigate",
+        "--skip-post-steps",
+        "--resource",
+    ];
+    let out = opbuilder(d).args(v2).arg("--controller").output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert!(err.contains("--controller=false"), "{err}");
+    assert!(err.contains("version v1"), "{err}");
+    assert!(!err.contains("--force"), "{err}");
+    assert_eq!(before, full_snapshot(d));
+    // The hint works.
+    opbuilder(d)
+        .args(v2)
+        .arg("--controller=false")
+        .assert()
+        .success();
+    assert!(d.join("api/v2/frigate_types.go").exists());
+}
+
+/// A directory with fake `go` and `make`; `make` prints a line and then waits.
+fn fake_tools(go_fails: bool) -> tempfile::TempDir {
+    let bin = tempfile::tempdir().unwrap();
+    let go = if go_fails {
+        "#!/bin/sh\necho \"fake go: $*\"\nexit 1\n"
+    } else {
+        "#!/bin/sh\necho \"fake go: $*\"\n"
+    };
+    let make = "#!/bin/sh\necho \"fake make: $*\"\nexec sleep 60\n";
+    for (name, body) in [("go", go), ("make", make)] {
+        let p = bin.path().join(name);
+        fs::write(&p, body).unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            fs::set_permissions(&p, fs::Permissions::from_mode(0o755)).unwrap();
+        }
+    }
+    bin
+}
+
+fn path_with(bin: &Path) -> String {
+    format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    )
+}
+
+#[test]
+fn ctrl_c_during_make_generate_names_what_is_left_to_run() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    init_project(d);
+    let bin = fake_tools(false);
+    let r = on_tty(
+        d,
+        &["expect:fake make: generate", "send:\x03"],
+        &[
+            "create",
+            "api",
+            "--group",
+            "ship",
+            "--version",
+            "v1",
+            "--kind",
+            "Frigate",
+            "--resource",
+            "--controller",
+        ],
+        TtyOpts {
+            env: vec![("PATH", path_with(bin.path()))],
+            cwd: Some(d.join("config")),
+            ..Default::default()
+        },
+    );
+    assert_eq!(r.code, 130, "{}", r.screen);
+    assert!(
+        r.screen.contains("interrupted during `make generate`"),
+        "{}",
+        r.screen
+    );
+    assert!(
+        r.screen.contains("\n  cd .. && make generate"),
+        "{}",
+        r.screen
+    );
+    // The transaction had finished: the files stay.
+    assert!(has_types(d) && has_controller(d));
+}
+
+#[test]
+fn a_failed_post_step_names_the_commands_and_where_to_run_them() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    init_project(d);
+    let bin = fake_tools(true);
+    let out = opbuilder(&d.join("config/default"))
+        .args([
+            "create",
+            "api",
+            "--group",
+            "ship",
+            "--version",
+            "v1",
+            "--kind",
+            "Frigate",
+            "--resource",
+            "--controller",
+        ])
+        .env("PATH", path_with(bin.path()))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("\n  cd ../.. && go mod tidy && make generate"),
+        "{err}"
+    );
+}
+
+const CREATE_GREEN: &str = "\x1b[1;32mcreate\x1b[0m";
+
+fn api_both() -> Vec<&'static str> {
+    let mut a = API.to_vec();
+    a.extend(["--resource", "--controller"]);
+    a
+}
+
+#[test]
+fn status_lines_are_coloured_on_a_terminal_and_plain_otherwise() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    init_project(d);
+    let r = on_tty(d, &[], &api_both(), TtyOpts::default());
+    assert_eq!(r.code, 0, "{}", r.screen);
+    assert!(
+        r.screen
+            .contains(&format!("  {CREATE_GREEN}    api/v1/frigate_types.go")),
+        "{:?}",
+        r.screen
+    );
+    assert!(
+        r.screen.contains("\x1b[1;36mupdate\x1b[0m"),
+        "{:?}",
+        r.screen
+    );
+
+    for env in [("NO_COLOR", "1"), ("TERM", "dumb")] {
+        let t = tempfile::tempdir().unwrap();
+        let d = t.path();
+        init_project(d);
+        let r = on_tty(
+            d,
+            &[],
+            &api_both(),
+            TtyOpts {
+                env: vec![(env.0, env.1.to_string())],
+                ..Default::default()
+            },
+        );
+        assert_eq!(r.code, 0, "{}", r.screen);
+        assert!(
+            r.screen.contains("  create    api/v1/frigate_types.go"),
+            "{env:?}: {:?}",
+            r.screen
+        );
+        assert!(!r.screen.contains('\x1b'), "{env:?}: {:?}", r.screen);
+    }
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    init_project(d);
+    let out = opbuilder(d)
+        .args(api_both())
+        .env("TERM", "xterm-256color")
+        .env_remove("NO_COLOR")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let all = text(&out.stdout) + &text(&out.stderr);
+    assert!(all.contains("  create    api/v1/frigate_types.go"), "{all}");
+    assert!(!all.contains('\x1b'), "{all:?}");
+}
