@@ -460,13 +460,12 @@ func compareKustomize(d *differ, kb, op, rel string) {
 	if errors.Is(errA, errNoKustomization) && errors.Is(errB, errNoKustomization) {
 		return
 	}
-	if errA != nil || errB != nil {
-		if errA == nil || errB == nil || errA.Error() != errB.Error() {
-			d.add(key+": render", "kubebuilder: %v\nopbuilder: %v", errOK(errA), errOK(errB))
-		}
-		if errA != nil && errB != nil {
-			d.add(key+": render", "neither tree renders:\nkubebuilder: %v\nopbuilder: %v", errA, errB)
-		}
+	switch {
+	case errA != nil && errB != nil:
+		d.add(key+": neither tree renders", "kubebuilder: %v\nopbuilder: %v", errA, errB)
+		return
+	case errA != nil || errB != nil:
+		d.add(key+": only one tree renders", "kubebuilder: %v\nopbuilder: %v", errOK(errA), errOK(errB))
 		return
 	}
 	ma, mb := map[string]any{}, map[string]any{}

@@ -19,9 +19,9 @@ type RangeReconciler struct {
 
 // The RBAC markers below become rules of the manager's role when "make manifests" runs.
 // Add a marker for every other resource Reconcile reads or writes.
-// +kubebuilder:rbac:groups=lang.example.com,resources=ranges,verbs=get;list;watch;create;update;patch;delete,namespace=lang-system
-// +kubebuilder:rbac:groups=lang.example.com,resources=ranges/status,verbs=get;update;patch,namespace=lang-system
-// +kubebuilder:rbac:groups=lang.example.com,resources=ranges/finalizers,verbs=update,namespace=lang-system
+// +kubebuilder:rbac:groups=lang.example.com,namespace=lang-system,resources=ranges,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=lang.example.com,namespace=lang-system,resources=ranges/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=lang.example.com,namespace=lang-system,resources=ranges/finalizers,verbs=update
 
 // Reconcile runs whenever one of the Range objects, or something else the controller
 // watches, changes. It reads the current state of the cluster and acts to bring it closer to
