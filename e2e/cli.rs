@@ -4,7 +4,7 @@ mod support;
 
 use std::fs;
 use std::path::Path;
-use support::{full_snapshot, opbuilder};
+use support::{full_snapshot, init_project, opbuilder};
 
 fn stderr(out: &std::process::Output) -> String {
     String::from_utf8_lossy(&out.stderr).to_string()
@@ -29,21 +29,6 @@ fn fails_untouched(dir: &Path, args: &[&str], code: i32, needles: &[&str]) {
         assert!(err.contains(n), "{args:?}: stderr lacks {n:?}:\n{err}");
     }
     assert_eq!(before, full_snapshot(dir), "{args:?} changed the directory");
-}
-
-fn init_project(dir: &Path, extra: &[&str]) {
-    let mut args = vec![
-        "init",
-        "--domain",
-        "example.com",
-        "--repo",
-        "example.com/guestbook",
-        "--project-name",
-        "guestbook",
-        "--skip-post-steps",
-    ];
-    args.extend_from_slice(extra);
-    opbuilder(dir).args(&args).assert().success();
 }
 
 fn api(dir: &Path, extra: &[&str]) -> std::process::Output {

@@ -9,26 +9,10 @@ mod support;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use support::{full_snapshot, opbuilder, SOURCE_DATE_EPOCH, TEST_VERSION};
+use support::{full_snapshot, init_project, opbuilder, SOURCE_DATE_EPOCH, TEST_VERSION};
 
 fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).to_string()
-}
-
-fn init_project(dir: &Path) {
-    opbuilder(dir)
-        .args([
-            "init",
-            "--domain",
-            "example.com",
-            "--repo",
-            "example.com/guestbook",
-            "--project-name",
-            "guestbook",
-            "--skip-post-steps",
-        ])
-        .assert()
-        .success();
 }
 
 fn project_file(dir: &Path) -> String {
@@ -136,7 +120,7 @@ fn prompt_reads_a_whole_line_per_question() {
     // `n` Enter, then `y` Enter: each answers its own question.
     let t = tempfile::tempdir().unwrap();
     let d = t.path();
-    init_project(d);
+    init_project(d, &[]);
     let r = on_tty(
         d,
         &[
@@ -171,7 +155,7 @@ fn prompt_reads_a_whole_line_per_question() {
     // `y` as "yes" to the controller.
     let t = tempfile::tempdir().unwrap();
     let d = t.path();
-    init_project(d);
+    init_project(d, &[]);
     let r = on_tty(
         d,
         &[
@@ -193,7 +177,7 @@ fn prompt_reads_a_whole_line_per_question() {
 fn prompt_re_asks_on_anything_else_with_stderr_in_a_file() {
     let t = tempfile::tempdir().unwrap();
     let d = t.path();
-    init_project(d);
+    init_project(d, &[]);
     let r = on_tty(
         d,
         &[
@@ -225,7 +209,7 @@ fn prompt_re_asks_on_anything_else_with_stderr_in_a_file() {
 fn prompt_on_the_terminal_when_stdout_is_piped() {
     let t = tempfile::tempdir().unwrap();
     let d = t.path();
-    init_project(d);
+    init_project(d, &[]);
     let r = on_tty(
         d,
         &[
@@ -263,7 +247,7 @@ fn prompt_on_the_terminal_when_stdout_is_piped() {
 fn ctrl_c_or_end_of_input_at_a_question_writes_nothing() {
     let t = tempfile::tempdir().unwrap();
     let d = t.path();
-    init_project(d);
+    init_project(d, &[]);
     let before = full_snapshot(d);
     let r = on_tty(
         d,
@@ -301,7 +285,7 @@ fn ctrl_c_or_end_of_input_at_a_question_writes_nothing() {
 fn commands_find_the_project_root_from_a_subdirectory() {
     let t = tempfile::tempdir().unwrap();
     let d = t.path();
-    init_project(d);
+    init_project(d, &[]);
     let sub = d.join("config/default");
     let out = opbuilder(&sub)
         .args(API)
@@ -474,7 +458,7 @@ fn init_next_to_a_lone_makefile_says_what_is_in_the_way() {
 fn second_version_with_a_controller_hints_controller_false() {
     let t = tempfile::tempdir().unwrap();
     let d = t.path();
-    init_project(d);
+    init_project(d, &[]);
     opbuilder(d)
         .args(API)
         .args(["--resource", "--controller"])
@@ -542,7 +526,7 @@ fn path_with(bin: &Path) -> String {
 fn ctrl_c_during_make_generate_names_what_is_left_to_run() {
     let t = tempfile::tempdir().unwrap();
     let d = t.path();
-    init_project(d);
+    init_project(d, &[]);
     let bin = fake_tools(false);
     let r = on_tty(
         d,
@@ -584,7 +568,7 @@ fn ctrl_c_during_make_generate_names_what_is_left_to_run() {
 fn a_failed_post_step_names_the_commands_and_where_to_run_them() {
     let t = tempfile::tempdir().unwrap();
     let d = t.path();
-    init_project(d);
+    init_project(d, &[]);
     let bin = fake_tools(true);
     let out = opbuilder(&d.join("config/default"))
         .args([
@@ -622,7 +606,7 @@ fn api_both() -> Vec<&'static str> {
 fn status_lines_are_coloured_on_a_terminal_and_plain_otherwise() {
     let t = tempfile::tempdir().unwrap();
     let d = t.path();
-    init_project(d);
+    init_project(d, &[]);
     let r = on_tty(d, &[], &api_both(), TtyOpts::default());
     assert_eq!(r.code, 0, "{}", r.screen);
     assert!(
@@ -640,7 +624,7 @@ fn status_lines_are_coloured_on_a_terminal_and_plain_otherwise() {
     for env in [("NO_COLOR", "1"), ("TERM", "dumb")] {
         let t = tempfile::tempdir().unwrap();
         let d = t.path();
-        init_project(d);
+        init_project(d, &[]);
         let r = on_tty(
             d,
             &[],
@@ -660,7 +644,7 @@ fn status_lines_are_coloured_on_a_terminal_and_plain_otherwise() {
     }
     let t = tempfile::tempdir().unwrap();
     let d = t.path();
-    init_project(d);
+    init_project(d, &[]);
     let out = opbuilder(d)
         .args(api_both())
         .env("TERM", "xterm-256color")

@@ -92,3 +92,19 @@ pub fn full_snapshot(root: &Path) -> BTreeMap<PathBuf, Option<Vec<u8>>> {
     walk(root, root, &mut out);
     out
 }
+
+/// `opbuilder init` of the `guestbook` test project in `dir` (no post-steps), plus `extra` flags.
+pub fn init_project(dir: &Path, extra: &[&str]) {
+    let mut args = vec![
+        "init",
+        "--domain",
+        "example.com",
+        "--repo",
+        "example.com/guestbook",
+        "--project-name",
+        "guestbook",
+        "--skip-post-steps",
+    ];
+    args.extend_from_slice(extra);
+    opbuilder(dir).args(&args).assert().success();
+}
