@@ -464,8 +464,11 @@ func compareKustomize(d *differ, kb, op, rel string) {
 	case errA != nil && errB != nil:
 		d.add(key+": neither tree renders", "kubebuilder: %v\nopbuilder: %v", errA, errB)
 		return
-	case errA != nil || errB != nil:
-		d.add(key+": only one tree renders", "kubebuilder: %v\nopbuilder: %v", errOK(errA), errOK(errB))
+	case errA != nil:
+		d.add(key+": only opbuilder's tree renders", "kubebuilder: %v", errA)
+		return
+	case errB != nil:
+		d.add(key+": only kubebuilder's tree renders", "opbuilder: %v", errB)
 		return
 	}
 	ma, mb := map[string]any{}, map[string]any{}
