@@ -4,6 +4,7 @@ mod commands;
 mod context;
 mod error;
 mod flect;
+mod hbs;
 mod markers;
 mod plan;
 mod post;
