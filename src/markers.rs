@@ -6,6 +6,7 @@
 //! Inserted text takes the indentation of the marker line. An insertion is skipped when the
 //! fragment's non-blank lines, trimmed, already appear as consecutive non-blank lines of the file.
 
+use std::borrow::Cow;
 use std::path::Path;
 
 /// The line-comment token for a file, by extension or name.
@@ -23,8 +24,8 @@ pub fn comment_token(path: &Path) -> Option<&'static str> {
 pub fn is_marker(line: &str, token: &str, name: &str) -> bool {
     line.trim()
         .strip_prefix(token)
-        .map(|rest| rest.trim() == format!("+kubebuilder:scaffold:{name}"))
-        .unwrap_or(false)
+        .and_then(|rest| rest.trim().strip_prefix("+kubebuilder:scaffold:"))
+        .is_some_and(|n| n == name)
 }
 
 fn indentation(line: &str) -> &str {
@@ -39,23 +40,76 @@ fn significant(text: &str) -> Vec<&str> {
         .collect()
 }
 
-/// Whether the non-blank lines of `fragment` already appear, consecutively, in `content`.
+/// Whether the non-blank lines of `fragment` already appear, consecutively, in `content`
+/// (each compared trimmed). Looks for the first line with a substring search, so a large file
+/// costs one scan.
 pub fn contains_fragment(content: &str, fragment: &str) -> bool {
     let needle = significant(fragment);
-    if needle.is_empty() {
+    let Some((first, rest)) = needle.split_first() else {
         return true;
-    }
-    let hay = significant(content);
-    hay.windows(needle.len()).any(|w| w == needle.as_slice())
+    };
+    content.match_indices(first).any(|(at, _)| {
+        let start = content[..at].rfind('\n').map_or(0, |i| i + 1);
+        let after = &content[at + first.len()..];
+        let end = after.find('\n').unwrap_or(after.len());
+        if !content[start..at].trim().is_empty() || !after[..end].trim().is_empty() {
+            return false;
+        }
+        let mut following = after[end..]
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty());
+        rest.iter().all(|want| following.next() == Some(want))
+    })
 }
 
-fn split_lines(content: &str) -> (Vec<String>, bool) {
+/// The lines of `s`, exactly as [`str::lines`] gives them, found eight bytes at a time
+/// (`str::lines` costs about 200 instructions a line, which dominated edits of large files).
+pub fn lines(s: &str) -> Vec<&str> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    const NEWLINES: u64 = 0x0a0a_0a0a_0a0a_0a0a;
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len() / 32 + 1);
+    let mut start = 0;
+    fn line_end<'a>(s: &'a str, out: &mut Vec<&'a str>, start: &mut usize, at: usize) {
+        let l = &s[*start..at];
+        out.push(l.strip_suffix('\r').unwrap_or(l));
+        *start = at + 1;
+    }
+    let mut i = 0;
+    while i + 8 <= b.len() {
+        let w = u64::from_le_bytes(b[i..i + 8].try_into().expect("eight bytes")) ^ NEWLINES;
+        // High bit set in every byte that was `\n` (and possibly in a few others: checked).
+        let mut zeros = w.wrapping_sub(ONES) & !w & HIGH;
+        while zeros != 0 {
+            let at = i + zeros.trailing_zeros() as usize / 8;
+            if b[at] == b'\n' {
+                line_end(s, &mut out, &mut start, at);
+            }
+            zeros &= zeros - 1;
+        }
+        i += 8;
+    }
+    for (at, &c) in b.iter().enumerate().skip(i) {
+        if c == b'\n' {
+            line_end(s, &mut out, &mut start, at);
+        }
+    }
+    if start < b.len() {
+        out.push(&s[start..]);
+    }
+    out
+}
+
+/// Lines borrowed from the content (an edit replaces or inserts only a few).
+fn split_lines(content: &str) -> (Vec<Cow<'_, str>>, bool) {
     let trailing_newline = content.ends_with('\n');
-    let lines = content.lines().map(str::to_string).collect();
+    let lines = lines(content).into_iter().map(Cow::Borrowed).collect();
     (lines, trailing_newline)
 }
 
-fn join_lines(lines: &[String], trailing_newline: bool) -> String {
+fn join_lines(lines: &[Cow<'_, str>], trailing_newline: bool) -> String {
     let mut s = lines.join("\n");
     if trailing_newline || lines.is_empty() {
         s.push('\n');
@@ -63,23 +117,96 @@ fn join_lines(lines: &[String], trailing_newline: bool) -> String {
     s
 }
 
-fn indent_fragment(fragment: &str, indent: &str) -> Vec<String> {
+fn indent_fragment<'a>(fragment: &str, indent: &str) -> Vec<Cow<'a, str>> {
     fragment
         .trim_end_matches('\n')
         .lines()
         .map(|l| {
-            if l.trim().is_empty() {
+            Cow::Owned(if l.trim().is_empty() {
                 String::new()
             } else {
                 format!("{indent}{l}")
-            }
+            })
         })
         .collect()
+}
+
+/// Whether an edit may work on the text directly. Without carriage returns, splitting into
+/// lines and joining them again changes nothing, so the result is the same.
+fn direct(content: &str) -> bool {
+    #[cfg(test)]
+    if LINE_BY_LINE.with(std::cell::Cell::get) {
+        return false;
+    }
+    !content.contains('\r')
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Tests set this to compare the direct edits with the line-by-line ones.
+    static LINE_BY_LINE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 /// Marker `name` was not found in the file.
 #[derive(Debug, PartialEq)]
 pub struct MissingMarker(pub String);
+
+/// Whether `fragment` is already in `content`. In `#`-comment files a fragment counts as present
+/// whether it is commented out or not: YAML fragments are inserted commented and enabled
+/// afterwards.
+fn fragment_present(content: &str, token: &str, fragment: &str) -> bool {
+    if token == "#" {
+        contains_fragment(&uncomment_all(content), &uncomment_all(fragment))
+    } else {
+        contains_fragment(content, fragment)
+    }
+}
+
+/// Byte ranges (without the newline) of the lines holding marker `name`, found by searching
+/// for the marker text instead of walking every line.
+fn marker_lines(content: &str, token: &str, name: &str) -> Vec<(usize, usize)> {
+    let mut out: Vec<(usize, usize)> = vec![];
+    for (at, _) in content.match_indices("+kubebuilder:scaffold:") {
+        let (start, end) = line_around(content, at);
+        if out.last().is_none_or(|l| l.0 != start) && is_marker(&content[start..end], token, name) {
+            out.push((start, end));
+        }
+    }
+    out
+}
+
+/// The byte range (without the newline) of the line holding byte `at`.
+fn line_around(content: &str, at: usize) -> (usize, usize) {
+    let start = content[..at].rfind('\n').map_or(0, |i| i + 1);
+    let end = content[at..].find('\n').map_or(content.len(), |i| at + i);
+    (start, end)
+}
+
+/// The first (or last) line whose trimmed content is `anchor` (non-empty, trimmed).
+fn find_line(content: &str, anchor: &str, last: bool) -> Option<(usize, usize)> {
+    let is_line = |&(at, _): &(usize, &str)| {
+        let (start, end) = line_around(content, at);
+        (content[start..end].trim() == anchor).then_some((start, end))
+    };
+    if last {
+        content.rmatch_indices(anchor).find_map(|m| is_line(&m))
+    } else {
+        content.match_indices(anchor).find_map(|m| is_line(&m))
+    }
+}
+
+/// `content` with `lines` (each followed by a newline) inserted at byte `at`, a line start.
+fn insert_lines(content: &str, at: usize, lines: &[Cow<'_, str>]) -> String {
+    let added: usize = lines.iter().map(|l| l.len() + 1).sum();
+    let mut out = String::with_capacity(content.len() + added);
+    out.push_str(&content[..at]);
+    for l in lines {
+        out.push_str(l);
+        out.push('\n');
+    }
+    out.push_str(&content[at..]);
+    out
+}
 
 /// Insert each fragment (unless already present) directly above every line holding the marker.
 pub fn insert_above(
@@ -88,6 +215,36 @@ pub fn insert_above(
     name: &str,
     fragments: &[String],
 ) -> Result<String, MissingMarker> {
+    if direct(content) {
+        let mut found = marker_lines(content, token, name);
+        if found.is_empty() {
+            return Err(MissingMarker(format!(
+                "{token} +kubebuilder:scaffold:{name}"
+            )));
+        }
+        let mut current = Cow::Borrowed(content);
+        for fragment in fragments {
+            if fragment_present(&current, token, fragment) {
+                continue;
+            }
+            if matches!(current, Cow::Owned(_)) {
+                found = marker_lines(&current, token, name);
+            }
+            let mut out = String::with_capacity(current.len() + 2 * fragment.len() + 16);
+            let mut copied = 0;
+            for &(start, end) in &found {
+                out.push_str(&current[copied..start]);
+                for l in indent_fragment(fragment, indentation(&current[start..end])) {
+                    out.push_str(&l);
+                    out.push('\n');
+                }
+                copied = start;
+            }
+            out.push_str(&current[copied..]);
+            current = Cow::Owned(out);
+        }
+        return Ok(current.into_owned());
+    }
     let (mut lines, nl) = split_lines(content);
     let positions: Vec<usize> = lines
         .iter()
@@ -100,16 +257,9 @@ pub fn insert_above(
             "{token} +kubebuilder:scaffold:{name}"
         )));
     }
-    let mut current = content.to_string();
+    let mut current = Cow::Borrowed(content);
     for fragment in fragments {
-        // In `#`-comment files a fragment counts as present whether it is commented out or not:
-        // YAML fragments are inserted commented and enabled afterwards.
-        let present = if token == "#" {
-            contains_fragment(&uncomment_all(&current), &uncomment_all(fragment))
-        } else {
-            contains_fragment(&current, fragment)
-        };
-        if present {
+        if fragment_present(&current, token, fragment) {
             continue;
         }
         // Walk markers bottom-up so earlier indices stay valid.
@@ -125,9 +275,9 @@ pub fn insert_above(
             let new = indent_fragment(fragment, &indent);
             lines.splice(at..at, new);
         }
-        current = join_lines(&lines, nl);
+        current = Cow::Owned(join_lines(&lines, nl));
     }
-    Ok(current)
+    Ok(current.into_owned())
 }
 
 /// One `import` spec: optional name and the path.
@@ -198,6 +348,33 @@ pub fn insert_go_import(
     spec: &ImportSpec,
     module: &str,
 ) -> Result<String, MissingMarker> {
+    if direct(content) {
+        // Work on the lines from the block's `import (` to the marker only.
+        if let Some(&(marker, marker_end)) = marker_lines(content, "//", "imports").first() {
+            let mut pos = marker;
+            while pos > 0 {
+                let start = content[..pos - 1].rfind('\n').map_or(0, |i| i + 1);
+                if content[start..pos - 1].trim_start().starts_with("import (") {
+                    let end = (marker_end + 1).min(content.len());
+                    let block = insert_go_import_lines(&content[start..end], spec, module)?;
+                    let mut out = String::with_capacity(content.len() + block.len());
+                    out.push_str(&content[..start]);
+                    out.push_str(&block);
+                    out.push_str(&content[end..]);
+                    return Ok(out);
+                }
+                pos = start;
+            }
+        }
+    }
+    insert_go_import_lines(content, spec, module)
+}
+
+fn insert_go_import_lines(
+    content: &str,
+    spec: &ImportSpec,
+    module: &str,
+) -> Result<String, MissingMarker> {
     let (mut lines, nl) = split_lines(content);
     // The block ends at the imports marker when there is one, else at the first block's `)`.
     let (open, marker) = match lines.iter().position(|l| is_marker(l, "//", "imports")) {
@@ -242,12 +419,12 @@ pub fn insert_go_import(
             .iter()
             .find(|l| ImportSpec::parse(l).is_some())
             .cloned()
-            .unwrap_or_else(|| "\t".into())
+            .unwrap_or(Cow::Borrowed("\t"))
     } else {
         lines[marker].clone()
     };
     let indent = indentation(&indent_src).to_string();
-    let new_line = format!("{indent}{}", spec.line());
+    let new_line: Cow<str> = Cow::Owned(format!("{indent}{}", spec.line()));
     let class = classify(&spec.path, module);
 
     // Groups: runs of non-blank lines between `import (` and the marker.
@@ -311,12 +488,12 @@ pub fn insert_go_import(
         .iter()
         .find(|g| group_class(g).is_some_and(|c| c > class))
     {
-        lines.splice(start..start, [new_line, String::new()]);
+        lines.splice(start..start, [new_line, Cow::Borrowed("")]);
     } else {
         let previous = lines[marker - 1].trim();
         let mut add = vec![];
         if !previous.is_empty() && !previous.starts_with("import (") {
-            add.push(String::new());
+            add.push(Cow::Borrowed(""));
         }
         add.push(new_line);
         lines.splice(marker..marker, add);
@@ -335,7 +512,7 @@ pub fn uncomment(content: &str, block: &str) -> Option<String> {
     let commented = |l: &str, w: &str| -> bool {
         let (ind, rest) = l.split_at(l.len() - l.trim_start().len());
         rest.strip_prefix('#')
-            .is_some_and(|r| format!("{ind}{r}") == w)
+            .is_some_and(|r| w.strip_prefix(ind) == Some(r))
     };
     for start in 0..lines.len() {
         if start + want.len() > lines.len() {
@@ -347,7 +524,7 @@ pub fn uncomment(content: &str, block: &str) -> Option<String> {
             .all(|(l, w)| commented(l, w))
         {
             for (l, w) in lines[start..start + want.len()].iter_mut().zip(&want) {
-                *l = w.to_string();
+                *l = Cow::Borrowed(w);
             }
             return Some(join_lines(&lines, nl));
         }
@@ -368,12 +545,25 @@ pub fn insert_after_line(content: &str, anchor: &str, text: &str) -> Option<Stri
     if contains_fragment(content, text) {
         return Some(content.to_string());
     }
+    if direct(content) && !anchor.trim().is_empty() {
+        let (_, end) = find_line(content, anchor.trim(), false)?;
+        let new: Vec<Cow<str>> = text
+            .trim_end_matches('\n')
+            .lines()
+            .map(Cow::Borrowed)
+            .collect();
+        if end < content.len() {
+            return Some(insert_lines(content, end + 1, &new));
+        }
+        // The anchor is the last line and has no newline: neither does the result.
+        return Some(format!("{content}\n{}", new.join("\n")));
+    }
     let (mut lines, nl) = split_lines(content);
     let at = lines.iter().position(|l| l.trim() == anchor.trim())?;
-    let new: Vec<String> = text
+    let new: Vec<Cow<str>> = text
         .trim_end_matches('\n')
         .lines()
-        .map(str::to_string)
+        .map(Cow::Borrowed)
         .collect();
     lines.splice(at + 1..at + 1, new);
     Some(join_lines(&lines, nl))
@@ -385,6 +575,11 @@ pub fn insert_after_line(content: &str, anchor: &str, text: &str) -> Option<Stri
 pub fn insert_before_line(content: &str, anchor: &str, text: &str) -> Option<String> {
     if contains_fragment(content, text) {
         return Some(content.to_string());
+    }
+    if direct(content) && !anchor.trim().is_empty() {
+        let (start, end) = find_line(content, anchor.trim(), true)?;
+        let new = indent_fragment(text, indentation(&content[start..end]));
+        return Some(insert_lines(content, start, &new));
     }
     let (mut lines, nl) = split_lines(content);
     let at = lines.iter().rposition(|l| l.trim() == anchor.trim())?;
@@ -472,7 +667,7 @@ pub fn enable_entries(content: &str, start: &str, needs: &[&str]) -> Option<Stri
         if needs.iter().all(|n| texts.iter().any(|t| t == n.trim())) {
             found = true;
             for l in &mut lines[i..end] {
-                *l = strip_hash(l).0;
+                *l = Cow::Owned(strip_hash(l).0);
             }
         }
         i = end;
@@ -699,6 +894,121 @@ mod tests {
         assert!(insert_after_line(src, "nope:", "x").is_none());
         assert_eq!(append_once("a", "b\n"), "a\nb\n");
         assert_eq!(append_once("a\nb\n", "b\n"), "a\nb\n");
+    }
+
+    /// The search-based check agrees with comparing every window of significant lines.
+    #[test]
+    fn fragment_search_matches_window_comparison() {
+        fn windows(content: &str, fragment: &str) -> bool {
+            let needle = significant(fragment);
+            needle.is_empty()
+                || significant(content)
+                    .windows(needle.len())
+                    .any(|w| w == needle.as_slice())
+        }
+        const LINES: &[&str] = &[
+            "a", " a", "a ", "b", "\tb", "", "  ", "ab", "ba", "a\r", "- a",
+        ];
+        let mut seed: u64 = 0x2545_f491;
+        let mut next = |n: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n as u64) as usize
+        };
+        for _ in 0..20000 {
+            let mut text = |max: usize| {
+                let n = next(max);
+                let mut t: String = (0..n)
+                    .map(|_| LINES[next(LINES.len())])
+                    .collect::<Vec<_>>()
+                    .join("\n");
+                if next(2) == 0 {
+                    t.push('\n');
+                }
+                t
+            };
+            let content = text(8);
+            let fragment = text(3);
+            assert_eq!(
+                contains_fragment(&content, &fragment),
+                windows(&content, &fragment),
+                "{content:?} {fragment:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn lines_are_str_lines() {
+        let mut seed: u64 = 0x1234_5678;
+        for _ in 0..20000 {
+            let len = {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                (seed % 40) as usize
+            };
+            let text: String = (0..len)
+                .map(|k| {
+                    let r = (seed >> (k % 60)) as usize;
+                    ["a", "\n", "\r", "\u{b}", "é", "\n\n", "xyz", "\r\n"][r % 8]
+                })
+                .collect();
+            assert_eq!(lines(&text), text.lines().collect::<Vec<_>>(), "{text:?}");
+        }
+    }
+
+    /// Every edit gives the same text working on the text directly as line by line.
+    #[test]
+    fn direct_edits_match_line_by_line_edits() {
+        const LINES: &[&str] = &[
+            "\t// +kubebuilder:scaffold:builder",
+            "// +kubebuilder:scaffold:imports",
+            "  # +kubebuilder:scaffold:x",
+            "import (",
+            "\t\"os\"",
+            "\tappv1 \"m/api/v1\"",
+            "\t\"m/internal/controller\"",
+            ")",
+            "",
+            "  ",
+            "a()",
+            "\tb()",
+            "Complete()",
+            "resources:",
+            "- a.yaml",
+        ];
+        let mut seed: u64 = 0x0bad_cafe;
+        let mut next = |n: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n as u64) as usize
+        };
+        let both = |f: &dyn Fn() -> Option<String>| {
+            let direct = f();
+            LINE_BY_LINE.with(|c| c.set(true));
+            let lines = f();
+            LINE_BY_LINE.with(|c| c.set(false));
+            assert_eq!(direct, lines);
+        };
+        for _ in 0..5000 {
+            let mut text: String = (0..next(12))
+                .map(|_| LINES[next(LINES.len())])
+                .collect::<Vec<_>>()
+                .join("\n");
+            if next(3) > 0 {
+                text.push('\n');
+            }
+            let frag = ["a()\n", "x()\n\ny()\n", "- a.yaml", "", "\tb()"][next(5)].to_string();
+            let t = &text;
+            both(&|| insert_above(t, "//", "builder", std::slice::from_ref(&frag)).ok());
+            both(&|| insert_above(t, "#", "x", &[frag.clone(), "- b".into()]).ok());
+            both(&|| insert_go_import(t, &ImportSpec::new(Some("bv1"), "m/api/b/v1"), "m").ok());
+            both(&|| insert_go_import(t, &ImportSpec::new(None, "context"), "m").ok());
+            both(&|| insert_after_line(t, " resources: ", &frag));
+            both(&|| insert_before_line(t, "Complete()", &frag));
+        }
     }
 
     const KB_STYLE: &str = "#replacements:

@@ -8,7 +8,7 @@
 
 use crate::markers::{self, ImportSpec};
 use anyhow::{anyhow, Result};
-use std::collections::BTreeMap;
+use std::collections::HashMap;
 use std::fmt;
 use std::fs;
 use std::io::Write;
@@ -360,7 +360,7 @@ fn indent_block(b: &str) -> String {
 /// Compute, check and (unless dry-run) write the plan under `root`.
 pub fn apply(root: &Path, plan: &Plan, opts: &ApplyOptions) -> Result<Report> {
     let root_canon = fs::canonicalize(root).map_err(|e| anyhow!("{}: {e}", root.display()))?;
-    let mut staged: BTreeMap<PathBuf, Staged> = BTreeMap::new();
+    let mut staged: HashMap<PathBuf, Staged> = HashMap::new();
     let mut order: Vec<PathBuf> = vec![];
     let mut conflicts = vec![];
     let mut report = Report::default();
@@ -614,6 +614,7 @@ pub fn write_atomic(path: &Path, content: &[u8]) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::BTreeMap;
 
     fn snapshot(root: &Path) -> BTreeMap<PathBuf, Option<Vec<u8>>> {
         let mut out = BTreeMap::new();

@@ -8,6 +8,7 @@
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_yaml::{Mapping, Value};
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
 pub const FILE: &str = "PROJECT";
@@ -189,9 +190,10 @@ impl Project {
     }
 
     pub fn parse(text: &str) -> Result<Project> {
-        let p: Project = serde_yaml::from_str(text).map_err(|e| {
-            anyhow::anyhow!("PROJECT is not valid: {e}\n  fix the YAML by hand, or restore it from version control")
-        })?;
+        let p = match fast::parse(text) {
+            Some(p) => p,
+            None => Self::parse_yaml(text)?,
+        };
         match p.version.as_str() {
             "3" | "3-alpha" => {}
             "" => bail!("PROJECT has no `version`; opbuilder understands project version \"3\""),
@@ -211,15 +213,83 @@ impl Project {
         Ok(p)
     }
 
-    /// Serialise with the header, sorted keys, and Kubebuilder's formatting.
+    /// Read with serde_yaml: any YAML the format allows.
+    fn parse_yaml(text: &str) -> Result<Project> {
+        serde_yaml::from_str(text).map_err(|e| {
+            anyhow::anyhow!("PROJECT is not valid: {e}\n  fix the YAML by hand, or restore it from version control")
+        })
+    }
+
+    /// Serialise with the header, sorted keys, and Kubebuilder's formatting. Written field by
+    /// field in one pass (a unit test checks it against the generic emitter on random projects).
     pub fn to_yaml(&self) -> String {
-        let mut p = self.clone();
-        if p.version == "3-alpha" {
-            p.version = "3".into();
+        enum Top<'a> {
+            Str(&'a str),
+            True,
+            Layout,
+            Resources,
+            Other(&'a Value),
         }
-        let value = serde_yaml::to_value(&p).expect("PROJECT serialises");
-        let mut out = String::from(HEADER);
-        emit(&value, 0, &mut out);
+        let version = if self.version == "3-alpha" {
+            "3"
+        } else {
+            self.version.as_str()
+        };
+        let mut top: Vec<(Cow<str>, Top)> = vec![];
+        for (key, v) in [
+            ("cliVersion", &self.cli_version),
+            ("domain", &self.domain),
+            ("projectName", &self.project_name),
+            ("repo", &self.repo),
+        ] {
+            if !v.is_empty() {
+                top.push((Cow::Borrowed(key), Top::Str(v)));
+            }
+        }
+        top.push((Cow::Borrowed("version"), Top::Str(version)));
+        for (on, key) in [
+            (self.multigroup, "multigroup"),
+            (self.namespaced, "namespaced"),
+        ] {
+            if on {
+                top.push((Cow::Borrowed(key), Top::True));
+            }
+        }
+        if !self.layout.is_empty() {
+            top.push((Cow::Borrowed("layout"), Top::Layout));
+        }
+        if !self.resources.is_empty() {
+            top.push((Cow::Borrowed("resources"), Top::Resources));
+        }
+        for (k, v) in &self.other {
+            top.push((scalar(k), Top::Other(v)));
+        }
+        top.sort_by(|a, b| a.0.cmp(&b.0));
+
+        let mut out = String::with_capacity(HEADER.len() + 256 + 320 * self.resources.len());
+        out.push_str(HEADER);
+        for (key, item) in &top {
+            out.push_str(key);
+            out.push(':');
+            match item {
+                Top::Str(s) => line_value(&mut out, s),
+                Top::True => out.push_str(" true\n"),
+                Top::Layout => {
+                    out.push('\n');
+                    for l in &self.layout {
+                        out.push('-');
+                        line_value(&mut out, l);
+                    }
+                }
+                Top::Resources => {
+                    out.push('\n');
+                    for r in &self.resources {
+                        emit_resource(r, &mut out);
+                    }
+                }
+                Top::Other(v) => emit_child(v, 0, &mut out),
+            }
+        }
         out
     }
 
@@ -240,6 +310,127 @@ impl Project {
         self.resources
             .iter_mut()
             .find(|r| r.is_gvk(group, version, kind))
+    }
+}
+
+/// ` <scalar>\n`
+fn line_value(out: &mut String, s: &str) {
+    out.push(' ');
+    out.push_str(&scalar_str(s));
+    out.push('\n');
+}
+
+/// One entry of `resources:`, as the generic emitter writes it.
+fn emit_resource(r: &Resource, out: &mut String) {
+    if !r.other.is_empty() {
+        // Keys we do not model: let the generic emitter sort them in.
+        let v = serde_yaml::to_value(std::slice::from_ref(r)).expect("a resource serialises");
+        emit(&v, 0, out);
+        return;
+    }
+    let mut first = true;
+    let mut key = |out: &mut String, k: &str| {
+        out.push_str(if first { "- " } else { "  " });
+        first = false;
+        out.push_str(k);
+        out.push(':');
+    };
+    if let Some(a) = &r.api {
+        key(out, "api");
+        if a.crd_version.is_empty() && !a.namespaced && !a.ssa {
+            out.push_str(" {}\n");
+        } else {
+            out.push('\n');
+            if !a.crd_version.is_empty() {
+                out.push_str("    crdVersion:");
+                line_value(out, &a.crd_version);
+            }
+            if a.namespaced {
+                out.push_str("    namespaced: true\n");
+            }
+            if a.ssa {
+                out.push_str("    ssa: true\n");
+            }
+        }
+    }
+    if r.controller {
+        key(out, "controller");
+        out.push_str(" true\n");
+    }
+    if !r.controllers.is_empty() {
+        key(out, "controllers");
+        out.push('\n');
+        for c in &r.controllers {
+            out.push_str("  - name:");
+            line_value(out, &c.name);
+        }
+    }
+    if r.core {
+        key(out, "core");
+        out.push_str(" true\n");
+    }
+    if !r.domain.is_empty() {
+        key(out, "domain");
+        line_value(out, &r.domain);
+    }
+    if r.external {
+        key(out, "external");
+        out.push_str(" true\n");
+    }
+    for (k, v, always) in [
+        ("group", &r.group, false),
+        ("kind", &r.kind, true),
+        ("module", &r.module, false),
+        ("path", &r.path, false),
+        ("plural", &r.plural, false),
+        ("version", &r.version, true),
+    ] {
+        if always || !v.is_empty() {
+            key(out, k);
+            line_value(out, v);
+        }
+    }
+    if let Some(w) = &r.webhooks {
+        key(out, "webhooks");
+        let mut body = String::new();
+        for (on, k) in [(w.conversion, "conversion"), (w.defaulting, "defaulting")] {
+            if on {
+                body.push_str("    ");
+                body.push_str(k);
+                body.push_str(": true\n");
+            }
+        }
+        if !w.defaulting_path.is_empty() {
+            body.push_str("    defaultingPath:");
+            line_value(&mut body, &w.defaulting_path);
+        }
+        if !w.spoke.is_empty() {
+            body.push_str("    spoke:\n");
+            for v in &w.spoke {
+                body.push_str("    -");
+                line_value(&mut body, v);
+            }
+        }
+        if w.validation {
+            body.push_str("    validation: true\n");
+        }
+        for (k, v) in [
+            ("validationPath", &w.validation_path),
+            ("webhookVersion", &w.webhook_version),
+        ] {
+            if !v.is_empty() {
+                body.push_str("    ");
+                body.push_str(k);
+                body.push(':');
+                line_value(&mut body, v);
+            }
+        }
+        if body.is_empty() {
+            out.push_str(" {}\n");
+        } else {
+            out.push('\n');
+            out.push_str(&body);
+        }
     }
 }
 
@@ -322,7 +513,7 @@ fn inline(v: &Value) -> String {
         Value::Null => "null".into(),
         Value::Bool(b) => b.to_string(),
         Value::Number(n) => n.to_string(),
-        Value::String(_) => scalar(v),
+        Value::String(_) => scalar(v).into_owned(),
         Value::Tagged(t) => inline(&t.value),
         Value::Mapping(_) | Value::Sequence(_) => serde_yaml::to_string(v)
             .unwrap_or_default()
@@ -331,43 +522,361 @@ fn inline(v: &Value) -> String {
     }
 }
 
-/// A string as a YAML scalar: plain where that reads back as the same string, else double-quoted.
-fn scalar(v: &Value) -> String {
-    let s = match v {
-        Value::String(s) => s.as_str(),
-        other => return inline(other),
+fn scalar(v: &Value) -> Cow<'_, str> {
+    match v {
+        Value::String(s) => scalar_str(s),
+        other => Cow::Owned(inline(other)),
+    }
+}
+
+/// Bytes a plain scalar may hold: ASCII letters, digits and `-_./()@+~`.
+static PLAIN: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut c = 0;
+    while c < 256 {
+        let b = c as u8;
+        t[c] = b.is_ascii_alphanumeric()
+            || matches!(
+                b,
+                b'-' | b'_' | b'.' | b'/' | b'(' | b')' | b'@' | b'+' | b'~'
+            );
+        c += 1;
+    }
+    t
+};
+
+/// Whether `s` must be double-quoted to read back as the same string: it holds a character
+/// outside a safe set, starts with an indicator, or reads as null, a bool or a number.
+fn needs_quotes(s: &str) -> bool {
+    let b = s.as_bytes();
+    let Some(&first) = b.first() else {
+        return true;
     };
-    let reserved = matches!(
-        s.to_ascii_lowercase().as_str(),
-        "" | "~" | "null" | "true" | "false" | "yes" | "no" | "on" | "off" | "y" | "n"
-    );
-    let numeric = s.parse::<f64>().is_ok()
+    if !b.iter().all(|&c| PLAIN[c as usize]) || matches!(first, b'-' | b'.' | b'@' | b'~') {
+        return true;
+    }
+    let reserved = b.len() <= 5
+        && ["null", "true", "false", "yes", "no", "on", "off", "y", "n"]
+            .iter()
+            .any(|r| s.eq_ignore_ascii_case(r));
+    // Only these first characters can start something `f64::from_str` accepts
+    // (digits, a sign, `inf`, `infinity`, `nan`).
+    let maybe_float = first.is_ascii_digit() || matches!(first, b'+' | b'i' | b'I' | b'n' | b'N');
+    let numeric = (maybe_float && s.parse::<f64>().is_ok())
         || s.starts_with("0x")
         || s.starts_with("0o")
-        || (s.starts_with(|c: char| c.is_ascii_digit())
-            && s.chars()
-                .all(|c| c.is_ascii_digit() || c == '_' || c == ':'));
-    let plain = !reserved
-        && !numeric
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./()@+~".contains(c))
-        && !s.starts_with(['-', '.', '@', '~']);
-    if plain {
-        s.to_string()
-    } else {
-        let mut q = String::from('"');
-        for c in s.chars() {
+        || (first.is_ascii_digit()
+            && b.iter()
+                .all(|&c| c.is_ascii_digit() || c == b'_' || c == b':'));
+    reserved || numeric
+}
+
+/// A string as a YAML scalar: plain where that reads back as the same string, else double-quoted.
+fn scalar_str(s: &str) -> Cow<'_, str> {
+    if !needs_quotes(s) {
+        return Cow::Borrowed(s);
+    }
+    let mut q = String::with_capacity(s.len() + 2);
+    q.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => q.push_str("\\\""),
+            '\\' => q.push_str("\\\\"),
+            '\n' => q.push_str("\\n"),
+            '\t' => q.push_str("\\t"),
+            c if (c as u32) < 0x20 => q.push_str(&format!("\\x{:02x}", c as u32)),
+            c => q.push(c),
+        }
+    }
+    q.push('"');
+    Cow::Owned(q)
+}
+
+/// A fast reader for PROJECT files in the shape opbuilder and Kubebuilder write (block style,
+/// two-space mappings, unindented sequences, plain or double-quoted one-line scalars). It returns
+/// `None` for anything else, and the caller reads the file with serde_yaml instead; a unit test
+/// checks that whenever it returns a value, serde_yaml reads the same.
+mod fast {
+    use super::{needs_quotes, Api, Controller, Project, Resource, Webhooks, PLAIN};
+    use serde_yaml::{Mapping, Value};
+
+    /// A one-line scalar read as a string: plain (only where our writer would leave it plain,
+    /// so it reads back as that string) or double-quoted with the escapes our writer uses.
+    fn string(s: &str) -> Option<String> {
+        let Some(inner) = s.strip_prefix('"') else {
+            return (!needs_quotes(s)).then(|| s.to_string());
+        };
+        let inner = inner.strip_suffix('"')?;
+        if !inner.contains(['\\', '"']) && !inner.bytes().any(|c| c < 0x20) {
+            return Some(inner.to_string());
+        }
+        let mut out = String::with_capacity(inner.len());
+        let mut chars = inner.chars();
+        while let Some(c) = chars.next() {
             match c {
-                '"' => q.push_str("\\\""),
-                '\\' => q.push_str("\\\\"),
-                '\n' => q.push_str("\\n"),
-                '\t' => q.push_str("\\t"),
-                c if (c as u32) < 0x20 => q.push_str(&format!("\\x{:02x}", c as u32)),
-                c => q.push(c),
+                '"' => return None,
+                '\\' => match chars.next()? {
+                    '"' => out.push('"'),
+                    '\\' => out.push('\\'),
+                    'n' => out.push('\n'),
+                    't' => out.push('\t'),
+                    _ => return None,
+                },
+                c if (c as u32) < 0x20 => return None,
+                c => out.push(c),
             }
         }
-        q.push('"');
-        q
+        Some(out)
+    }
+
+    fn boolean(s: &str) -> Option<bool> {
+        match s {
+            "true" => Some(true),
+            "false" => Some(false),
+            _ => None,
+        }
+    }
+
+    /// `key:` or `key: value` with a plain key.
+    fn key_value(text: &str) -> Option<(&str, Option<&str>)> {
+        // The key is plain, so the first byte outside the plain set must be its `:`.
+        let colon = text.bytes().position(|c| !PLAIN[c as usize])?;
+        let key = &text[..colon];
+        let rest = match &text[colon..] {
+            ":" => None,
+            r => Some(r.strip_prefix(": ")?),
+        };
+        (!key.is_empty() && !key.starts_with('-')).then_some((key, rest))
+    }
+
+    /// The text of a line indented by exactly `n` spaces.
+    fn at_indent(line: &str, n: usize) -> Option<&str> {
+        let rest = line.get(n..)?;
+        (line.as_bytes()[..n].iter().all(|&c| c == b' ') && !rest.starts_with(' ')).then_some(rest)
+    }
+
+    struct Lines<'a> {
+        lines: Vec<&'a str>,
+        i: usize,
+    }
+
+    impl<'a> Lines<'a> {
+        fn peek(&self) -> Option<&'a str> {
+            self.lines.get(self.i).copied()
+        }
+
+        /// The next `key: value` line at indent `n` (keys strictly increasing after `prev`).
+        fn entry(&mut self, n: usize, prev: &mut &'a str) -> Option<(&'a str, Option<&'a str>)> {
+            let text = at_indent(self.peek()?, n)?;
+            if text.starts_with("- ") {
+                return None;
+            }
+            let (key, value) = key_value(text)?;
+            if key <= *prev {
+                return None;
+            }
+            *prev = key;
+            self.i += 1;
+            Some((key, value))
+        }
+
+        /// `- item` lines at indent `n`: their scalars.
+        fn items(&mut self, n: usize) -> Option<Vec<String>> {
+            let mut out = vec![];
+            while let Some(item) = self
+                .peek()
+                .and_then(|l| at_indent(l, n)?.strip_prefix("- "))
+            {
+                out.push(string(item)?);
+                self.i += 1;
+            }
+            (!out.is_empty()).then_some(out)
+        }
+
+        /// Lines after `key:` must start a block; this says whether one is there (else the
+        /// value is null, which we leave to serde_yaml).
+        fn block(&mut self, value: Option<&str>, n: usize) -> Option<bool> {
+            match value {
+                Some("{}") => Some(false),
+                Some(_) => None,
+                None => at_indent(self.peek()?, n).map(|_| true),
+            }
+        }
+
+        fn api(&mut self, value: Option<&str>) -> Option<Api> {
+            let mut a = Api::default();
+            if self.block(value, 4)? {
+                let mut prev = "";
+                while let Some((k, v)) = self.entry(4, &mut prev) {
+                    match (k, v?) {
+                        ("crdVersion", v) => a.crd_version = string(v)?,
+                        ("namespaced", v) => a.namespaced = boolean(v)?,
+                        ("ssa", v) => a.ssa = boolean(v)?,
+                        _ => return None,
+                    }
+                }
+            }
+            Some(a)
+        }
+
+        fn webhooks(&mut self, value: Option<&str>) -> Option<Webhooks> {
+            let mut w = Webhooks::default();
+            if self.block(value, 4)? {
+                let mut prev = "";
+                while let Some((k, v)) = self.entry(4, &mut prev) {
+                    if k == "spoke" {
+                        v.is_none().then_some(())?;
+                        w.spoke = self.items(4)?;
+                        continue;
+                    }
+                    let v = v?;
+                    match k {
+                        "conversion" => w.conversion = boolean(v)?,
+                        "defaulting" => w.defaulting = boolean(v)?,
+                        "defaultingPath" => w.defaulting_path = string(v)?,
+                        "validation" => w.validation = boolean(v)?,
+                        "validationPath" => w.validation_path = string(v)?,
+                        "webhookVersion" => w.webhook_version = string(v)?,
+                        _ => return None,
+                    }
+                }
+            }
+            Some(w)
+        }
+
+        /// One `- ...` entry of `resources:`; its first key is on the dash line.
+        fn resource(&mut self) -> Option<Resource> {
+            let first = self.peek()?.strip_prefix("- ")?;
+            let mut r = Resource::default();
+            let (mut kind, mut version) = (false, false);
+            let mut prev = "";
+            let mut line = Some(first);
+            loop {
+                let (k, v) = match line.take() {
+                    Some(text) => {
+                        let (k, v) = key_value(text)?;
+                        prev = k;
+                        self.i += 1;
+                        (k, v)
+                    }
+                    None => match self.entry(2, &mut prev) {
+                        Some(e) => e,
+                        None => break,
+                    },
+                };
+                match k {
+                    "api" => r.api = Some(self.api(v)?),
+                    "controllers" => {
+                        v.is_none().then_some(())?;
+                        while let Some(item) = self
+                            .peek()
+                            .and_then(|l| at_indent(l, 2)?.strip_prefix("- "))
+                        {
+                            let ("name", Some(name)) = key_value(item)? else {
+                                return None;
+                            };
+                            r.controllers.push(Controller {
+                                name: string(name)?,
+                            });
+                            self.i += 1;
+                        }
+                        (!r.controllers.is_empty()).then_some(())?;
+                    }
+                    "webhooks" => r.webhooks = Some(self.webhooks(v)?),
+                    _ => {
+                        let v = v?;
+                        match k {
+                            "controller" => r.controller = boolean(v)?,
+                            "core" => r.core = boolean(v)?,
+                            "domain" => r.domain = string(v)?,
+                            "external" => r.external = boolean(v)?,
+                            "group" => r.group = string(v)?,
+                            "kind" => {
+                                r.kind = string(v)?;
+                                kind = true;
+                            }
+                            "module" => r.module = string(v)?,
+                            "path" => r.path = string(v)?,
+                            "plural" => r.plural = string(v)?,
+                            "version" => {
+                                r.version = string(v)?;
+                                version = true;
+                            }
+                            _ => return None,
+                        }
+                    }
+                }
+            }
+            (kind && version).then_some(r)
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Project> {
+        if text.contains(['\r', '\t']) {
+            return None;
+        }
+        let mut lines = vec![];
+        let mut header = true;
+        for l in crate::markers::lines(text) {
+            if header && l.starts_with('#') {
+                continue;
+            }
+            header = false;
+            let body = l.trim_start_matches(' ');
+            if body.is_empty() || body.starts_with('#') || l.ends_with(' ') {
+                return None;
+            }
+            lines.push(l);
+        }
+        let mut p = Lines { lines, i: 0 };
+        let mut project = Project::default();
+        let mut prev = "";
+        let mut has_version = false;
+        while let Some(line) = p.peek() {
+            let start = line.as_ptr() as usize - text.as_ptr() as usize;
+            let (key, value) = p.entry(0, &mut prev)?;
+            match key {
+                "layout" => {
+                    project.layout = match value {
+                        Some(v) => vec![string(v)?],
+                        None => p.items(0)?,
+                    }
+                }
+                "resources" => {
+                    value.is_none().then_some(())?;
+                    while p.peek().is_some_and(|l| l.starts_with("- ")) {
+                        project.resources.push(p.resource()?);
+                    }
+                    (!project.resources.is_empty()).then_some(())?;
+                }
+                "cliVersion" => project.cli_version = string(value?)?,
+                "domain" => project.domain = string(value?)?,
+                "multigroup" => project.multigroup = boolean(value?)?,
+                "namespaced" => project.namespaced = boolean(value?)?,
+                "projectName" => project.project_name = string(value?)?,
+                "repo" => project.repo = string(value?)?,
+                "version" => {
+                    project.version = string(value?)?;
+                    has_version = true;
+                }
+                _ => {
+                    // A key we do not model: let serde_yaml read just its lines.
+                    while p.peek().is_some_and(|l| l.starts_with([' ', '-'])) {
+                        p.i += 1;
+                    }
+                    let end = p
+                        .peek()
+                        .map_or(text.len(), |l| l.as_ptr() as usize - text.as_ptr() as usize);
+                    let block: Mapping = serde_yaml::from_str(&text[start..end]).ok()?;
+                    let (k, v) = block.into_iter().next()?;
+                    if !matches!(&k, Value::String(s) if s == key) {
+                        return None;
+                    }
+                    project.other.insert(k, v);
+                }
+            }
+        }
+        has_version.then_some(project)
     }
 }
 
@@ -473,5 +982,228 @@ mod tests {
         assert_eq!(scalar(&Value::String("(devel)".into())), "(devel)");
         assert_eq!(scalar(&Value::String("true".into())), "\"true\"");
         assert_eq!(scalar(&Value::String("a: b".into())), "\"a: b\"");
+    }
+
+    /// The emitter before it wrote fields directly: serde_yaml value, then the generic emitter.
+    fn generic_yaml(p: &Project) -> String {
+        let mut p = p.clone();
+        if p.version == "3-alpha" {
+            p.version = "3".into();
+        }
+        let value = serde_yaml::to_value(&p).unwrap();
+        let mut out = String::from(HEADER);
+        emit(&value, 0, &mut out);
+        out
+    }
+
+    /// The quoting rule before it was made fast.
+    fn old_needs_quotes(s: &str) -> bool {
+        let reserved = matches!(
+            s.to_ascii_lowercase().as_str(),
+            "" | "~" | "null" | "true" | "false" | "yes" | "no" | "on" | "off" | "y" | "n"
+        );
+        let numeric = s.parse::<f64>().is_ok()
+            || s.starts_with("0x")
+            || s.starts_with("0o")
+            || (s.starts_with(|c: char| c.is_ascii_digit())
+                && s.chars()
+                    .all(|c| c.is_ascii_digit() || c == '_' || c == ':'));
+        let plain = !reserved
+            && !numeric
+            && s.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_./()@+~".contains(c))
+            && !s.starts_with(['-', '.', '@', '~']);
+        !plain
+    }
+
+    struct Rng(u64);
+
+    impl Rng {
+        fn below(&mut self, n: usize) -> usize {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            (self.0 % n as u64) as usize
+        }
+        fn flag(&mut self) -> bool {
+            self.below(2) == 0
+        }
+        fn text(&mut self) -> String {
+            const WORDS: &[&str] = &[
+                "",
+                "",
+                "v1",
+                "App",
+                "example.com",
+                "3",
+                "1.5",
+                "true",
+                "No",
+                "null",
+                "~",
+                "a b",
+                "x\"y",
+                "back\\slash",
+                "inf",
+                "NaN",
+                "-x",
+                ".x",
+                "@x",
+                "(devel)",
+                "0.1.0",
+                "0x1f",
+                "0o7",
+                "12:30",
+                "1_000",
+                "+1",
+                "1e5",
+                "ü",
+                "a:b",
+                "tab\t",
+                "new\nline",
+                "go.kubebuilder.io/v4",
+                "/validate-x",
+                "k8s.io/api/core/v1",
+            ];
+            WORDS[self.below(WORDS.len())].to_string()
+        }
+        fn texts(&mut self) -> Vec<String> {
+            (0..self.below(3)).map(|_| self.text()).collect()
+        }
+    }
+
+    fn random_project(r: &mut Rng) -> Project {
+        let mut p = Project {
+            cli_version: r.text(),
+            domain: r.text(),
+            layout: r.texts(),
+            multigroup: r.flag(),
+            namespaced: r.flag(),
+            project_name: r.text(),
+            repo: r.text(),
+            version: ["3", "3-alpha", ""][r.below(3)].into(),
+            ..Default::default()
+        };
+        if r.below(4) == 0 {
+            p.other.insert(
+                Value::String("plugins".into()),
+                serde_yaml::from_str(
+                    "grafana.kubebuilder.io/v1-alpha: {}\nx.io/v1:\n  resources:\n  - kind: A\n",
+                )
+                .unwrap(),
+            );
+        }
+        for _ in 0..r.below(4) {
+            let mut res = Resource {
+                api: r.flag().then(|| Api {
+                    crd_version: r.text(),
+                    namespaced: r.flag(),
+                    ssa: r.flag(),
+                }),
+                controller: r.flag(),
+                controllers: (0..r.below(3))
+                    .map(|_| Controller { name: r.text() })
+                    .collect(),
+                core: r.flag(),
+                domain: r.text(),
+                external: r.flag(),
+                group: r.text(),
+                kind: r.text(),
+                module: r.text(),
+                path: r.text(),
+                plural: r.text(),
+                version: r.text(),
+                webhooks: r.flag().then(|| Webhooks {
+                    conversion: r.flag(),
+                    defaulting: r.flag(),
+                    defaulting_path: r.text(),
+                    spoke: r.texts(),
+                    validation: r.flag(),
+                    validation_path: r.text(),
+                    webhook_version: r.text(),
+                }),
+                ..Default::default()
+            };
+            if r.below(8) == 0 {
+                res.other
+                    .insert(Value::String("zz".into()), Value::String(r.text()));
+            }
+            p.resources.push(res);
+        }
+        p
+    }
+
+    #[test]
+    fn quoting_rule_is_unchanged() {
+        let mut r = Rng(7);
+        for _ in 0..5000 {
+            let s: String = (0..r.below(4)).map(|_| r.text()).collect();
+            assert_eq!(needs_quotes(&s), old_needs_quotes(&s), "{s:?}");
+        }
+        for s in [
+            "infinity", "-inf", "+.5", "5.", "1E5", "nan", "Inf", "on", "Y", "yes", "ON",
+        ] {
+            assert_eq!(needs_quotes(s), old_needs_quotes(s), "{s:?}");
+        }
+    }
+
+    /// The field-by-field writer gives the generic emitter's bytes.
+    #[test]
+    fn writer_matches_generic_emitter() {
+        let mut r = Rng(0x5eed);
+        for _ in 0..3000 {
+            let p = random_project(&mut r);
+            assert_eq!(p.to_yaml(), generic_yaml(&p), "{p:?}");
+        }
+    }
+
+    /// Whenever the fast reader returns a project, serde_yaml reads the same project: on what
+    /// we write, and on that text mangled line by line.
+    #[test]
+    fn fast_reader_agrees_with_serde_yaml() {
+        let mut r = Rng(0xfeed);
+        let (mut fast_read, mut written) = (0, 0);
+        let mut mangled_read = 0;
+        for _ in 0..3000 {
+            let p = random_project(&mut r);
+            let text = p.to_yaml();
+            let slow: Option<Project> = serde_yaml::from_str(&text).ok();
+            if let Some(f) = fast::parse(&text) {
+                assert_eq!(Some(&f), slow.as_ref(), "{text}");
+                fast_read += 1;
+            }
+            written += 1;
+            // Mangle: drop, repeat, swap, indent, unindent, quote or comment a line.
+            let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+            for _ in 0..1 + r.below(2) {
+                let i = r.below(lines.len());
+                let j = (i + 1).min(lines.len() - 1);
+                match r.below(9) {
+                    0 => {
+                        lines.remove(i);
+                    }
+                    1 => lines.insert(i, lines[i].clone()),
+                    2 => lines.swap(i, j),
+                    3 => lines[i].insert_str(0, "  "),
+                    4 => lines[i] = lines[i].replacen("  ", "", 1),
+                    5 => lines[i] = lines[i].replacen(": ", ": \"", 1) + "\"",
+                    6 => lines.insert(i, "# note".into()),
+                    7 => lines[i] = lines[i].replacen("- ", "-  ", 1),
+                    _ => lines[i].push_str(" #c"),
+                }
+                if lines.is_empty() {
+                    break;
+                }
+            }
+            let text = lines.join("\n") + "\n";
+            if let Some(f) = fast::parse(&text) {
+                let slow: Project = serde_yaml::from_str(&text)
+                    .unwrap_or_else(|e| panic!("serde_yaml fails ({e}) where we read:\n{text}"));
+                assert_eq!(f, slow, "{text}");
+                mangled_read += 1;
+            }
+        }
+        assert!(fast_read * 4 > written * 3, "{fast_read} of {written}");
+        assert!(mangled_read > 300, "{mangled_read}");
     }
 }

@@ -485,22 +485,33 @@ pub fn check_type_collisions(
     api_dir_of: impl Fn(&str, &str) -> String,
     g: &Gvk,
 ) -> Result<()> {
-    let mine = api_dir_of(&g.group, &g.version);
-    let derived = |k: &str| {
-        [
-            k.to_string(),
-            format!("{k}List"),
-            format!("{k}Spec"),
-            format!("{k}Status"),
-        ]
+    const SUFFIXES: [&str; 4] = ["", "List", "Spec", "Status"];
+    // The first Go type name the two kinds share, compared without building the names.
+    let shared = |theirs: &str| {
+        SUFFIXES.iter().find_map(|mine| {
+            let name_len = g.kind.len() + mine.len();
+            SUFFIXES
+                .iter()
+                .any(|their| {
+                    theirs.len() + their.len() == name_len
+                        && g.kind
+                            .bytes()
+                            .chain(mine.bytes())
+                            .eq(theirs.bytes().chain(their.bytes()))
+                })
+                .then(|| format!("{}{mine}", g.kind))
+        })
     };
-    let new_names = derived(&g.kind);
+    let mut mine = None;
     for r in &p.resources {
-        if r.api.is_none() || r.kind == g.kind || api_dir_of(&r.group, &r.version) != mine {
+        if r.api.is_none() || r.kind == g.kind {
             continue;
         }
-        let theirs = derived(&r.kind);
-        if let Some(clash) = new_names.iter().find(|n| theirs.contains(n)) {
+        let Some(clash) = shared(&r.kind) else {
+            continue;
+        };
+        let mine = mine.get_or_insert_with(|| api_dir_of(&g.group, &g.version));
+        if api_dir_of(&r.group, &r.version) == *mine {
             bail!(
                 "--kind {}: the API package {mine} already has kind {}, and both would declare the Go type {clash}; \
                  choose another kind name",
@@ -579,5 +590,67 @@ mod tests {
         assert!(validate_gvk("ingress", "v1", "GroupVersion", "example.com").is_err());
         assert!(validate_gvk("-v", "v1", "App", "example.com").is_err());
         assert!(validate_gvk("", "v1", "App", "").is_err());
+    }
+
+    /// The allocation-free check finds the same clash as comparing the derived names.
+    #[test]
+    fn type_collisions_match_derived_names() {
+        fn derived(k: &str) -> [String; 4] {
+            [
+                k.to_string(),
+                format!("{k}List"),
+                format!("{k}Spec"),
+                format!("{k}Status"),
+            ]
+        }
+        let kinds = [
+            "A",
+            "AList",
+            "ASpec",
+            "AStatus",
+            "AListSpec",
+            "B",
+            "List",
+            "Spec",
+            "ListList",
+        ];
+        for mine in kinds {
+            for theirs in kinds {
+                for same_dir in [true, false] {
+                    let p = Project {
+                        resources: vec![crate::project::Resource {
+                            api: Some(Default::default()),
+                            group: if same_dir { "g" } else { "h" }.into(),
+                            kind: theirs.into(),
+                            version: "v1".into(),
+                            ..Default::default()
+                        }],
+                        ..Default::default()
+                    };
+                    let g = Gvk {
+                        group: "g".into(),
+                        version: "v1".into(),
+                        kind: mine.into(),
+                        domain: String::new(),
+                    };
+                    let got = check_type_collisions(&p, |g, v| format!("{g}/{v}"), &g)
+                        .err()
+                        .map(|e| e.to_string());
+                    let want = (same_dir && mine != theirs)
+                        .then(|| {
+                            let t = derived(theirs);
+                            derived(mine).into_iter().find(|n| t.contains(n))
+                        })
+                        .flatten();
+                    match (got, want) {
+                        (None, None) => {}
+                        (Some(e), Some(name)) => {
+                            assert!(e.contains(&format!("Go type {name};")), "{e}")
+                        }
+                        (g, w) => panic!("{mine} vs {theirs}: got {g:?}, want {w:?}"),
+                    }
+                }
+            }
+        }
     }
 }
