@@ -613,11 +613,16 @@ fn uncomment_all(text: &str) -> String {
 }
 
 /// A line with one leading `#` (after indentation) removed, and whether there was one.
-fn strip_hash(line: &str) -> (String, bool) {
+fn strip_hash(line: &str) -> (Cow<'_, str>, bool) {
     let ind = indentation(line);
     match line[ind.len()..].strip_prefix('#') {
-        Some(rest) => (format!("{ind}{rest}"), true),
-        None => (line.to_string(), false),
+        Some(rest) => {
+            let mut s = String::with_capacity(line.len());
+            s.push_str(ind);
+            s.push_str(rest);
+            (Cow::Owned(s), true)
+        }
+        None => (Cow::Borrowed(line), false),
     }
 }
 
@@ -667,7 +672,8 @@ pub fn enable_entries(content: &str, start: &str, needs: &[&str]) -> Option<Stri
         if needs.iter().all(|n| texts.iter().any(|t| t == n.trim())) {
             found = true;
             for l in &mut lines[i..end] {
-                *l = Cow::Owned(strip_hash(l).0);
+                let uncommented = strip_hash(l).0.into_owned();
+                *l = Cow::Owned(uncommented);
             }
         }
         i = end;
