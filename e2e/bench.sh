@@ -1,42 +1,153 @@
 #!/usr/bin/env bash
-# Benchmark: how long scaffolding takes, without post-steps (no Go involved).
-# Not a test: it reports numbers and never fails on them.
+# Benchmark: opbuilder against kubebuilder v4.15, side by side, plus opbuilder's own cost.
+# Not a test: it prints numbers and never fails on them (only when a command itself fails).
 #
-# Usage: bash e2e/bench.sh [RUNS]     (default 50)
+# Usage: bash e2e/bench.sh [PAIRS]     (default 7 paired repetitions)
+#
+# 1. Paired wall time. Each repetition runs every step once with each tool, in fresh
+#    directories, alternating which tool goes first; the ratio kubebuilder/opbuilder is taken
+#    per pair and the median is printed. Post-steps are off on both sides: kubebuilder with
+#    `--fetch-deps=false --skip-go-version-check` (init) and `--make=false` (create),
+#    opbuilder with `--skip-post-steps`. kubebuilder is built from the Go module proxy by
+#    e2e/scripts/go-tool.sh (cached by version, as the parity suite does).
+# 2. opbuilder's instruction counts (valgrind --tool=callgrind) and peak RSS (/usr/bin/time),
+#    including `create api` in a project that already has 199 kinds. Skipped with a note when
+#    valgrind or /usr/bin/time is missing.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-runs=${1:-50}
+pairs=${1:-7}
 cargo build --release --quiet --manifest-path "$root/Cargo.toml"
-bin="$root/target/release/opbuilder"
-work=$(mktemp -d)
+op="$root/target/release/opbuilder"
+kb=$(bash "$root/e2e/scripts/go-tool.sh" kubebuilder)
+work=$(mktemp -d "${TMPDIR:-/tmp}/opbuilder-bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
-now_ns() { date +%s%N; }
+project=(--domain example.com --repo example.com/bench --project-name bench)
+op_init() { "$op" init "${project[@]}" --skip-post-steps; }
+kb_init() { "$kb" init "${project[@]}" --fetch-deps=false --skip-go-version-check; }
+op_api() { "$op" create api --group ship --version v1 --kind "$1" --resource --controller --skip-post-steps; }
+kb_api() { "$kb" create api --group ship --version v1 --kind "$1" --resource --controller --make=false; }
+op_webhook() { "$op" create webhook --group ship --version v1 --kind "$1" --defaulting --programmatic-validation --skip-post-steps; }
+kb_webhook() { "$kb" create webhook --group ship --version v1 --kind "$1" --defaulting --programmatic-validation --make=false; }
 
-measure() { # measure LABEL SETUP-FN CMD...
-	local label=$1 setup=$2
-	shift 2
-	local total=0 best= t0 t1 d i
-	for ((i = 0; i < runs; i++)); do
-		local dir="$work/$label-$i"
-		mkdir -p "$dir"
-		(cd "$dir" && $setup)
-		t0=$(now_ns)
-		(cd "$dir" && "$@" >/dev/null 2>&1)
-		t1=$(now_ns)
-		d=$((t1 - t0))
-		total=$((total + d))
-		if [[ -z $best || $d -lt $best ]]; then best=$d; fi
-	done
-	awk -v l="$label" -v t="$total" -v n="$runs" -v b="$best" 'BEGIN {
-		printf "%-28s mean %6.2f ms   best %6.2f ms   (%d runs, includes process start)\n", l, t / n / 1e6, b / 1e6, n
-	}'
+# Each step: setup_<step> TOOL (untimed), then run_<step> TOOL (timed), in an empty directory.
+setup_init() { :; }
+run_init() { "${1}_init"; }
+setup_api() { "${1}_init"; }
+run_api() { "${1}_api" Frigate; }
+setup_webhook() { "${1}_init" && "${1}_api" Frigate; }
+run_webhook() { "${1}_webhook" Frigate; }
+setup_script() { :; }
+run_script() {
+	"${1}_init" && "${1}_api" Frigate && "${1}_api" Destroyer && "${1}_api" Cruiser &&
+		"${1}_webhook" Frigate && "${1}_webhook" Destroyer
+}
+steps=(init api webhook script)
+declare -A label=(
+	[init]="init"
+	[api]="create api"
+	[webhook]="first create webhook"
+	[script]="init + 3 create api + 2 create webhook"
+)
+
+# time_step TOOL STEP DIR: prints the wall time of run_STEP in nanoseconds.
+time_step() {
+	local tool=$1 step=$2 dir=$3 t0 t1
+	mkdir -p "$dir"
+	(cd "$dir" && "setup_$step" "$tool") >"$dir.log" 2>&1 || {
+		cat "$dir.log" >&2
+		echo "bench: setup of $step failed for $tool" >&2
+		exit 1
+	}
+	t0=$(date +%s%N)
+	(cd "$dir" && "run_$step" "$tool") >>"$dir.log" 2>&1 || {
+		cat "$dir.log" >&2
+		echo "bench: $step failed for $tool" >&2
+		exit 1
+	}
+	t1=$(date +%s%N)
+	echo $((t1 - t0))
 }
 
-no_setup() { :; }
-init_setup() { "$bin" init --domain example.com --repo example.com/bench --project-name bench --skip-post-steps >/dev/null; }
+median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
-measure "baseline: version" no_setup "$bin" version
-measure "init" no_setup "$bin" init --domain example.com --repo example.com/bench --project-name bench --skip-post-steps
-measure "init --dry-run" no_setup "$bin" init --domain example.com --repo example.com/bench --project-name bench --dry-run
-measure "create api (after init)" init_setup "$bin" create api --group ingress --version v1 --kind App --resource --controller --skip-post-steps
+echo "opbuilder:   $op"
+echo "kubebuilder: $kb ($("$kb" version 2>/dev/null | awk '/^KubeBuilder:/ { print $2 }'))"
+echo "machine:     $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo
+echo "Paired wall time, $pairs pairs, medians (post-steps off on both sides):"
+echo
+printf '| %-40s | %14s | %14s | %22s |\n' "command" "kubebuilder" "opbuilder" "kubebuilder / opbuilder"
+printf '|%s|%s|%s|%s|\n' "$(printf -- '-%.0s' {1..42})" "$(printf -- '-%.0s' {1..16})" "$(printf -- '-%.0s' {1..16})" "$(printf -- '-%.0s' {1..24})"
+for step in "${steps[@]}"; do
+	: >"$work/$step.kb" && : >"$work/$step.op" && : >"$work/$step.ratio"
+	for ((i = 0; i < pairs; i++)); do
+		if ((i % 2)); then
+			o=$(time_step op "$step" "$work/$step-op-$i")
+			k=$(time_step kb "$step" "$work/$step-kb-$i")
+		else
+			k=$(time_step kb "$step" "$work/$step-kb-$i")
+			o=$(time_step op "$step" "$work/$step-op-$i")
+		fi
+		echo "$k" >>"$work/$step.kb"
+		echo "$o" >>"$work/$step.op"
+		awk -v k="$k" -v o="$o" 'BEGIN { print k / o }' >>"$work/$step.ratio"
+		rm -rf "$work/$step-op-$i" "$work/$step-kb-$i"
+	done
+	awk -v l="${label[$step]}" -v k="$(median <"$work/$step.kb")" -v o="$(median <"$work/$step.op")" \
+		-v r="$(median <"$work/$step.ratio")" \
+		'BEGIN { printf "| %-40s | %11.1f ms | %11.1f ms | %21.0fx |\n", l, k / 1e6, o / 1e6, r }'
+done
+
+# opbuilder alone: instructions and peak RSS per command.
+big="$work/big"
+mkdir -p "$big"
+(
+	cd "$big"
+	op_init
+	for i in $(seq -w 1 199); do op_api "Kind$i"; done
+) >/dev/null 2>&1
+
+# measure LABEL SETUP CMD...: copies the setup tree (or starts empty) and runs CMD there.
+measure() {
+	local label=$1 setup=$2 dir ins="n/a" rss="n/a"
+	shift 2
+	if command -v valgrind >/dev/null; then
+		dir=$(fresh "$setup")
+		ins=$( (cd "$dir" && valgrind --tool=callgrind --callgrind-out-file="$work/cg.out" "$@" 2>&1 >/dev/null) |
+			sed -n 's/.*Collected : \([0-9]*\).*/\1/p')
+		ins=$(awk -v n="$ins" 'BEGIN { printf "%.2f M", n / 1e6 }')
+	fi
+	if [[ -x /usr/bin/time ]]; then
+		dir=$(fresh "$setup")
+		rss=$( (cd "$dir" && /usr/bin/time -f 'maxrss %M' "$@" 2>&1 >/dev/null) | sed -n 's/^maxrss //p')
+		rss=$(awk -v k="$rss" 'BEGIN { printf "%.1f MB", k / 1024 }')
+	fi
+	printf '| %-40s | %14s | %14s |\n' "$label" "$ins" "$rss"
+}
+fresh() {
+	local dir
+	dir=$(mktemp -d "$work/run.XXXXXX")
+	case $1 in
+	empty) ;;
+	init) (cd "$dir" && op_init) >/dev/null 2>&1 ;;
+	api) (cd "$dir" && op_init && op_api Frigate) >/dev/null 2>&1 ;;
+	big) cp -a "$big/." "$dir/" ;;
+	esac
+	echo "$dir"
+}
+
+echo
+echo "opbuilder alone (release build; instructions counted by callgrind, peak RSS by /usr/bin/time):"
+command -v valgrind >/dev/null || echo "(valgrind not installed: no instruction counts)"
+[[ -x /usr/bin/time ]] || echo "(/usr/bin/time not installed: no peak RSS)"
+echo
+printf '| %-40s | %14s | %14s |\n' "command" "instructions" "peak RSS"
+printf '|%s|%s|%s|\n' "$(printf -- '-%.0s' {1..42})" "$(printf -- '-%.0s' {1..16})" "$(printf -- '-%.0s' {1..16})"
+measure "version" empty "$op" version
+measure "init" empty "$op" init "${project[@]}" --skip-post-steps
+measure "init --dry-run" empty "$op" init "${project[@]}" --dry-run
+measure "create api" init "$op" create api --group ship --version v1 --kind Frigate --resource --controller --skip-post-steps
+measure "create webhook" api "$op" create webhook --group ship --version v1 --kind Frigate --defaulting --programmatic-validation --skip-post-steps
+measure "create api, 199 kinds present" big "$op" create api --group ship --version v1 --kind Last --resource --controller --skip-post-steps
+measure "create webhook, 199 kinds present" big "$op" create webhook --group ship --version v1 --kind Kind001 --defaulting --programmatic-validation --skip-post-steps
