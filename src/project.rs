@@ -555,6 +555,14 @@ fn needs_quotes(s: &str) -> bool {
     if !b.iter().all(|&c| PLAIN[c as usize]) || matches!(first, b'-' | b'.' | b'@' | b'~') {
         return true;
     }
+    // Words that read as null, bools or floats start with one of these letters (or a digit
+    // or `+`, below); most values, such as `v1` or `example.com`, stop here.
+    if first.is_ascii_alphabetic() && !b"nNtTfFyYoOiI".contains(&first) {
+        return false;
+    }
+    if false {
+        return true;
+    }
     let reserved = b.len() <= 5
         && ["null", "true", "false", "yes", "no", "on", "off", "y", "n"]
             .iter()
