@@ -7,6 +7,7 @@ mod flect;
 mod hbs;
 mod markers;
 mod plan;
+mod plugins;
 mod post;
 mod project;
 mod resource;
