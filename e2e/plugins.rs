@@ -205,3 +205,217 @@ fn plugins_opbuilder_cannot_run_are_named_with_what_to_do() {
     );
     assert!(p["plugins"]["helm.kubebuilder.io/v2-alpha"].is_mapping());
 }
+
+/// A strict JSON check (RFC 8259): one value, nothing after it. Returns the error position.
+fn check_json(text: &str) -> Result<(), String> {
+    struct P<'a> {
+        b: &'a [u8],
+        i: usize,
+    }
+    impl P<'_> {
+        fn ws(&mut self) {
+            while self.i < self.b.len() && b" \t\r\n".contains(&self.b[self.i]) {
+                self.i += 1;
+            }
+        }
+        fn err<T>(&self, what: &str) -> Result<T, String> {
+            Err(format!("{what} at byte {}", self.i))
+        }
+        fn lit(&mut self, s: &str) -> Result<(), String> {
+            if self.b[self.i..].starts_with(s.as_bytes()) {
+                self.i += s.len();
+                Ok(())
+            } else {
+                self.err("bad literal")
+            }
+        }
+        fn string(&mut self) -> Result<(), String> {
+            self.i += 1;
+            while self.i < self.b.len() {
+                match self.b[self.i] {
+                    b'"' => {
+                        self.i += 1;
+                        return Ok(());
+                    }
+                    b'\\' => {
+                        let c = *self.b.get(self.i + 1).unwrap_or(&0);
+                        if c == b'u' {
+                            let hex = self.b.get(self.i + 2..self.i + 6).unwrap_or(b"");
+                            if hex.len() != 4 || !hex.iter().all(u8::is_ascii_hexdigit) {
+                                return self.err("bad \\u escape");
+                            }
+                            self.i += 6;
+                        } else if b"\"\\/bfnrt".contains(&c) {
+                            self.i += 2;
+                        } else {
+                            return self.err("bad escape");
+                        }
+                    }
+                    c if c < 0x20 => return self.err("control character in string"),
+                    _ => self.i += 1,
+                }
+            }
+            self.err("unterminated string")
+        }
+        fn number(&mut self) -> Result<(), String> {
+            let start = self.i;
+            while self.i < self.b.len() && b"+-0123456789.eE".contains(&self.b[self.i]) {
+                self.i += 1;
+            }
+            let s = std::str::from_utf8(&self.b[start..self.i]).unwrap();
+            if s.parse::<f64>().is_err() || s.starts_with('+') || s.starts_with('.') {
+                return self.err("bad number");
+            }
+            Ok(())
+        }
+        fn value(&mut self) -> Result<(), String> {
+            self.ws();
+            match self.b.get(self.i) {
+                Some(b'{') => {
+                    self.i += 1;
+                    self.ws();
+                    if self.b.get(self.i) == Some(&b'}') {
+                        self.i += 1;
+                        return Ok(());
+                    }
+                    loop {
+                        self.ws();
+                        if self.b.get(self.i) != Some(&b'"') {
+                            return self.err("expected a key");
+                        }
+                        self.string()?;
+                        self.ws();
+                        if self.b.get(self.i) != Some(&b':') {
+                            return self.err("expected ':'");
+                        }
+                        self.i += 1;
+                        self.value()?;
+                        self.ws();
+                        match self.b.get(self.i) {
+                            Some(b',') => self.i += 1,
+                            Some(b'}') => {
+                                self.i += 1;
+                                return Ok(());
+                            }
+                            _ => return self.err("expected ',' or '}'"),
+                        }
+                    }
+                }
+                Some(b'[') => {
+                    self.i += 1;
+                    self.ws();
+                    if self.b.get(self.i) == Some(&b']') {
+                        self.i += 1;
+                        return Ok(());
+                    }
+                    loop {
+                        self.value()?;
+                        self.ws();
+                        match self.b.get(self.i) {
+                            Some(b',') => self.i += 1,
+                            Some(b']') => {
+                                self.i += 1;
+                                return Ok(());
+                            }
+                            _ => return self.err("expected ',' or ']'"),
+                        }
+                    }
+                }
+                Some(b'"') => self.string(),
+                Some(b't') => self.lit("true"),
+                Some(b'f') => self.lit("false"),
+                Some(b'n') => self.lit("null"),
+                Some(_) => self.number(),
+                None => self.err("unexpected end"),
+            }
+        }
+    }
+    let mut p = P {
+        b: text.as_bytes(),
+        i: 0,
+    };
+    p.value()?;
+    p.ws();
+    if p.i != p.b.len() {
+        return p.err("text after the value");
+    }
+    Ok(())
+}
+
+#[test]
+fn the_json_check_rejects_what_is_not_json() {
+    assert!(check_json(r#"{"a": [1, -2.5e3, true, null, "x\"\u00e9"], "b": {}}"#).is_ok());
+    for bad in [
+        r#"{"a": 1,}"#,
+        "{'a': 1}",
+        "[1] 2",
+        r#"{"a" 1}"#,
+        "[01x]",
+        "\"\\q\"",
+    ] {
+        assert!(check_json(bad).is_err(), "{bad}");
+    }
+}
+
+/// The files under `dir/sub`, relative to `dir`.
+fn files_under(dir: &Path, sub: &str) -> Vec<String> {
+    let mut out: Vec<String> = support::snapshot(&dir.join(sub))
+        .keys()
+        .map(|p| format!("{sub}/{}", p.display()))
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn grafana_writes_kubebuilders_file_set_as_valid_json() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    init(d, &[]);
+    ok(d, &["edit", "--plugins=grafana.kubebuilder.io/v1-alpha"]);
+    // The file set kubebuilder v4.15 writes for the same command.
+    assert_eq!(
+        files_under(d, "grafana"),
+        [
+            "grafana/controller-resources-metrics.json",
+            "grafana/controller-runtime-metrics.json",
+            "grafana/custom-metrics/config.yaml",
+        ]
+    );
+    for f in [
+        "grafana/controller-resources-metrics.json",
+        "grafana/controller-runtime-metrics.json",
+    ] {
+        let text = fs::read_to_string(d.join(f)).unwrap();
+        check_json(&text).unwrap_or_else(|e| panic!("{f}: {e}"));
+        assert!(text.contains("controller_runtime_reconcile_total"), "{f}");
+    }
+    let p = project(d);
+    assert_eq!(
+        p["plugins"]["grafana.kubebuilder.io/v1-alpha"],
+        serde_yaml::Value::Mapping(Default::default())
+    );
+    assert!(fs::read_to_string(d.join("PROJECT"))
+        .unwrap()
+        .contains("plugins:\n  grafana.kubebuilder.io/v1-alpha: {}\n"));
+    assert_eq!(
+        layout(d),
+        ["go.kubebuilder.io/v4"],
+        "edit does not change the layout"
+    );
+
+    // The user lists metrics; running the plugin again keeps the config and adds their dashboard.
+    let cfg = "customMetrics:\n  - metric: orders_total\n    type: counter\n  - metric: wait_seconds\n    type: histogram\n  - expr: 'sum(up{job=\"x\"})'\n";
+    fs::write(d.join("grafana/custom-metrics/config.yaml"), cfg).unwrap();
+    ok(d, &["edit", "--plugins=grafana/v1-alpha"]);
+    assert_eq!(
+        fs::read_to_string(d.join("grafana/custom-metrics/config.yaml")).unwrap(),
+        cfg
+    );
+    let dash =
+        fs::read_to_string(d.join("grafana/custom-metrics/custom-metrics-dashboard.json")).unwrap();
+    check_json(&dash).unwrap_or_else(|e| panic!("custom dashboard: {e}\n{dash}"));
+    for needle in ["orders_total", "wait_seconds", r#"sum(up{job=\"x\"})"#] {
+        assert!(dash.contains(needle), "{needle}");
+    }
+}

@@ -331,7 +331,6 @@ impl Project {
         }
     }
 
-    #[allow(dead_code)] // first used by the grafana and autoupdate plugins
     /// Write a plugin's section under `plugins:` (an empty section is written `{}`, as Kubebuilder does).
     pub fn set_plugin_config<T: Serialize>(&mut self, key: &str, config: &T) -> Result<()> {
         let value = serde_yaml::to_value(config)?;

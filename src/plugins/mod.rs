@@ -11,6 +11,7 @@
 //! accepts, so a key is either run, or refused with a message naming it and saying what to do.
 
 pub mod golang;
+pub mod grafana;
 
 use crate::commands::api::ResolvedResource;
 use crate::commands::edit::EditArgs;
@@ -109,7 +110,7 @@ pub static KNOWN: &[Known] = &[
     Known {
         name: "grafana.kubebuilder.io",
         version: "v1-alpha",
-        support: Support::NotYet("opbuilder cannot write the Grafana dashboards yet"),
+        support: Support::Runs(&grafana::Grafana),
     },
     Known {
         name: "autoupdate.kubebuilder.io",
@@ -450,6 +451,15 @@ mod tests {
         );
         assert!(chain("go/v4,kustomize/v2", Command::Init).is_err());
         assert!(chain("kustomize/v2", Command::Init).is_err());
+        assert!(chain("grafana/v1-alpha", Command::Init).is_err());
+        assert!(chain("grafana/v1-alpha", Command::CreateApi).is_err());
+        let edit = chain("grafana/v1-alpha", Command::Edit).unwrap();
+        assert!(!edit.has_go && edit.has("grafana.kubebuilder.io"));
+        let init = chain("go/v4,grafana/v1-alpha", Command::Init).unwrap();
+        assert_eq!(
+            init.keys(),
+            ["go.kubebuilder.io/v4", "grafana.kubebuilder.io/v1-alpha"]
+        );
     }
 
     #[test]
