@@ -419,3 +419,62 @@ fn grafana_writes_kubebuilders_file_set_as_valid_json() {
         assert!(dash.contains(needle), "{needle}");
     }
 }
+
+#[test]
+fn autoupdate_writes_the_workflow_that_runs_opbuilder() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    init(d, &[]);
+    refused(
+        d,
+        &["edit", "--multigroup", "--use-gh-models"],
+        2,
+        &["--use-gh-models", "autoupdate"],
+    );
+    ok(d, &["edit", "--plugins=autoupdate.kubebuilder.io/v1-alpha"]);
+    let wf = ".github/workflows/auto_update.yml";
+    let text = fs::read_to_string(d.join(wf)).unwrap();
+    let y: serde_yaml::Value = serde_yaml::from_str(&text).unwrap();
+    let job = &y["jobs"]["auto-update"];
+    let run_steps: Vec<&str> = job["steps"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .filter_map(|s| s["run"].as_str())
+        .collect();
+    let update = run_steps
+        .iter()
+        .find(|r| r.contains("alpha update"))
+        .expect("an update step");
+    assert!(update.starts_with("opbuilder alpha update"), "{update}");
+    for flag in [
+        "--force",
+        "--push",
+        "--restore-path .github/workflows",
+        "--open-gh-issue",
+    ] {
+        assert!(update.contains(flag), "{flag}: {update}");
+    }
+    assert!(!update.contains("--use-gh-models"));
+    assert!(!text.contains("kubebuilder alpha"), "{text}");
+    assert!(y["on"]["schedule"][0]["cron"].is_string());
+    assert!(job["permissions"]["models"].is_null());
+    assert!(project(d)["plugins"]["autoupdate.kubebuilder.io/v1-alpha"].is_mapping());
+
+    ok(
+        d,
+        &["edit", "--plugins=autoupdate/v1-alpha", "--use-gh-models"],
+    );
+    let y: serde_yaml::Value =
+        serde_yaml::from_str(&fs::read_to_string(d.join(wf)).unwrap()).unwrap();
+    let job = &y["jobs"]["auto-update"];
+    assert_eq!(job["permissions"]["models"].as_str(), Some("read"));
+    let steps = serde_yaml::to_string(&job["steps"]).unwrap();
+    assert!(
+        steps.contains("--use-gh-models") && steps.contains("gh-models"),
+        "{steps}"
+    );
+    assert!(fs::read_to_string(d.join("PROJECT"))
+        .unwrap()
+        .contains("plugins:\n  autoupdate.kubebuilder.io/v1-alpha:\n    useGHModels: true\n"));
+}

@@ -314,7 +314,6 @@ impl Project {
         }
     }
 
-    #[allow(dead_code)] // first used by the grafana and autoupdate plugins
     /// A plugin's section under `plugins:`, decoded; `None` when the plugin has none.
     pub fn plugin_config<T: serde::de::DeserializeOwned>(&self, key: &str) -> Result<Option<T>> {
         let Some(Value::Mapping(m)) = self.other.get(PLUGINS) else {

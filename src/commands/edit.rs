@@ -70,7 +70,7 @@ pub fn plan(root: &Path, args: &EditArgs) -> Result<(Plan, Vec<String>)> {
              add it (for example --plugins=go/v4,grafana/v1-alpha) or run the two edits one after the other",
         ));
     }
-    if args.use_gh_models && !chain.has("autoupdate.kubebuilder.io") {
+    if args.use_gh_models && !chain.has(plugins::autoupdate::NAME) {
         return Err(usage(
             "--use-gh-models belongs to the autoupdate plugin; for example: opbuilder edit --plugins=autoupdate/v1-alpha --use-gh-models",
         ));

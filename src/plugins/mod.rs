@@ -10,6 +10,7 @@
 //! The registry ([`KNOWN`]) lists every plugin Kubebuilder v4.15 ships, with the short forms it
 //! accepts, so a key is either run, or refused with a message naming it and saying what to do.
 
+pub mod autoupdate;
 pub mod golang;
 pub mod grafana;
 
@@ -115,7 +116,7 @@ pub static KNOWN: &[Known] = &[
     Known {
         name: "autoupdate.kubebuilder.io",
         version: "v1-alpha",
-        support: Support::NotYet("opbuilder cannot write the auto-update workflow yet"),
+        support: Support::Runs(&autoupdate::AutoUpdate),
     },
     Known {
         name: "deploy-image.go.kubebuilder.io",
