@@ -478,3 +478,73 @@ fn autoupdate_writes_the_workflow_that_runs_opbuilder() {
         .unwrap()
         .contains("plugins:\n  autoupdate.kubebuilder.io/v1-alpha:\n    useGHModels: true\n"));
 }
+
+/// The files that differ between two snapshots.
+fn changed(
+    a: &std::collections::BTreeMap<std::path::PathBuf, Vec<u8>>,
+    b: &std::collections::BTreeMap<std::path::PathBuf, Vec<u8>>,
+) -> Vec<String> {
+    let mut keys: Vec<_> = a.keys().chain(b.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    keys.into_iter()
+        .filter(|k| a.get(*k) != b.get(*k))
+        .map(|k| k.display().to_string())
+        .collect()
+}
+
+#[test]
+fn edit_namespaced_force_touches_the_files_kubebuilder_touches() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    init(d, &[]);
+    ok(
+        d,
+        &[
+            "create",
+            "api",
+            "--group",
+            "crew",
+            "--version",
+            "v1",
+            "--kind",
+            "Captain",
+            "--resource",
+            "--controller",
+            "--skip-post-steps",
+        ],
+    );
+    // What kubebuilder v4.15 changes for `edit --namespaced --force` in the same project, and back.
+    let want = [
+        "PROJECT",
+        "config/manager/manager.yaml",
+        "config/rbac/captain_admin_role.yaml",
+        "config/rbac/captain_editor_role.yaml",
+        "config/rbac/captain_viewer_role.yaml",
+        "config/rbac/role.yaml",
+        "config/rbac/role_binding.yaml",
+    ];
+    let before = support::snapshot(d);
+    ok(d, &["edit", "--namespaced", "--force"]);
+    let on = support::snapshot(d);
+    assert_eq!(changed(&before, &on), want);
+    assert_eq!(project(d)["namespaced"], serde_yaml::Value::from(true));
+    let manager = String::from_utf8(on[Path::new("config/manager/manager.yaml")].clone()).unwrap();
+    assert!(manager.contains("WATCH_NAMESPACE"));
+    let binding: serde_yaml::Value =
+        serde_yaml::from_slice(&on[Path::new("config/rbac/role_binding.yaml")]).unwrap();
+    assert_eq!(binding["kind"].as_str(), Some("RoleBinding"));
+    // Again: nothing left to change, as with kubebuilder.
+    ok(d, &["edit", "--namespaced", "--force"]);
+    assert!(changed(&on, &support::snapshot(d)).is_empty());
+    // And back to cluster scope: the same files, as they were.
+    let out = run(d, &["edit", "--namespaced=false", "--force"]);
+    assert!(out.status.success());
+    assert!(changed(&before, &support::snapshot(d)).is_empty());
+    // Like kubebuilder, say what is left to do by hand in the code.
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.contains("cluster-scoped") && said.contains("cmd/main.go"),
+        "{said}"
+    );
+}

@@ -166,6 +166,12 @@ pub fn plan_go(cx: &mut plugins::Cx, args: &EditArgs) -> Result<()> {
             if project.resources.iter().any(|r| r.webhooks.is_some()) {
                 notes.push("warning: webhook configurations are cluster-wide even when the manager is namespace-scoped.".into());
             }
+        } else {
+            notes.push(format!(
+                "Next steps for a cluster-scoped manager:\n  - remove namespace={}-system from the +kubebuilder:rbac markers of your controllers, then run make manifests\n  - remove the restriction of the cache to WATCH_NAMESPACE from cmd/main.go, if it has one{}",
+                project.project_name,
+                if args.force { "" } else { "\n  - config/manager/manager.yaml was kept; run again with --force to drop its WATCH_NAMESPACE variable" }
+            ));
         }
     }
     Ok(())
