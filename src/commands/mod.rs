@@ -1,5 +1,6 @@
 //! The commands. Each builds a plan; [`execute`] applies it and reports.
 
+pub mod alpha;
 pub mod api;
 pub mod edit;
 pub mod init;

@@ -10,7 +10,7 @@ use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
 pub const KEY: &str = "grafana.kubebuilder.io/v1-alpha";
-const CONFIG: &str = "grafana/custom-metrics/config.yaml";
+pub const CONFIG: &str = "grafana/custom-metrics/config.yaml";
 const CUSTOM_DASHBOARD: &str = "grafana/custom-metrics/custom-metrics-dashboard.json";
 
 pub struct Grafana;
