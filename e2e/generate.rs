@@ -270,3 +270,67 @@ fn generate_never_writes_over_anything() {
     );
     assert!(src.join("PROJECT").is_file() && src.join("Makefile").is_file());
 }
+
+#[test]
+fn generate_keeps_projects_resource_order() {
+    let t = tempfile::tempdir().unwrap();
+    let src = t.path().join("src");
+    fs::create_dir(&src).unwrap();
+    for args in [
+        &[
+            "init",
+            "--domain",
+            "example.com",
+            "--repo",
+            "example.com/x",
+            "--project-name",
+            "x",
+            "--multigroup",
+            "--skip-post-steps",
+        ][..],
+        &[
+            "create",
+            "webhook",
+            "--group",
+            "core",
+            "--version",
+            "v1",
+            "--kind",
+            "Pod",
+            "--defaulting",
+            "--skip-post-steps",
+        ],
+        &[
+            "create",
+            "api",
+            "--group",
+            "crew",
+            "--version",
+            "v1",
+            "--kind",
+            "Captain",
+            "--resource",
+            "--controller",
+            "--skip-post-steps",
+        ],
+    ] {
+        let o = opbuilder(&src).args(args).output().unwrap();
+        assert!(
+            o.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+    let out = t.path().join("out");
+    assert!(generate(&src, &out).status.success());
+    let (want, got) = (snapshot(&src), snapshot(&out));
+    // The webhook-only Pod stays first in PROJECT although its webhook is replayed last.
+    assert_eq!(
+        String::from_utf8_lossy(&want[Path::new("PROJECT")]),
+        String::from_utf8_lossy(&got[Path::new("PROJECT")])
+    );
+    // cmd/main.go wires the same things; only their order follows the replay.
+    assert_eq!(differing(&want, &got), ["cmd/main.go"]);
+    let main = Path::new("cmd/main.go");
+    assert_eq!(sorted_lines(&want[main]), sorted_lines(&got[main]));
+}

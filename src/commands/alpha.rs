@@ -322,6 +322,22 @@ pub fn generate(input: &Path, output: &Path) -> Result<Vec<String>> {
             .with_context(|| format!("writing `opbuilder {}`", step.words.join(" ")))?;
         done.push(format!("opbuilder {}", step.words.join(" ")));
     }
+    // Resources that have webhooks only join PROJECT in the webhook pass: put every entry back
+    // at its place in the input's list.
+    let mut out = Project::load(output)?;
+    let place = |r: &Resource| {
+        project
+            .resources
+            .iter()
+            .position(|p| p.is_gvk(&r.group, &r.version, &r.kind))
+            .unwrap_or(usize::MAX)
+    };
+    out.resources.sort_by_key(place);
+    let reordered = Plan {
+        project: Some(out.to_yaml()),
+        ..Default::default()
+    };
+    apply(output, &reordered, &ApplyOptions::default())?;
     Ok(done)
 }
 
