@@ -548,3 +548,22 @@ fn edit_namespaced_force_touches_the_files_kubebuilder_touches() {
         "{said}"
     );
 }
+
+#[test]
+fn plugins_in_the_layout_run_with_later_commands_as_in_kubebuilder() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    init(d, &["--plugins=go/v4,grafana.kubebuilder.io/v1-alpha"]);
+    assert_eq!(
+        layout(d),
+        ["go.kubebuilder.io/v4", "grafana.kubebuilder.io/v1-alpha"]
+    );
+    assert!(!d.join("grafana").exists(), "grafana has no init step");
+    // kubebuilder v4.15 runs every plugin of the layout on `edit`: grafana writes its files.
+    ok(d, &["edit", "--multigroup"]);
+    assert!(d.join("grafana/controller-runtime-metrics.json").is_file());
+    assert!(project(d)["plugins"]["grafana.kubebuilder.io/v1-alpha"].is_mapping());
+    // ... and skips it where it has no step.
+    ok(d, API);
+    assert!(d.join("api/ship/v1/frigate_types.go").is_file());
+}
