@@ -231,6 +231,14 @@ fn generate_never_writes_over_anything() {
         err.contains("--output-dir") && err.contains("--in-place"),
         "{err}"
     );
+    // An input directory without PROJECT: a usage error naming the flag.
+    let o = opbuilder(t.path())
+        .args(["alpha", "generate", "--input-dir", ".", "--output-dir", "x"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--input-dir"));
+    assert!(!t.path().join("x").exists());
     // A non-empty output directory is refused.
     let busy = t.path().join("busy");
     fs::create_dir(&busy).unwrap();
