@@ -163,7 +163,11 @@ fn init_bad_input_exits_2_and_writes_nothing() {
         d,
         &with(&["--plugins", "helm/v2-alpha"]),
         2,
-        &["--plugins", "go/v4"],
+        &[
+            "--plugins",
+            "helm.kubebuilder.io/v2-alpha",
+            "kubebuilder edit",
+        ],
     );
     assert_eq!(fs::read_dir(d).unwrap().count(), 0);
 }

@@ -7,6 +7,7 @@ mod flect;
 mod hbs;
 mod markers;
 mod plan;
+mod plugins;
 mod post;
 mod project;
 mod resource;
@@ -60,6 +61,9 @@ enum Command {
     Create(CreateCommand),
     /// Change project-wide settings (multigroup, namespaced, license)
     Edit(commands::edit::EditArgs),
+    /// Experimental commands: regenerate a project from its PROJECT file
+    #[command(subcommand)]
+    Alpha(commands::alpha::AlphaCommand),
     /// Print opbuilder's version and the versions it scaffolds
     #[command(after_help = "Example:\n  opbuilder version")]
     Version,
@@ -120,6 +124,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             commands::webhook::run(&project_root()?, &args)
         }
         Command::Edit(args) => commands::edit::run(&project_root()?, &args),
+        Command::Alpha(cmd) => commands::alpha::run(project_root, &cmd),
         Command::Version => {
             print_version();
             Ok(())

@@ -13,6 +13,9 @@ use std::path::{Path, PathBuf};
 
 pub const FILE: &str = "PROJECT";
 pub const LAYOUT: &str = "go.kubebuilder.io/v4";
+/// go/v4 without kustomize: the layout `--plugins=kustomize/v2,base.go.kubebuilder.io/v4` records.
+const BASE_GO: &str = "base.go.kubebuilder.io/v4";
+const PLUGINS: &str = "plugins";
 const HEADER: &str =
     "# Written by opbuilder (https://kubebuilder.io compatible, project version 3).\n\
 # It records how this project was scaffolded so later `create` commands, and Kubebuilder itself,\n\
@@ -203,7 +206,7 @@ impl Project {
             && !p
                 .layout
                 .iter()
-                .any(|l| l == LAYOUT || l == "go.kubebuilder.io/v3")
+                .any(|l| l == LAYOUT || l == BASE_GO || l == "go.kubebuilder.io/v3")
         {
             bail!(
                 "PROJECT layout {:?} is not supported; opbuilder scaffolds the {LAYOUT} layout",
@@ -298,6 +301,49 @@ impl Project {
         self.resources
             .iter()
             .any(|r| r.group.eq_ignore_ascii_case(group))
+    }
+
+    /// The keys of PROJECT's `plugins:` section, in file order.
+    pub fn plugin_keys(&self) -> Vec<String> {
+        match self.other.get(PLUGINS) {
+            Some(Value::Mapping(m)) => m
+                .keys()
+                .filter_map(|k| k.as_str().map(String::from))
+                .collect(),
+            _ => vec![],
+        }
+    }
+
+    /// A plugin's section under `plugins:`, decoded; `None` when the plugin has none.
+    pub fn plugin_config<T: serde::de::DeserializeOwned>(&self, key: &str) -> Result<Option<T>> {
+        let Some(Value::Mapping(m)) = self.other.get(PLUGINS) else {
+            return Ok(None);
+        };
+        match m.get(key) {
+            None => Ok(None),
+            Some(Value::Null) => Ok(Some(serde_yaml::from_value(
+                Value::Mapping(Mapping::new()),
+            )?)),
+            Some(v) => serde_yaml::from_value(v.clone())
+                .map(Some)
+                .with_context(|| format!("PROJECT's plugins section for {key} is not valid")),
+        }
+    }
+
+    /// Write a plugin's section under `plugins:` (an empty section is written `{}`, as Kubebuilder does).
+    pub fn set_plugin_config<T: Serialize>(&mut self, key: &str, config: &T) -> Result<()> {
+        let value = serde_yaml::to_value(config)?;
+        let entry = self
+            .other
+            .entry(Value::String(PLUGINS.into()))
+            .or_insert_with(|| Value::Mapping(Mapping::new()));
+        if !entry.is_mapping() {
+            bail!("PROJECT's `plugins` is not a mapping; fix it by hand");
+        }
+        if let Value::Mapping(m) = entry {
+            m.insert(Value::String(key.into()), value);
+        }
+        Ok(())
     }
 
     pub fn find(&self, group: &str, version: &str, kind: &str) -> Option<&Resource> {
@@ -970,6 +1016,46 @@ mod tests {
             "{again}"
         );
         assert_eq!(Project::parse(&again).unwrap(), p);
+    }
+
+    #[test]
+    fn plugin_sections_read_and_write_like_kubebuilders() {
+        #[derive(Deserialize, Serialize, PartialEq, Debug, Default)]
+        struct Cfg {
+            #[serde(default, rename = "useGHModels", skip_serializing_if = "is_false")]
+            use_gh_models: bool,
+        }
+        let mut p = sample();
+        assert_eq!(
+            p.plugin_config::<Cfg>("a.kubebuilder.io/v1-alpha").unwrap(),
+            None
+        );
+        p.set_plugin_config("b.kubebuilder.io/v1-alpha", &Cfg::default())
+            .unwrap();
+        p.set_plugin_config(
+            "a.kubebuilder.io/v1-alpha",
+            &Cfg {
+                use_gh_models: true,
+            },
+        )
+        .unwrap();
+        let y = p.to_yaml();
+        assert!(
+            y.contains("plugins:\n  a.kubebuilder.io/v1-alpha:\n    useGHModels: true\n  b.kubebuilder.io/v1-alpha: {}\nprojectName"),
+            "{y}"
+        );
+        let back = Project::parse(&y).unwrap();
+        assert_eq!(
+            back.plugin_keys(),
+            ["a.kubebuilder.io/v1-alpha", "b.kubebuilder.io/v1-alpha"]
+        );
+        assert_eq!(
+            back.plugin_config::<Cfg>("a.kubebuilder.io/v1-alpha")
+                .unwrap(),
+            Some(Cfg {
+                use_gh_models: true
+            })
+        );
     }
 
     #[test]

@@ -4,6 +4,7 @@ use crate::context::ProjectCtx;
 use crate::error::{bad_flag, usage};
 use crate::flect;
 use crate::plan::{Edit, IfExists, Plan};
+use crate::plugins;
 use crate::post::{self, Step};
 use crate::project::{Api, Controller, Project, Resource};
 use crate::resource::{self, CtxInput, Gvk, ResourceCtx};
@@ -117,9 +118,32 @@ fn check_controller_name(name: &str, kind_lower: &str, existing: Option<&Resourc
     Ok(())
 }
 
-pub fn plan(root: &Path, args: &ApiArgs) -> Result<(Plan, bool, bool)> {
-    super::init::check_plugins(args.run.plugins.as_deref())?;
-    let mut project = Project::load(root)?;
+/// What `create api` will make, decided from the flags, the names and PROJECT's rules, before
+/// any file is planned.
+#[derive(Debug, Clone)]
+pub struct ResolvedResource {
+    pub gvk: Gvk,
+    /// The plural used in file names and the CRD.
+    pub plural: String,
+    /// The plural Kubebuilder computes for the kind (PROJECT records `plural` only when it differs).
+    pub default_plural: String,
+    /// Go import path of the types.
+    pub api_path: String,
+    pub do_resource: bool,
+    pub do_controller: bool,
+    /// The types already exist in this project (PROJECT has an `api` for the GVK).
+    pub in_project_api: bool,
+    pub core: bool,
+    pub external: bool,
+    pub external_module: Option<String>,
+    pub controller_name: Option<String>,
+    pub namespaced: bool,
+    pub force: bool,
+}
+
+/// Decide what the resource is: check the flags, derive names, apply PROJECT's rules. Nothing is
+/// planned or written; usage errors exit 2, rule violations 1.
+pub fn resolve(project: &Project, args: &ApiArgs) -> Result<ResolvedResource> {
     let group = args.res.group.trim().to_string();
     let version = args.res.version.trim().to_string();
     let kind = args.res.kind.trim().to_string();
@@ -229,7 +253,7 @@ pub fn plan(root: &Path, args: &ApiArgs) -> Result<(Plan, bool, bool)> {
         kind: kind.clone(),
         domain,
     };
-    let lay = resource::layout(&project, &group, &version);
+    let lay = resource::layout(project, &group, &version);
     let api_path = if let Some(p) = &args.res.external_api_path {
         p.clone()
     } else if core {
@@ -276,30 +300,71 @@ pub fn plan(root: &Path, args: &ApiArgs) -> Result<(Plan, bool, bool)> {
     };
     if do_resource {
         resource::check_type_collisions(
-            &project,
-            |g, v| resource::layout(&project, g, v).api_dir,
+            project,
+            |g, v| resource::layout(project, g, v).api_dir,
             &gvk,
         )?;
     }
-
-    let pctx = ProjectCtx::load(root, &project);
-    let ctx = ResourceCtx::new(CtxInput {
-        project: &project,
-        pctx,
-        gvk: &gvk,
-        plural: &plural,
-        api_path: &api_path,
-        cluster_scoped: !args.namespaced,
+    Ok(ResolvedResource {
+        gvk,
+        plural,
+        default_plural,
+        api_path,
+        do_resource,
+        do_controller,
+        in_project_api,
         core,
         external,
-        controller_name: args.controller_name.as_deref(),
+        external_module: args.res.external_api_module.clone(),
+        controller_name: args.controller_name.clone(),
+        namespaced: args.namespaced,
+        force: args.force,
+    })
+}
+
+/// go/v4's files for a resolved resource: types, samples, kustomize entries, controller and
+/// the wiring in cmd/main.go and the suite test. Adds to `plan`; PROJECT is not touched.
+pub fn plan_files(
+    root: &Path,
+    project: &Project,
+    res: &ResolvedResource,
+    plan: &mut Plan,
+) -> Result<()> {
+    let ResolvedResource {
+        gvk,
+        plural,
+        api_path,
+        do_resource,
+        do_controller,
+        in_project_api,
+        core,
+        external,
+        ..
+    } = res;
+    let (do_resource, do_controller, in_project_api, core, external) = (
+        *do_resource,
+        *do_controller,
+        *in_project_api,
+        *core,
+        *external,
+    );
+    let pctx = ProjectCtx::load(root, project);
+    let ctx = ResourceCtx::new(CtxInput {
+        project,
+        pctx,
+        gvk,
+        plural,
+        api_path,
+        cluster_scoped: !res.namespaced,
+        core,
+        external,
+        controller_name: res.controller_name.as_deref(),
         has_api: do_resource || in_project_api,
     });
 
-    let mut plan = Plan::default();
     let repo = project.repo.clone();
     let replace = |normal: IfExists| {
-        if args.force {
+        if res.force {
             IfExists::Overwrite
         } else {
             normal
@@ -358,14 +423,14 @@ pub fn plan(root: &Path, args: &ApiArgs) -> Result<(Plan, bool, bool)> {
                 text: roles,
             },
         );
-        plan.go_import(MAIN_GO, Some(&ctx.import_alias), &api_path, &repo);
+        plan.go_import(MAIN_GO, Some(&ctx.import_alias), api_path, &repo);
         plan.above_marker(
             MAIN_GO,
             "scheme",
             vec![templates::render("fragments/main_scheme.go", &ctx)?],
         );
     } else if external {
-        plan.go_import(MAIN_GO, Some(&ctx.import_alias), &api_path, &repo);
+        plan.go_import(MAIN_GO, Some(&ctx.import_alias), api_path, &repo);
         plan.above_marker(
             MAIN_GO,
             "scheme",
@@ -386,7 +451,7 @@ pub fn plan(root: &Path, args: &ApiArgs) -> Result<(Plan, bool, bool)> {
         }
         let suite = format!("{}/suite_test.go", ctx.controller_dir);
         if (do_resource || in_project_api || external) && !api_path.is_empty() {
-            plan.go_import(&suite, Some(&ctx.import_alias), &api_path, &repo);
+            plan.go_import(&suite, Some(&ctx.import_alias), api_path, &repo);
             plan.above_marker(
                 &suite,
                 "scheme",
@@ -412,59 +477,93 @@ pub fn plan(root: &Path, args: &ApiArgs) -> Result<(Plan, bool, bool)> {
             vec![templates::render("fragments/main_controller.go", &c)?],
         );
     }
+    Ok(())
+}
 
-    // PROJECT.
-    let entry = match project.find_mut(&group, &version, &kind) {
-        Some(r) => r,
-        None => {
-            project.resources.push(Resource {
-                group: group.clone(),
-                version: version.clone(),
-                kind: kind.clone(),
-                ..Default::default()
-            });
-            project.resources.last_mut().expect("just pushed")
-        }
-    };
-    entry.domain = gvk.domain.clone();
-    entry.path = api_path.clone();
-    if do_resource {
-        entry.api = Some(Api {
-            crd_version: "v1".into(),
-            namespaced: args.namespaced,
-            ssa: entry.api.as_ref().is_some_and(|a| a.ssa),
-        });
-        entry.plural = if plural != default_plural {
-            plural.clone()
-        } else {
-            String::new()
-        };
-    }
-    if core {
-        entry.core = true;
-    }
-    if external {
-        entry.external = true;
-        entry.module = args.res.external_api_module.clone().unwrap_or_default();
-    }
-    if do_controller {
-        match &args.controller_name {
-            Some(n) => {
-                if entry.controller {
-                    // The unnamed controller becomes the first of the list.
-                    entry.controller = false;
-                    entry.controllers.push(Controller {
-                        name: kind_lower.clone(),
-                    });
-                }
-                entry.controllers.push(Controller { name: n.clone() });
+impl ResolvedResource {
+    /// Record the resource in PROJECT as Kubebuilder does: one entry per group/version/kind.
+    pub fn record(&self, project: &mut Project) {
+        let ResolvedResource {
+            gvk,
+            plural,
+            default_plural,
+            api_path,
+            ..
+        } = self;
+        let (group, version, kind) = (&gvk.group, &gvk.version, &gvk.kind);
+        let kind_lower = kind.to_ascii_lowercase();
+        let entry = match project.find_mut(group, version, kind) {
+            Some(r) => r,
+            None => {
+                project.resources.push(Resource {
+                    group: group.clone(),
+                    version: version.clone(),
+                    kind: kind.clone(),
+                    ..Default::default()
+                });
+                project.resources.last_mut().expect("just pushed")
             }
-            None if entry.controllers.is_empty() => entry.controller = true,
-            None => {}
+        };
+        entry.domain = gvk.domain.clone();
+        entry.path = api_path.clone();
+        if self.do_resource {
+            entry.api = Some(Api {
+                crd_version: "v1".into(),
+                namespaced: self.namespaced,
+                ssa: entry.api.as_ref().is_some_and(|a| a.ssa),
+            });
+            entry.plural = if plural != default_plural {
+                plural.clone()
+            } else {
+                String::new()
+            };
+        }
+        if self.core {
+            entry.core = true;
+        }
+        if self.external {
+            entry.external = true;
+            entry.module = self.external_module.clone().unwrap_or_default();
+        }
+        if self.do_controller {
+            match &self.controller_name {
+                Some(n) => {
+                    if entry.controller {
+                        // The unnamed controller becomes the first of the list.
+                        entry.controller = false;
+                        entry.controllers.push(Controller {
+                            name: kind_lower.clone(),
+                        });
+                    }
+                    entry.controllers.push(Controller { name: n.clone() });
+                }
+                None if entry.controllers.is_empty() => entry.controller = true,
+                None => {}
+            }
         }
     }
+}
+
+/// Plan `create api`: decide what the resource is, then let the plugin chain plan its files and
+/// record it in PROJECT.
+pub fn plan(root: &Path, args: &ApiArgs) -> Result<(Plan, bool, bool)> {
+    let flag = plugins::parse_flag(args.run.plugins.as_deref())?;
+    let mut project = Project::load(root)?;
+    let chain = plugins::Chain::for_command(Some(&project), flag, plugins::Command::CreateApi)?;
+    let res = resolve(&project, args)?;
+    let mut plan = Plan::default();
+    let mut notes = vec![];
+    chain.create_api(
+        &mut plugins::Cx {
+            root,
+            plan: &mut plan,
+            project: &mut project,
+            notes: &mut notes,
+        },
+        &res,
+    )?;
     plan.project = Some(project.to_yaml());
-    Ok((plan, do_resource, external))
+    Ok((plan, res.do_resource, res.external))
 }
 
 pub fn run(root: &Path, args: &ApiArgs) -> Result<()> {

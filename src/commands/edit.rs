@@ -4,6 +4,7 @@ use super::init::{boilerplate, License};
 use crate::context::{ProjectCtx, BOILERPLATE_FILE};
 use crate::error::usage;
 use crate::plan::{IfExists, Plan};
+use crate::plugins;
 use crate::project::Project;
 use crate::resource::{CtxInput, Gvk, ResourceCtx};
 use crate::templates;
@@ -39,22 +40,64 @@ pub struct EditArgs {
     /// Show what would be written, write nothing
     #[arg(long)]
     pub dry_run: bool,
+    /// Plugins to run instead of PROJECT's layout, e.g. grafana.kubebuilder.io/v1-alpha
+    #[arg(long, value_name = "KEYS")]
+    pub plugins: Option<String>,
+    /// With autoupdate.kubebuilder.io/v1-alpha: add a GitHub Models summary to the update issue
+    #[arg(long)]
+    pub use_gh_models: bool,
+}
+
+impl EditArgs {
+    /// Whether any of go/v4's own edit flags is given.
+    fn go_flags(&self) -> bool {
+        self.multigroup.is_some()
+            || self.namespaced.is_some()
+            || self.license.is_some()
+            || self.license_file.is_some()
+            || self.owner.is_some()
+    }
 }
 
 pub fn plan(root: &Path, args: &EditArgs) -> Result<(Plan, Vec<String>)> {
+    let flag = plugins::parse_flag(args.plugins.as_deref())?;
+    let explicit = flag.is_some();
     let mut project = Project::load(root)?;
-    if args.multigroup.is_none()
-        && args.namespaced.is_none()
-        && args.license.is_none()
-        && args.license_file.is_none()
-        && args.owner.is_none()
-    {
+    let chain = plugins::Chain::for_command(Some(&project), flag, plugins::Command::Edit)?;
+    if args.go_flags() && !chain.has_go {
         return Err(usage(
-            "nothing to edit: pass --multigroup, --namespaced, --license, --license-file or --owner; for example: opbuilder edit --multigroup",
+            "--multigroup, --namespaced, --license, --license-file and --owner belong to go/v4, which --plugins leaves out; \
+             add it (for example --plugins=go/v4,grafana/v1-alpha) or run the two edits one after the other",
+        ));
+    }
+    if args.use_gh_models && !chain.has(plugins::autoupdate::NAME) {
+        return Err(usage(
+            "--use-gh-models belongs to the autoupdate plugin; for example: opbuilder edit --plugins=autoupdate/v1-alpha --use-gh-models",
+        ));
+    }
+    if !args.go_flags() && (!explicit || chain.only_go()) {
+        return Err(usage(
+            "nothing to edit: pass --multigroup, --namespaced, --license, --license-file, --owner or --plugins; for example: opbuilder edit --multigroup",
         ));
     }
     let mut plan = Plan::default();
     let mut notes = vec![];
+    chain.edit(
+        &mut plugins::Cx {
+            root,
+            plan: &mut plan,
+            project: &mut project,
+            notes: &mut notes,
+        },
+        args,
+    )?;
+    plan.project = Some(project.to_yaml());
+    Ok((plan, notes))
+}
+
+/// go/v4's part of `edit`: multigroup, namespaced and the license header.
+pub fn plan_go(cx: &mut plugins::Cx, args: &EditArgs) -> Result<()> {
+    let (root, plan, project, notes) = (cx.root, &mut *cx.plan, &mut *cx.project, &mut *cx.notes);
     if let Some(m) = args.multigroup {
         project.multigroup = m;
         if m {
@@ -76,7 +119,7 @@ pub fn plan(root: &Path, args: &EditArgs) -> Result<(Plan, Vec<String>)> {
     }
     if let Some(ns) = args.namespaced {
         project.namespaced = ns;
-        let ctx = ProjectCtx::load(root, &project);
+        let ctx = ProjectCtx::load(root, project);
         let files = templates::render_tree("init", &ctx, |t| {
             matches!(t, "config/rbac/role.yaml" | "config/rbac/role_binding.yaml")
                 || (args.force && t == "config/manager/manager.yaml")
@@ -97,7 +140,7 @@ pub fn plan(root: &Path, args: &EditArgs) -> Result<(Plan, Vec<String>)> {
                 r.plural.clone()
             };
             let rctx = ResourceCtx::new(CtxInput {
-                project: &project,
+                project,
                 pctx: ctx.clone(),
                 gvk: &gvk,
                 plural: &plural,
@@ -123,10 +166,15 @@ pub fn plan(root: &Path, args: &EditArgs) -> Result<(Plan, Vec<String>)> {
             if project.resources.iter().any(|r| r.webhooks.is_some()) {
                 notes.push("warning: webhook configurations are cluster-wide even when the manager is namespace-scoped.".into());
             }
+        } else {
+            notes.push(format!(
+                "Next steps for a cluster-scoped manager:\n  - remove namespace={}-system from the +kubebuilder:rbac markers of your controllers, then run make manifests\n  - remove the restriction of the cache to WATCH_NAMESPACE from cmd/main.go, if it has one{}",
+                project.project_name,
+                if args.force { "" } else { "\n  - config/manager/manager.yaml was kept; run again with --force to drop its WATCH_NAMESPACE variable" }
+            ));
         }
     }
-    plan.project = Some(project.to_yaml());
-    Ok((plan, notes))
+    Ok(())
 }
 
 pub fn run(root: &Path, args: &EditArgs) -> Result<()> {

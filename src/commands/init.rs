@@ -3,6 +3,7 @@
 use crate::context::{ProjectCtx, BOILERPLATE_FILE};
 use crate::error::{bad_flag, usage};
 use crate::plan::{IfExists, Plan};
+use crate::plugins;
 use crate::post::{self, Step};
 use crate::project::{self, Project};
 use crate::templates;
@@ -61,7 +62,7 @@ pub struct InitArgs {
     /// Show what would be written, write nothing
     #[arg(long)]
     pub dry_run: bool,
-    /// Plugin chain (only the default go/v4 layout is available)
+    /// Plugin chain, Kubebuilder's keys: go/v4 (default), grafana/v1-alpha, autoupdate/v1-alpha, ...
     #[arg(long, value_name = "KEYS", hide_short_help = true)]
     pub plugins: Option<String>,
     /// PROJECT file version (only "3" is available)
@@ -72,23 +73,6 @@ pub struct InitArgs {
         hide_short_help = true
     )]
     pub project_version: String,
-}
-
-/// The plugin keys that mean "the default layout" to Kubebuilder users.
-pub fn check_plugins(value: Option<&str>) -> Result<()> {
-    if let Some(v) = value {
-        for key in v.split(',').map(str::trim).filter(|k| !k.is_empty()) {
-            if !matches!(key, "go/v4" | "go.kubebuilder.io/v4") {
-                return Err(bad_flag(
-                    "--plugins",
-                    key,
-                    "opbuilder scaffolds only the default Kubebuilder layout, go/v4 (go/v4 + kustomize/v2)",
-                    "go/v4",
-                ));
-            }
-        }
-    }
-    Ok(())
 }
 
 fn apache_header(owner: &str) -> String {
@@ -215,7 +199,11 @@ fn check_not_initialized(root: &Path) -> Result<Vec<String>> {
 
 /// Build the plan for `init` (validated input), without writing.
 pub fn plan(root: &Path, args: &InitArgs) -> Result<(Plan, Project)> {
-    check_plugins(args.plugins.as_deref())?;
+    let chain = plugins::Chain::for_command(
+        None,
+        plugins::parse_flag(args.plugins.as_deref())?,
+        plugins::Command::Init,
+    )?;
     if args.project_version != "3" {
         return Err(bad_flag(
             "--project-version",
@@ -264,10 +252,10 @@ pub fn plan(root: &Path, args: &InitArgs) -> Result<(Plan, Project)> {
         args.license_file.as_deref(),
     )?;
 
-    let project = Project {
+    let mut project = Project {
         cli_version: crate::versions::cli_version(),
         domain: args.domain.clone(),
-        layout: vec![project::LAYOUT.into()],
+        layout: chain.keys(),
         multigroup: args.multigroup,
         namespaced: args.namespaced,
         project_name,
@@ -275,11 +263,27 @@ pub fn plan(root: &Path, args: &InitArgs) -> Result<(Plan, Project)> {
         version: "3".into(),
         ..Default::default()
     };
-    let ctx = ProjectCtx::new(&project, boilerplate_file.clone());
+    let mut plan = Plan::default();
+    let mut notes = vec![];
+    chain.init(
+        &mut plugins::Cx {
+            root,
+            plan: &mut plan,
+            project: &mut project,
+            notes: &mut notes,
+        },
+        boilerplate_file.as_deref(),
+    )?;
+    plan.project = Some(project.to_yaml());
+    Ok((plan, project))
+}
+
+/// go/v4's files for a new project.
+pub fn plan_files(cx: &mut plugins::Cx, boilerplate_file: Option<&str>) -> Result<()> {
+    let ctx = ProjectCtx::new(cx.project, boilerplate_file.map(String::from));
     let files = templates::render_tree("init", &ctx, |t| {
         t != BOILERPLATE_FILE || boilerplate_file.is_some()
     })?;
-    let mut plan = Plan::default();
     for f in files {
         let policy = match f.template.as_str() {
             "Makefile"
@@ -292,10 +296,9 @@ pub fn plan(root: &Path, args: &InitArgs) -> Result<(Plan, Project)> {
             }
             _ => IfExists::Skip,
         };
-        plan.create(f.path, f.content, policy);
+        cx.plan.create(f.path, f.content, policy);
     }
-    plan.project = Some(project.to_yaml());
-    Ok((plan, project))
+    Ok(())
 }
 
 pub fn run(root: &Path, args: &InitArgs) -> Result<()> {

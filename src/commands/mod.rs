@@ -1,5 +1,6 @@
 //! The commands. Each builds a plan; [`execute`] applies it and reports.
 
+pub mod alpha;
 pub mod api;
 pub mod edit;
 pub mod init;
@@ -48,7 +49,7 @@ pub struct RunFlags {
     /// Show what would be written, write nothing
     #[arg(long)]
     pub dry_run: bool,
-    /// Plugin chain (only the default go/v4 layout is available)
+    /// Plugin chain, Kubebuilder's keys: go/v4 (default), grafana/v1-alpha, autoupdate/v1-alpha, ...
     #[arg(long, value_name = "KEYS", hide_short_help = true)]
     pub plugins: Option<String>,
 }

@@ -5,6 +5,7 @@ use crate::context::ProjectCtx;
 use crate::error::{bad_flag, usage};
 use crate::flect;
 use crate::plan::{Edit, IfExists, Plan};
+use crate::plugins;
 use crate::post::{self, Step};
 use crate::project::{Project, Resource};
 use crate::resource::{self, CtxInput, Gvk, ResourceCtx};
@@ -95,8 +96,9 @@ fn check_path_flag(flag: &str, value: &str) -> Result<()> {
 }
 
 pub fn plan(root: &Path, args: &WebhookArgs) -> Result<(Plan, Vec<String>)> {
-    super::init::check_plugins(args.run.plugins.as_deref())?;
+    let flag = plugins::parse_flag(args.run.plugins.as_deref())?;
     let mut project = Project::load(root)?;
+    let chain = plugins::Chain::for_command(Some(&project), flag, plugins::Command::CreateWebhook)?;
     let group = args.res.group.trim().to_string();
     let version = args.res.version.trim().to_string();
     let kind = args.res.kind.trim().to_string();
@@ -512,6 +514,12 @@ pub fn plan(root: &Path, args: &WebhookArgs) -> Result<(Plan, Vec<String>)> {
     }
     w.webhook_version = "v1".into();
     entry.webhooks = Some(w);
+    chain.create_webhook(&mut plugins::Cx {
+        root,
+        plan: &mut plan,
+        project: &mut project,
+        notes: &mut notes,
+    })?;
     plan.project = Some(project.to_yaml());
     Ok((plan, notes))
 }

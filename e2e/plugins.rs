@@ -1,0 +1,569 @@
+//! Plugin keys and chains: what `--plugins` accepts, what PROJECT records, and that a plugin
+//! opbuilder cannot run is named, never ignored.
+
+mod support;
+
+use std::fs;
+use std::path::Path;
+use support::{full_snapshot, opbuilder};
+
+fn run(dir: &Path, args: &[&str]) -> std::process::Output {
+    opbuilder(dir).args(args).output().unwrap()
+}
+
+fn ok(dir: &Path, args: &[&str]) -> String {
+    let out = run(dir, args);
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(out.status.success(), "{args:?} failed:\n{err}");
+    err
+}
+
+/// `args` exits `code`, names every needle on stderr and leaves `dir` as it was.
+fn refused(dir: &Path, args: &[&str], code: i32, needles: &[&str]) {
+    let before = full_snapshot(dir);
+    let out = run(dir, args);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(code), "{args:?}\n{err}");
+    for n in needles {
+        assert!(err.contains(n), "{args:?}: stderr lacks {n:?}:\n{err}");
+    }
+    assert_eq!(before, full_snapshot(dir), "{args:?} changed files");
+}
+
+fn init(dir: &Path, extra: &[&str]) {
+    let mut args = vec![
+        "init",
+        "--domain",
+        "example.com",
+        "--repo",
+        "example.com/x",
+        "--project-name",
+        "x",
+        "--skip-post-steps",
+    ];
+    args.extend_from_slice(extra);
+    ok(dir, &args);
+}
+
+fn project(dir: &Path) -> serde_yaml::Value {
+    serde_yaml::from_str(&fs::read_to_string(dir.join("PROJECT")).unwrap()).unwrap()
+}
+
+fn layout(dir: &Path) -> Vec<String> {
+    serde_yaml::from_value(project(dir)["layout"].clone()).unwrap()
+}
+
+const API: &[&str] = &[
+    "create",
+    "api",
+    "--group",
+    "ship",
+    "--version",
+    "v1",
+    "--kind",
+    "Frigate",
+    "--resource",
+    "--controller",
+    "--skip-post-steps",
+];
+
+#[test]
+fn init_records_the_chain_in_kubebuilders_canonical_keys() {
+    // What kubebuilder v4.15 records for the same --plugins values.
+    for (flag, want) in [
+        ("go/v4", vec!["go.kubebuilder.io/v4"]),
+        ("go.kubebuilder.io/v4", vec!["go.kubebuilder.io/v4"]),
+        (
+            "kustomize/v2,base.go.kubebuilder.io/v4",
+            vec![
+                "kustomize.common.kubebuilder.io/v2",
+                "base.go.kubebuilder.io/v4",
+            ],
+        ),
+    ] {
+        let t = tempfile::tempdir().unwrap();
+        init(t.path(), &["--plugins", flag]);
+        assert_eq!(layout(t.path()), want, "{flag}");
+        assert!(t.path().join("Makefile").is_file());
+        // The next command reads the chain back from PROJECT.
+        ok(t.path(), API);
+        assert!(t.path().join("api/v1/frigate_types.go").is_file());
+    }
+}
+
+#[test]
+fn create_api_and_webhook_accept_the_go_keys() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    init(d, &[]);
+    let mut args = API.to_vec();
+    args.extend(["--plugins", "go.kubebuilder.io/v4"]);
+    ok(d, &args);
+    ok(
+        d,
+        &[
+            "create",
+            "webhook",
+            "--group",
+            "ship",
+            "--version",
+            "v1",
+            "--kind",
+            "Frigate",
+            "--defaulting",
+            "--skip-post-steps",
+            "--plugins=go/v4",
+        ],
+    );
+    assert_eq!(layout(d), ["go.kubebuilder.io/v4"]);
+}
+
+#[test]
+fn plugins_opbuilder_cannot_run_are_named_with_what_to_do() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    init(d, &[]);
+    // On the command line: usage errors (exit 2), nothing written.
+    let mut args = API.to_vec();
+    args.extend(["--plugins", "deploy-image/v1-alpha"]);
+    refused(
+        d,
+        &args,
+        2,
+        &[
+            "deploy-image.go.kubebuilder.io/v1-alpha",
+            "kubebuilder create api",
+        ],
+    );
+    refused(
+        d,
+        &["edit", "--plugins=helm.kubebuilder.io/v2-alpha"],
+        2,
+        &["helm.kubebuilder.io/v2-alpha"],
+    );
+    refused(
+        d,
+        &["edit", "--plugins=helm/v1-alpha"],
+        2,
+        &["deprecated", "v2-alpha"],
+    );
+    refused(
+        d,
+        &["edit", "--plugins=my.example.com/v1"],
+        2,
+        &["my.example.com/v1", "external"],
+    );
+    refused(
+        d,
+        &["edit", "--plugins=go/v4,kustomize/v2"],
+        2,
+        &["go/v4 already holds"],
+    );
+
+    // In PROJECT's layout: the command stops (exit 1) and says how to run go/v4 alone.
+    let text = fs::read_to_string(d.join("PROJECT")).unwrap();
+    let with_helm = text.replace(
+        "- go.kubebuilder.io/v4\n",
+        "- go.kubebuilder.io/v4\n- helm.kubebuilder.io/v1-alpha\n",
+    );
+    assert_ne!(text, with_helm);
+    fs::write(d.join("PROJECT"), &with_helm).unwrap();
+    refused(
+        d,
+        API,
+        1,
+        &["helm.kubebuilder.io/v1-alpha", "--plugins=go/v4"],
+    );
+    let mut go_only = API.to_vec();
+    go_only.extend(["--plugins", "go/v4"]);
+    ok(d, &go_only);
+    assert_eq!(
+        layout(d),
+        ["go.kubebuilder.io/v4", "helm.kubebuilder.io/v1-alpha"],
+        "the layout is kept"
+    );
+
+    // In PROJECT's plugins section: kept, and a warning says it is not updated.
+    let text = fs::read_to_string(d.join("PROJECT"))
+        .unwrap()
+        .replace("- helm.kubebuilder.io/v1-alpha\n", "");
+    let with_section = text.replace(
+        "projectName:",
+        "plugins:\n  helm.kubebuilder.io/v2-alpha: {}\n  acme.example.com/v1:\n    x: 1\nprojectName:",
+    );
+    fs::write(d.join("PROJECT"), &with_section).unwrap();
+    let err = ok(d, &["edit", "--multigroup"]);
+    assert!(
+        err.contains("warning") && err.contains("helm.kubebuilder.io/v2-alpha"),
+        "{err}"
+    );
+    assert!(err.contains("acme.example.com/v1"), "{err}");
+    let p = project(d);
+    assert_eq!(
+        p["plugins"]["acme.example.com/v1"]["x"],
+        serde_yaml::Value::from(1)
+    );
+    assert!(p["plugins"]["helm.kubebuilder.io/v2-alpha"].is_mapping());
+}
+
+/// A strict JSON check (RFC 8259): one value, nothing after it. Returns the error position.
+fn check_json(text: &str) -> Result<(), String> {
+    struct P<'a> {
+        b: &'a [u8],
+        i: usize,
+    }
+    impl P<'_> {
+        fn ws(&mut self) {
+            while self.i < self.b.len() && b" \t\r\n".contains(&self.b[self.i]) {
+                self.i += 1;
+            }
+        }
+        fn err<T>(&self, what: &str) -> Result<T, String> {
+            Err(format!("{what} at byte {}", self.i))
+        }
+        fn lit(&mut self, s: &str) -> Result<(), String> {
+            if self.b[self.i..].starts_with(s.as_bytes()) {
+                self.i += s.len();
+                Ok(())
+            } else {
+                self.err("bad literal")
+            }
+        }
+        fn string(&mut self) -> Result<(), String> {
+            self.i += 1;
+            while self.i < self.b.len() {
+                match self.b[self.i] {
+                    b'"' => {
+                        self.i += 1;
+                        return Ok(());
+                    }
+                    b'\\' => {
+                        let c = *self.b.get(self.i + 1).unwrap_or(&0);
+                        if c == b'u' {
+                            let hex = self.b.get(self.i + 2..self.i + 6).unwrap_or(b"");
+                            if hex.len() != 4 || !hex.iter().all(u8::is_ascii_hexdigit) {
+                                return self.err("bad \\u escape");
+                            }
+                            self.i += 6;
+                        } else if b"\"\\/bfnrt".contains(&c) {
+                            self.i += 2;
+                        } else {
+                            return self.err("bad escape");
+                        }
+                    }
+                    c if c < 0x20 => return self.err("control character in string"),
+                    _ => self.i += 1,
+                }
+            }
+            self.err("unterminated string")
+        }
+        fn number(&mut self) -> Result<(), String> {
+            let start = self.i;
+            while self.i < self.b.len() && b"+-0123456789.eE".contains(&self.b[self.i]) {
+                self.i += 1;
+            }
+            let s = std::str::from_utf8(&self.b[start..self.i]).unwrap();
+            if s.parse::<f64>().is_err() || s.starts_with('+') || s.starts_with('.') {
+                return self.err("bad number");
+            }
+            Ok(())
+        }
+        fn value(&mut self) -> Result<(), String> {
+            self.ws();
+            match self.b.get(self.i) {
+                Some(b'{') => {
+                    self.i += 1;
+                    self.ws();
+                    if self.b.get(self.i) == Some(&b'}') {
+                        self.i += 1;
+                        return Ok(());
+                    }
+                    loop {
+                        self.ws();
+                        if self.b.get(self.i) != Some(&b'"') {
+                            return self.err("expected a key");
+                        }
+                        self.string()?;
+                        self.ws();
+                        if self.b.get(self.i) != Some(&b':') {
+                            return self.err("expected ':'");
+                        }
+                        self.i += 1;
+                        self.value()?;
+                        self.ws();
+                        match self.b.get(self.i) {
+                            Some(b',') => self.i += 1,
+                            Some(b'}') => {
+                                self.i += 1;
+                                return Ok(());
+                            }
+                            _ => return self.err("expected ',' or '}'"),
+                        }
+                    }
+                }
+                Some(b'[') => {
+                    self.i += 1;
+                    self.ws();
+                    if self.b.get(self.i) == Some(&b']') {
+                        self.i += 1;
+                        return Ok(());
+                    }
+                    loop {
+                        self.value()?;
+                        self.ws();
+                        match self.b.get(self.i) {
+                            Some(b',') => self.i += 1,
+                            Some(b']') => {
+                                self.i += 1;
+                                return Ok(());
+                            }
+                            _ => return self.err("expected ',' or ']'"),
+                        }
+                    }
+                }
+                Some(b'"') => self.string(),
+                Some(b't') => self.lit("true"),
+                Some(b'f') => self.lit("false"),
+                Some(b'n') => self.lit("null"),
+                Some(_) => self.number(),
+                None => self.err("unexpected end"),
+            }
+        }
+    }
+    let mut p = P {
+        b: text.as_bytes(),
+        i: 0,
+    };
+    p.value()?;
+    p.ws();
+    if p.i != p.b.len() {
+        return p.err("text after the value");
+    }
+    Ok(())
+}
+
+#[test]
+fn the_json_check_rejects_what_is_not_json() {
+    assert!(check_json(r#"{"a": [1, -2.5e3, true, null, "x\"\u00e9"], "b": {}}"#).is_ok());
+    for bad in [
+        r#"{"a": 1,}"#,
+        "{'a': 1}",
+        "[1] 2",
+        r#"{"a" 1}"#,
+        "[01x]",
+        "\"\\q\"",
+    ] {
+        assert!(check_json(bad).is_err(), "{bad}");
+    }
+}
+
+/// The files under `dir/sub`, relative to `dir`.
+fn files_under(dir: &Path, sub: &str) -> Vec<String> {
+    let mut out: Vec<String> = support::snapshot(&dir.join(sub))
+        .keys()
+        .map(|p| format!("{sub}/{}", p.display()))
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn grafana_writes_kubebuilders_file_set_as_valid_json() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    init(d, &[]);
+    ok(d, &["edit", "--plugins=grafana.kubebuilder.io/v1-alpha"]);
+    // The file set kubebuilder v4.15 writes for the same command.
+    assert_eq!(
+        files_under(d, "grafana"),
+        [
+            "grafana/controller-resources-metrics.json",
+            "grafana/controller-runtime-metrics.json",
+            "grafana/custom-metrics/config.yaml",
+        ]
+    );
+    for f in [
+        "grafana/controller-resources-metrics.json",
+        "grafana/controller-runtime-metrics.json",
+    ] {
+        let text = fs::read_to_string(d.join(f)).unwrap();
+        check_json(&text).unwrap_or_else(|e| panic!("{f}: {e}"));
+        assert!(text.contains("controller_runtime_reconcile_total"), "{f}");
+    }
+    let p = project(d);
+    assert_eq!(
+        p["plugins"]["grafana.kubebuilder.io/v1-alpha"],
+        serde_yaml::Value::Mapping(Default::default())
+    );
+    assert!(fs::read_to_string(d.join("PROJECT"))
+        .unwrap()
+        .contains("plugins:\n  grafana.kubebuilder.io/v1-alpha: {}\n"));
+    assert_eq!(
+        layout(d),
+        ["go.kubebuilder.io/v4"],
+        "edit does not change the layout"
+    );
+
+    // The user lists metrics; running the plugin again keeps the config and adds their dashboard.
+    let cfg = "customMetrics:\n  - metric: orders_total\n    type: counter\n  - metric: wait_seconds\n    type: histogram\n  - expr: 'sum(up{job=\"x\"})'\n";
+    fs::write(d.join("grafana/custom-metrics/config.yaml"), cfg).unwrap();
+    ok(d, &["edit", "--plugins=grafana/v1-alpha"]);
+    assert_eq!(
+        fs::read_to_string(d.join("grafana/custom-metrics/config.yaml")).unwrap(),
+        cfg
+    );
+    let dash =
+        fs::read_to_string(d.join("grafana/custom-metrics/custom-metrics-dashboard.json")).unwrap();
+    check_json(&dash).unwrap_or_else(|e| panic!("custom dashboard: {e}\n{dash}"));
+    for needle in ["orders_total", "wait_seconds", r#"sum(up{job=\"x\"})"#] {
+        assert!(dash.contains(needle), "{needle}");
+    }
+}
+
+#[test]
+fn autoupdate_writes_the_workflow_that_runs_opbuilder() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    init(d, &[]);
+    refused(
+        d,
+        &["edit", "--multigroup", "--use-gh-models"],
+        2,
+        &["--use-gh-models", "autoupdate"],
+    );
+    ok(d, &["edit", "--plugins=autoupdate.kubebuilder.io/v1-alpha"]);
+    let wf = ".github/workflows/auto_update.yml";
+    let text = fs::read_to_string(d.join(wf)).unwrap();
+    let y: serde_yaml::Value = serde_yaml::from_str(&text).unwrap();
+    let job = &y["jobs"]["auto-update"];
+    let run_steps: Vec<&str> = job["steps"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .filter_map(|s| s["run"].as_str())
+        .collect();
+    let update = run_steps
+        .iter()
+        .find(|r| r.contains("alpha update"))
+        .expect("an update step");
+    assert!(update.starts_with("opbuilder alpha update"), "{update}");
+    for flag in [
+        "--force",
+        "--push",
+        "--restore-path .github/workflows",
+        "--open-gh-issue",
+    ] {
+        assert!(update.contains(flag), "{flag}: {update}");
+    }
+    assert!(!update.contains("--use-gh-models"));
+    assert!(!text.contains("kubebuilder alpha"), "{text}");
+    assert!(y["on"]["schedule"][0]["cron"].is_string());
+    assert!(job["permissions"]["models"].is_null());
+    assert!(project(d)["plugins"]["autoupdate.kubebuilder.io/v1-alpha"].is_mapping());
+
+    ok(
+        d,
+        &["edit", "--plugins=autoupdate/v1-alpha", "--use-gh-models"],
+    );
+    let y: serde_yaml::Value =
+        serde_yaml::from_str(&fs::read_to_string(d.join(wf)).unwrap()).unwrap();
+    let job = &y["jobs"]["auto-update"];
+    assert_eq!(job["permissions"]["models"].as_str(), Some("read"));
+    let steps = serde_yaml::to_string(&job["steps"]).unwrap();
+    assert!(
+        steps.contains("--use-gh-models") && steps.contains("gh-models"),
+        "{steps}"
+    );
+    assert!(fs::read_to_string(d.join("PROJECT"))
+        .unwrap()
+        .contains("plugins:\n  autoupdate.kubebuilder.io/v1-alpha:\n    useGHModels: true\n"));
+}
+
+/// The files that differ between two snapshots.
+fn changed(
+    a: &std::collections::BTreeMap<std::path::PathBuf, Vec<u8>>,
+    b: &std::collections::BTreeMap<std::path::PathBuf, Vec<u8>>,
+) -> Vec<String> {
+    let mut keys: Vec<_> = a.keys().chain(b.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    keys.into_iter()
+        .filter(|k| a.get(*k) != b.get(*k))
+        .map(|k| k.display().to_string())
+        .collect()
+}
+
+#[test]
+fn edit_namespaced_force_touches_the_files_kubebuilder_touches() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    init(d, &[]);
+    ok(
+        d,
+        &[
+            "create",
+            "api",
+            "--group",
+            "crew",
+            "--version",
+            "v1",
+            "--kind",
+            "Captain",
+            "--resource",
+            "--controller",
+            "--skip-post-steps",
+        ],
+    );
+    // What kubebuilder v4.15 changes for `edit --namespaced --force` in the same project, and back.
+    let want = [
+        "PROJECT",
+        "config/manager/manager.yaml",
+        "config/rbac/captain_admin_role.yaml",
+        "config/rbac/captain_editor_role.yaml",
+        "config/rbac/captain_viewer_role.yaml",
+        "config/rbac/role.yaml",
+        "config/rbac/role_binding.yaml",
+    ];
+    let before = support::snapshot(d);
+    ok(d, &["edit", "--namespaced", "--force"]);
+    let on = support::snapshot(d);
+    assert_eq!(changed(&before, &on), want);
+    assert_eq!(project(d)["namespaced"], serde_yaml::Value::from(true));
+    let manager = String::from_utf8(on[Path::new("config/manager/manager.yaml")].clone()).unwrap();
+    assert!(manager.contains("WATCH_NAMESPACE"));
+    let binding: serde_yaml::Value =
+        serde_yaml::from_slice(&on[Path::new("config/rbac/role_binding.yaml")]).unwrap();
+    assert_eq!(binding["kind"].as_str(), Some("RoleBinding"));
+    // Again: nothing left to change, as with kubebuilder.
+    ok(d, &["edit", "--namespaced", "--force"]);
+    assert!(changed(&on, &support::snapshot(d)).is_empty());
+    // And back to cluster scope: the same files, as they were.
+    let out = run(d, &["edit", "--namespaced=false", "--force"]);
+    assert!(out.status.success());
+    assert!(changed(&before, &support::snapshot(d)).is_empty());
+    // Like kubebuilder, say what is left to do by hand in the code.
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.contains("cluster-scoped") && said.contains("cmd/main.go"),
+        "{said}"
+    );
+}
+
+#[test]
+fn plugins_in_the_layout_run_with_later_commands_as_in_kubebuilder() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    init(d, &["--plugins=go/v4,grafana.kubebuilder.io/v1-alpha"]);
+    assert_eq!(
+        layout(d),
+        ["go.kubebuilder.io/v4", "grafana.kubebuilder.io/v1-alpha"]
+    );
+    assert!(!d.join("grafana").exists(), "grafana has no init step");
+    // kubebuilder v4.15 runs every plugin of the layout on `edit`: grafana writes its files.
+    ok(d, &["edit", "--multigroup"]);
+    assert!(d.join("grafana/controller-runtime-metrics.json").is_file());
+    assert!(project(d)["plugins"]["grafana.kubebuilder.io/v1-alpha"].is_mapping());
+    // ... and skips it where it has no step.
+    ok(d, API);
+    assert!(d.join("api/ship/v1/frigate_types.go").is_file());
+}

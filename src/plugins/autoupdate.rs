@@ -1,0 +1,73 @@
+//! autoupdate.kubebuilder.io/v1-alpha: a scheduled GitHub workflow
+//! (`scaffolds/autoupdate/`) that keeps the project on current templates by running
+//! `opbuilder alpha update`, where Kubebuilder's runs `kubebuilder alpha update`.
+
+use super::{Cx, Plugin};
+use crate::commands::edit::EditArgs;
+use crate::plan::IfExists;
+use crate::templates;
+use anyhow::{bail, Result};
+use serde::{Deserialize, Serialize};
+
+pub const NAME: &str = "autoupdate.kubebuilder.io";
+pub const KEY: &str = "autoupdate.kubebuilder.io/v1-alpha";
+
+pub struct AutoUpdate;
+
+/// The plugin's PROJECT section, with Kubebuilder's key.
+#[derive(Debug, Default, PartialEq, Serialize, Deserialize)]
+struct Section {
+    #[serde(
+        default,
+        rename = "useGHModels",
+        skip_serializing_if = "std::ops::Not::not"
+    )]
+    use_gh_models: bool,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Ctx {
+    use_gh_models: bool,
+}
+
+impl Plugin for AutoUpdate {
+    fn key(&self) -> &'static str {
+        KEY
+    }
+
+    fn edit(&self, cx: &mut Cx, args: &EditArgs) -> Result<()> {
+        if cx.project.cli_version.is_empty() {
+            bail!(
+                "PROJECT has no cliVersion, and the update workflow needs it to know which templates the project \
+                 was made with.\n  Add `cliVersion: <version>` to PROJECT (the version of the tool that scaffolded \
+                 the project, for example cliVersion: 4.15.0 for Kubebuilder v4.15.0), then run this again"
+            );
+        }
+        // As in Kubebuilder, a setting already recorded stays on; the workflow follows the flag.
+        let recorded: Section = cx.project.plugin_config(KEY)?.unwrap_or_default();
+        let section = Section {
+            use_gh_models: recorded.use_gh_models || args.use_gh_models,
+        };
+        cx.project.set_plugin_config(KEY, &section)?;
+        let ctx = Ctx {
+            use_gh_models: args.use_gh_models,
+        };
+        for f in templates::render_tree("autoupdate", &ctx, |_| true)? {
+            cx.plan.create(f.path, f.content, IfExists::Overwrite);
+        }
+        cx.notes.push(
+            "The workflow .github/workflows/auto_update.yml runs `opbuilder alpha update`, which opbuilder does not have yet: \
+             until a release brings it, the scheduled run fails at that step."
+                .into(),
+        );
+        if !args.use_gh_models {
+            cx.notes.push(
+                "To add a GitHub Models summary to the update issue (your organisation must allow GitHub Models): \
+                 opbuilder edit --plugins=autoupdate/v1-alpha --use-gh-models"
+                    .into(),
+            );
+        }
+        Ok(())
+    }
+}

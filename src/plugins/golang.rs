@@ -1,0 +1,70 @@
+//! go/v4: the default layout (Kubebuilder's `go.kubebuilder.io/v4`, the bundle of
+//! `base.go.kubebuilder.io/v4` and `kustomize.common.kubebuilder.io/v2`). Its templates are the
+//! `init`, `api`, `controller`, `webhook` and `fragments` trees of scaffolds/; the planning code
+//! is in the command modules, which this plugin calls.
+
+use super::{Cx, Plugin};
+use crate::commands::api::{self, ResolvedResource};
+use crate::commands::edit::{self, EditArgs};
+use crate::commands::init;
+use anyhow::Result;
+
+/// `go.kubebuilder.io/v4`.
+pub struct GoV4;
+
+fn go_init(cx: &mut Cx, boilerplate: Option<&str>) -> Result<()> {
+    init::plan_files(cx, boilerplate)
+}
+
+fn go_create_api(cx: &mut Cx, res: &ResolvedResource) -> Result<()> {
+    api::plan_files(cx.root, cx.project, res, cx.plan)?;
+    res.record(cx.project);
+    Ok(())
+}
+
+// create webhook: the go/v4 webhook files are still planned inline by
+// `commands::webhook::plan`, before the chain's hooks run; this plugin adds nothing more there.
+
+impl Plugin for GoV4 {
+    fn key(&self) -> &'static str {
+        "go.kubebuilder.io/v4"
+    }
+    fn init(&self, cx: &mut Cx, boilerplate: Option<&str>) -> Result<()> {
+        go_init(cx, boilerplate)
+    }
+    fn create_api(&self, cx: &mut Cx, res: &ResolvedResource) -> Result<()> {
+        go_create_api(cx, res)
+    }
+    fn edit(&self, cx: &mut Cx, args: &EditArgs) -> Result<()> {
+        edit::plan_go(cx, args)
+    }
+}
+
+/// `base.go.kubebuilder.io/v4`: go/v4 named as its two halves (`--plugins=kustomize/v2,base.go.kubebuilder.io/v4`).
+/// opbuilder's templates hold both halves, so this plugin plans what go/v4 does.
+pub struct BaseGoV4;
+
+impl Plugin for BaseGoV4 {
+    fn key(&self) -> &'static str {
+        "base.go.kubebuilder.io/v4"
+    }
+    fn init(&self, cx: &mut Cx, boilerplate: Option<&str>) -> Result<()> {
+        go_init(cx, boilerplate)
+    }
+    fn create_api(&self, cx: &mut Cx, res: &ResolvedResource) -> Result<()> {
+        go_create_api(cx, res)
+    }
+    fn edit(&self, cx: &mut Cx, args: &EditArgs) -> Result<()> {
+        edit::plan_go(cx, args)
+    }
+}
+
+/// `kustomize.common.kubebuilder.io/v2`: accepted only next to base.go/v4 (see
+/// `plugins::go_layout`), whose templates already hold the kustomize files; it adds nothing itself.
+pub struct KustomizeV2;
+
+impl Plugin for KustomizeV2 {
+    fn key(&self) -> &'static str {
+        "kustomize.common.kubebuilder.io/v2"
+    }
+}

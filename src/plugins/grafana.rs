@@ -1,0 +1,266 @@
+//! grafana.kubebuilder.io/v1-alpha: Grafana dashboards for the manager's metrics
+//! (`scaffolds/grafana/`), plus one dashboard for the user's own metrics, listed in
+//! grafana/custom-metrics/config.yaml and rewritten each time the plugin runs.
+
+use super::{Cx, Plugin};
+use crate::commands::edit::EditArgs;
+use crate::plan::IfExists;
+use crate::templates;
+use anyhow::Result;
+use serde::{Deserialize, Serialize};
+
+pub const KEY: &str = "grafana.kubebuilder.io/v1-alpha";
+pub const CONFIG: &str = "grafana/custom-metrics/config.yaml";
+const CUSTOM_DASHBOARD: &str = "grafana/custom-metrics/custom-metrics-dashboard.json";
+
+pub struct Grafana;
+
+/// The plugin's PROJECT section: Kubebuilder records it empty (`{}`).
+#[derive(Serialize)]
+struct Section {}
+
+/// One entry of config.yaml's `customMetrics` (the keys are Kubebuilder's).
+#[derive(Debug, Default, Clone, PartialEq, Deserialize)]
+pub struct CustomMetric {
+    #[serde(default)]
+    pub metric: String,
+    #[serde(default, rename = "type")]
+    pub kind: String,
+    #[serde(default)]
+    pub expr: String,
+    #[serde(default)]
+    pub unit: String,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct CustomConfig {
+    #[serde(default)]
+    custom_metrics: Option<Vec<CustomMetric>>,
+}
+
+/// The entries that can be plotted, with `expr` and `unit` filled in as Kubebuilder does: an
+/// entry needs an expression, or a metric with a counter, gauge or histogram type.
+pub fn usable_metrics(config_yaml: &str) -> Result<Vec<CustomMetric>> {
+    let cfg: CustomConfig = if config_yaml.trim().is_empty() {
+        CustomConfig::default()
+    } else {
+        serde_yaml::from_str(config_yaml)?
+    };
+    let sel = "{job=\"$job\", namespace=\"$namespace\"}";
+    let mut out = vec![];
+    for mut m in cfg.custom_metrics.unwrap_or_default() {
+        let kind = m.kind.to_ascii_lowercase();
+        let typed = matches!(kind.as_str(), "counter" | "gauge" | "histogram");
+        let plottable = !m.expr.is_empty() || (typed && !m.metric.is_empty());
+        if !plottable {
+            continue;
+        }
+        if m.expr.is_empty() {
+            m.expr = match kind.as_str() {
+                "counter" => format!("sum(rate({}{sel}[5m])) by (instance, pod)", m.metric),
+                "histogram" => format!(
+                    "histogram_quantile(0.90, sum by(instance, le) (rate({}{sel}[5m])))",
+                    m.metric
+                ),
+                _ => m.metric.clone(),
+            };
+        }
+        if m.unit.is_empty() {
+            let name = m.metric.to_ascii_lowercase();
+            m.unit = if name.contains("second") || name.contains("duration") {
+                "s"
+            } else if name.contains("byte") {
+                "bytes"
+            } else if name.contains("ratio") {
+                "percent"
+            } else {
+                "none"
+            }
+            .into();
+        }
+        out.push(m);
+    }
+    Ok(out)
+}
+
+/// A JSON string literal.
+fn json_str(s: &str) -> String {
+    let mut q = String::from('"');
+    for c in s.chars() {
+        match c {
+            '"' => q.push_str("\\\""),
+            '\\' => q.push_str("\\\\"),
+            '\n' => q.push_str("\\n"),
+            '\r' => q.push_str("\\r"),
+            '\t' => q.push_str("\\t"),
+            c if (c as u32) < 0x20 => q.push_str(&format!("\\u{:04x}", c as u32)),
+            c => q.push(c),
+        }
+    }
+    q.push('"');
+    q
+}
+
+/// The custom-metrics dashboard: one time series per metric, two to a row.
+pub fn custom_dashboard(metrics: &[CustomMetric]) -> String {
+    const DS: &str = r#"{ "type": "prometheus", "uid": "${datasource}" }"#;
+    let panels: Vec<String> = metrics
+        .iter()
+        .enumerate()
+        .map(|(i, m)| {
+            let title = if m.metric.is_empty() { &m.expr } else { &m.metric };
+            format!(
+                r#"    {{
+      "id": {id},
+      "type": "timeseries",
+      "title": {title},
+      "datasource": {DS},
+      "gridPos": {{ "h": 8, "w": 12, "x": {x}, "y": {y} }},
+      "fieldConfig": {{ "defaults": {{ "unit": {unit} }}, "overrides": [] }},
+      "options": {{ "legend": {{ "displayMode": "list", "placement": "bottom", "showLegend": true }}, "tooltip": {{ "mode": "multi", "sort": "desc" }} }},
+      "targets": [
+        {{ "refId": "A", "datasource": {DS}, "expr": {expr}, "legendFormat": "{{{{pod}}}}", "range": true }}
+      ]
+    }}"#,
+                id = i + 1,
+                title = json_str(title),
+                x = (i % 2) * 12,
+                y = (i / 2) * 8,
+                unit = json_str(&m.unit),
+                expr = json_str(&m.expr),
+            )
+        })
+        .collect();
+    let var = |name: &str, label: &str, query: &str| {
+        format!(
+            r#"      {{ "name": "{name}", "label": "{label}", "type": "query", "datasource": {DS}, "query": {{ "query": {q}, "refId": "{name}" }}, "definition": {q}, "refresh": 2, "sort": 1, "hide": 0, "includeAll": false, "multi": false, "current": {{}} }}"#,
+            q = json_str(query)
+        )
+    };
+    format!(
+        r#"{{
+  "title": "Operator: custom metrics",
+  "uid": "operator-custom-metrics",
+  "description": "The metrics listed in grafana/custom-metrics/config.yaml.",
+  "tags": ["operator"],
+  "editable": true,
+  "graphTooltip": 1,
+  "refresh": "30s",
+  "schemaVersion": 39,
+  "timezone": "browser",
+  "time": {{ "from": "now-1h", "to": "now" }},
+  "timepicker": {{}},
+  "links": [],
+  "annotations": {{ "list": [] }},
+  "templating": {{
+    "list": [
+      {{ "name": "datasource", "label": "Data source", "type": "datasource", "query": "prometheus", "current": {{}}, "hide": 0, "refresh": 1 }},
+{ns},
+{job}
+    ]
+  }},
+  "panels": [
+{panels}
+  ],
+  "version": 1
+}}
+"#,
+        ns = var(
+            "namespace",
+            "Namespace",
+            "label_values(controller_runtime_reconcile_total, namespace)"
+        ),
+        job = var(
+            "job",
+            "Job",
+            "label_values(controller_runtime_reconcile_total{namespace=\"$namespace\"}, job)"
+        ),
+        panels = panels.join(",\n"),
+    )
+}
+
+impl Plugin for Grafana {
+    fn key(&self) -> &'static str {
+        KEY
+    }
+
+    fn edit(&self, cx: &mut Cx, _args: &EditArgs) -> Result<()> {
+        cx.project.set_plugin_config(KEY, &Section {})?;
+        for f in templates::render_tree("grafana", &(), |_| true)? {
+            let policy = if f.template == CONFIG {
+                IfExists::Skip
+            } else {
+                IfExists::Overwrite
+            };
+            cx.plan.create(f.path, f.content, policy);
+        }
+        // Like Kubebuilder, the custom dashboard comes from the config as it is before this run,
+        // and a config that cannot be read is reported without stopping the other files.
+        if let Ok(text) = std::fs::read_to_string(cx.root.join(CONFIG)) {
+            match usable_metrics(&text) {
+                Ok(m) if !m.is_empty() => {
+                    cx.plan
+                        .create(CUSTOM_DASHBOARD, custom_dashboard(&m), IfExists::Overwrite)
+                }
+                Ok(_) => {}
+                Err(e) => eprintln!(
+                    "{} {CONFIG} is not valid ({e}); the custom-metrics dashboard was not written. \
+                     Fix the file and run `opbuilder edit --plugins={KEY}` again",
+                    crate::term::label("warning")
+                ),
+            }
+        }
+        cx.notes.push(format!(
+            "Import the dashboards in grafana/ into Grafana (Dashboards > New > Import). List your own metrics \
+             in {CONFIG} and run `opbuilder edit --plugins={KEY}` again to get a dashboard for them."
+        ));
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn custom_metrics_are_filtered_and_completed_like_kubebuilders() {
+        let m = usable_metrics(
+            "customMetrics:\n- metric: a_total\n  type: counter\n- metric: b_seconds\n  type: Histogram\n\
+             - metric: c_bytes\n  type: gauge\n- metric: no_type\n- expr: up\n- metric: d\n  type: summary\n",
+        )
+        .unwrap();
+        let got: Vec<(&str, &str)> = m
+            .iter()
+            .map(|m| (m.metric.as_str(), m.unit.as_str()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("a_total", "none"),
+                ("b_seconds", "s"),
+                ("c_bytes", "bytes"),
+                ("", "none")
+            ]
+        );
+        assert!(
+            m[0].expr.starts_with("sum(rate(a_total{job=\"$job\""),
+            "{}",
+            m[0].expr
+        );
+        assert!(
+            m[1].expr.starts_with("histogram_quantile(0.90,"),
+            "{}",
+            m[1].expr
+        );
+        assert_eq!(m[2].expr, "c_bytes");
+        assert_eq!(m[3].expr, "up");
+        assert!(usable_metrics("customMetrics:\n").unwrap().is_empty());
+        assert!(usable_metrics("customMetrics: [").is_err());
+    }
+
+    #[test]
+    fn json_strings_escape_quotes_and_control_characters() {
+        assert_eq!(json_str("a\"b\\c\n\u{1}"), r#""a\"b\\c\n\u0001""#);
+    }
+}
