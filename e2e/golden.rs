@@ -138,3 +138,33 @@ fn golden_comparison_detects_each_kind_of_difference() {
     assert!(err.contains("extra:   Dockerfile"), "{err}");
     assert!(err.contains("missing: unexpected.txt"), "{err}");
 }
+
+#[test]
+fn golden_go_files_are_gofmt_clean() {
+    // Generated Go must be gofmt-clean by construction. gofmt ships with Go; CI has it, so there
+    // a missing gofmt is a failure, never a skip.
+    let trees: Vec<PathBuf> = fs::read_dir(testdata())
+        .unwrap()
+        .map(|e| e.unwrap().path().join("tree"))
+        .filter(|p| p.is_dir())
+        .collect();
+    let out = match std::process::Command::new("gofmt")
+        .arg("-l")
+        .args(&trees)
+        .output()
+    {
+        Ok(out) => out,
+        Err(e) if std::env::var_os("CI").is_none() => {
+            eprintln!("skipped: gofmt not runnable here ({e}); CI runs it");
+            return;
+        }
+        Err(e) => panic!("gofmt is needed in CI: {e}"),
+    };
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let listed = String::from_utf8_lossy(&out.stdout);
+    assert!(listed.trim().is_empty(), "not gofmt-clean:\n{listed}");
+}

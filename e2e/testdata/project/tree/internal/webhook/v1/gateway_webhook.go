@@ -24,8 +24,7 @@ import (
 )
 
 // gatewayLog is the logger of the Gateway webhooks.
-//nolint:unused // conversion needs no logger; defaulting and validating webhooks added later use it
-var gatewayLog = logf.Log.WithName("gateway-resource")
+var gatewayLog = logf.Log.WithName("gateway-resource") //nolint:unused // used once defaulting or validation is added
 
 // SetupGatewayWebhookWithManager registers the webhooks of Gateway with the webhook server of mgr.
 func SetupGatewayWebhookWithManager(mgr ctrl.Manager) error {
