@@ -44,7 +44,11 @@ step "go vet ./..."
 go vet ./...
 
 step "make lint (golangci-lint $(pin scaffold.golangci_lint))"
-make lint
+# A cache of its own: golangci-lint's shared cache keys results by package content, so another
+# copy of the same tree at another (deleted) path would hand back stale findings for files
+# that no longer exist.
+GOLANGCI_LINT_CACHE="$dir/.golangci-cache" make lint
+rm -rf "$dir/.golangci-cache"
 
 # One CRD per group and kind that has types in PROJECT (the versions of a kind share a CRD).
 # PROJECT keys are sorted, so a resource with types starts with `- api:`.
