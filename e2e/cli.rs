@@ -1101,7 +1101,10 @@ fn conversion_ca_injection_targets_both_certificate_sources() {
     // config/webhook/manifests.yaml, which config/webhook lists: a placeholder keeps
     // config/default renderable.
     let placeholder = fs::read_to_string(d.join("config/webhook/manifests.yaml")).unwrap();
-    assert!(placeholder.lines().all(|l| l.starts_with('#')), "{placeholder}");
+    assert!(
+        placeholder.lines().all(|l| l.starts_with('#')),
+        "{placeholder}"
+    );
     // Running it again changes nothing.
     let before = fs::read_to_string(d.join("config/default/kustomization.yaml")).unwrap();
     ok(webhook(

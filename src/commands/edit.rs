@@ -3,6 +3,7 @@
 use super::init::{boilerplate, License};
 use crate::context::{ProjectCtx, BOILERPLATE_FILE};
 use crate::error::usage;
+use crate::out::outln;
 use crate::plan::{IfExists, Plan};
 use crate::project::Project;
 use crate::resource::{CtxInput, Gvk, ResourceCtx};
@@ -135,7 +136,7 @@ pub fn run(root: &Path, args: &EditArgs) -> Result<()> {
         return Ok(());
     }
     for n in notes {
-        println!("\n{n}");
+        outln!("\n{n}");
     }
     Ok(())
 }

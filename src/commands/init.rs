@@ -2,6 +2,7 @@
 
 use crate::context::{ProjectCtx, BOILERPLATE_FILE};
 use crate::error::{bad_flag, usage};
+use crate::out::{errln, outln};
 use crate::plan::{IfExists, Plan};
 use crate::post::{self, Step};
 use crate::project::{self, Project};
@@ -316,7 +317,7 @@ pub fn run(root: &Path, args: &InitArgs) -> Result<()> {
         }
     }
     if !others.is_empty() {
-        eprintln!(
+        errln!(
             "{} {} is not empty ({}); existing files are kept unless opbuilder must own them",
             crate::term::label("warning"),
             root.display(),
@@ -338,7 +339,7 @@ pub fn run(root: &Path, args: &InitArgs) -> Result<()> {
     if !args.skip_post_steps {
         post::run(root, &[Step::GoModTidy])?;
     }
-    println!("\nNext: add an API with\n  opbuilder create api --group <group> --version v1 --kind <Kind>");
+    outln!("\nNext: add an API with\n  opbuilder create api --group <group> --version v1 --kind <Kind>");
     Ok(())
 }
 

@@ -5,6 +5,8 @@ pub mod edit;
 pub mod init;
 pub mod webhook;
 
+use crate::journal::{self, Recovery};
+use crate::out::{errln, outln};
 use crate::plan::{apply, ApplyOptions, Plan};
 use anyhow::Result;
 use clap::Args;
@@ -69,13 +71,53 @@ pub fn execute(
             dry_run,
             ..Default::default()
         },
-    )?;
+    );
+    // The transaction is over (committed, rolled back, or never started): let the next
+    // opbuilder in. Post-steps (go mod tidy, make) run unlocked.
+    crate::lock::release();
+    let report = report?;
     if dry_run {
-        println!("opbuilder {command} --dry-run: nothing was written. The plan:");
+        outln!("opbuilder {command} --dry-run: nothing was written. The plan:");
         report.print(true);
         return Ok(false);
     }
-    println!("{heading}");
+    outln!("{heading}");
     report.print(false);
     Ok(true)
+}
+
+/// Start a writing command: take the project lock (held until the end of [`execute`]'s apply),
+/// then roll back a transaction that an earlier opbuilder left unfinished. A dry run only
+/// reports such a transaction, and goes on without the lock where it cannot create the lock file.
+pub fn begin(root: &Path, dry_run: bool) -> Result<()> {
+    if let Err(e) = crate::lock::acquire(root) {
+        if !(dry_run && crate::lock::is_open_error(&e)) {
+            return Err(e);
+        }
+    }
+    let list = |files: &[std::path::PathBuf]| {
+        files
+            .iter()
+            .map(|f| f.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    match journal::recover(root, dry_run)? {
+        Recovery::Nothing => {}
+        Recovery::RolledBack { pid, files } if dry_run => errln!(
+            "note: an opbuilder (pid {pid}) was interrupted in this project; the next command that writes will roll its changes back first ({}). The plan below is computed from the files as they are now.",
+            list(&files)
+        ),
+        Recovery::RolledBack { pid, files } => errln!(
+            "note: rolled back a transaction that an interrupted opbuilder (pid {pid}) left unfinished; these files are as they were before it: {}",
+            list(&files)
+        ),
+        Recovery::Finished { pid } if dry_run => errln!(
+            "note: an opbuilder (pid {pid}) finished its changes but not its cleanup; the next command that writes will remove its backup files"
+        ),
+        Recovery::Finished { pid } => errln!(
+            "note: removed the backup files of a finished transaction (pid {pid}) that was interrupted during cleanup"
+        ),
+    }
+    Ok(())
 }
