@@ -77,29 +77,149 @@ fn indent_fragment(fragment: &str, indent: &str) -> Vec<String> {
         .collect()
 }
 
-/// Marker `name` was not found in the file.
+/// Why code cannot be inserted at a marker.
 #[derive(Debug, PartialEq)]
-pub struct MissingMarker(pub String);
+pub enum MarkerError {
+    /// The marker (as written here) is not in the file.
+    Missing(String),
+    /// The marker is where inserted code would not be Go code (1-based line).
+    Misplaced {
+        marker: String,
+        line: usize,
+        why: &'static str,
+    },
+    /// The marker appears more than once (1-based lines).
+    Duplicate { marker: String, lines: Vec<usize> },
+}
 
-/// Insert each fragment (unless already present) directly above every line holding the marker.
-pub fn insert_above(
-    content: &str,
-    token: &str,
-    name: &str,
-    fragments: &[String],
-) -> Result<String, MissingMarker> {
-    let (mut lines, nl) = split_lines(content);
+impl std::fmt::Display for MarkerError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            MarkerError::Missing(m) => write!(f, "the marker `{m}` is missing"),
+            MarkerError::Misplaced { marker, line, why } => write!(
+                f,
+                "the marker `{marker}` on line {line} is {why}, where inserted code would not compile; move it back to where new code belongs"
+            ),
+            MarkerError::Duplicate { marker, lines } => write!(
+                f,
+                "the marker `{marker}` appears more than once (lines {}); keep only the one where new code belongs",
+                lines
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join(" and ")
+            ),
+        }
+    }
+}
+
+/// Where a Go marker line cannot take code: above the package clause, or inside a raw string
+/// literal or a block comment. A small lexer over the lines before it; `None` when the line is
+/// ordinary Go.
+pub fn go_marker_problem(lines: &[String], at: usize) -> Option<&'static str> {
+    #[derive(PartialEq)]
+    enum St {
+        Code,
+        Block,
+        Raw,
+    }
+    let mut st = St::Code;
+    let mut package = false;
+    for line in &lines[..at] {
+        let b = line.as_bytes();
+        let mut i = 0;
+        if st == St::Code {
+            let t = line.trim_start();
+            if t.starts_with("package") && t[7..].starts_with(|c: char| c.is_whitespace()) {
+                package = true;
+            }
+        }
+        while i < b.len() {
+            match st {
+                St::Block => match line[i..].find("*/") {
+                    Some(j) => {
+                        i += j + 2;
+                        st = St::Code;
+                    }
+                    None => break,
+                },
+                St::Raw => match line[i..].find('`') {
+                    Some(j) => {
+                        i += j + 1;
+                        st = St::Code;
+                    }
+                    None => break,
+                },
+                St::Code => match b[i] {
+                    b'/' if b.get(i + 1) == Some(&b'/') => break,
+                    b'/' if b.get(i + 1) == Some(&b'*') => {
+                        st = St::Block;
+                        i += 2;
+                    }
+                    b'`' => {
+                        st = St::Raw;
+                        i += 1;
+                    }
+                    q @ (b'"' | b'\'') => {
+                        i += 1;
+                        while i < b.len() && b[i] != q {
+                            i += if b[i] == b'\\' { 2 } else { 1 };
+                        }
+                        i += 1;
+                    }
+                    _ => i += 1,
+                },
+            }
+        }
+    }
+    match st {
+        St::Raw => Some("inside a raw string literal"),
+        St::Block => Some("inside a /* */ comment"),
+        St::Code if !package => Some("above the package clause"),
+        St::Code => None,
+    }
+}
+
+/// The one line holding marker `name`, checked: present, not duplicated, and (for Go) where
+/// code may go.
+fn find_marker(lines: &[String], token: &str, name: &str) -> Result<usize, MarkerError> {
+    let marker = format!("{token} +kubebuilder:scaffold:{name}");
     let positions: Vec<usize> = lines
         .iter()
         .enumerate()
         .filter(|(_, l)| is_marker(l, token, name))
         .map(|(i, _)| i)
         .collect();
-    if positions.is_empty() {
-        return Err(MissingMarker(format!(
-            "{token} +kubebuilder:scaffold:{name}"
-        )));
+    match positions.as_slice() {
+        [] => Err(MarkerError::Missing(marker)),
+        [at] => {
+            if token == "//" {
+                if let Some(why) = go_marker_problem(lines, *at) {
+                    return Err(MarkerError::Misplaced {
+                        marker,
+                        line: at + 1,
+                        why,
+                    });
+                }
+            }
+            Ok(*at)
+        }
+        many => Err(MarkerError::Duplicate {
+            marker,
+            lines: many.iter().map(|i| i + 1).collect(),
+        }),
     }
+}
+
+/// Insert each fragment (unless already present) directly above the line holding the marker.
+pub fn insert_above(
+    content: &str,
+    token: &str,
+    name: &str,
+    fragments: &[String],
+) -> Result<String, MarkerError> {
+    let (mut lines, nl) = split_lines(content);
+    let mut at = find_marker(&lines, token, name)?;
     let mut current = content.to_string();
     for fragment in fragments {
         // In `#`-comment files a fragment counts as present whether it is commented out or not:
@@ -112,19 +232,11 @@ pub fn insert_above(
         if present {
             continue;
         }
-        // Walk markers bottom-up so earlier indices stay valid.
-        let markers: Vec<usize> = lines
-            .iter()
-            .enumerate()
-            .filter(|(_, l)| is_marker(l, token, name))
-            .map(|(i, _)| i)
-            .rev()
-            .collect();
-        for at in markers {
-            let indent = indentation(&lines[at]).to_string();
-            let new = indent_fragment(fragment, &indent);
-            lines.splice(at..at, new);
-        }
+        let indent = indentation(&lines[at]).to_string();
+        let new = indent_fragment(fragment, &indent);
+        let n = new.len();
+        lines.splice(at..at, new);
+        at += n;
         current = join_lines(&lines, nl);
     }
     Ok(current)
@@ -197,16 +309,21 @@ pub fn insert_go_import(
     content: &str,
     spec: &ImportSpec,
     module: &str,
-) -> Result<String, MissingMarker> {
+) -> Result<String, MarkerError> {
     let (mut lines, nl) = split_lines(content);
     // The block ends at the imports marker when there is one, else at the first block's `)`.
-    let (open, marker) = match lines.iter().position(|l| is_marker(l, "//", "imports")) {
+    let found = match find_marker(&lines, "//", "imports") {
+        Ok(m) => Some(m),
+        Err(MarkerError::Missing(_)) => None,
+        Err(e) => return Err(e),
+    };
+    let (open, marker) = match found {
         Some(m) => {
             let open = lines[..m]
                 .iter()
                 .rposition(|l| l.trim_start().starts_with("import ("))
                 .ok_or_else(|| {
-                    MissingMarker(
+                    MarkerError::Missing(
                         "// +kubebuilder:scaffold:imports inside an `import (` block".into(),
                     )
                 })?;
@@ -217,7 +334,7 @@ pub fn insert_go_import(
                 .iter()
                 .position(|l| l.trim_start().starts_with("import ("))
                 .ok_or_else(|| {
-                    MissingMarker(
+                    MarkerError::Missing(
                         "// +kubebuilder:scaffold:imports (or an `import (` block)".into(),
                     )
                 })?;
@@ -225,7 +342,9 @@ pub fn insert_go_import(
                 + lines[open..]
                     .iter()
                     .position(|l| l.trim() == ")")
-                    .ok_or_else(|| MissingMarker("the closing `)` of the import block".into()))?;
+                    .ok_or_else(|| {
+                        MarkerError::Missing("the closing `)` of the import block".into())
+                    })?;
             (open, close)
         }
     };
@@ -523,18 +642,58 @@ mod tests {
 
     #[test]
     fn multi_line_fragment_keeps_relative_indentation_and_blank_lines() {
-        let src = "func main() {\n\t// +kubebuilder:scaffold:builder\n}\n";
+        let src = "package main\nfunc main() {\n\t// +kubebuilder:scaffold:builder\n}\n";
         // Blank lines inside a fragment stay (without indentation); trailing ones are dropped.
         let frag = "a()\n\nif err := x(); err != nil {\n\tos.Exit(1)\n}\n\n".to_string();
         let out = insert_above(src, "//", "builder", &[frag]).unwrap();
-        assert_eq!(out, "func main() {\n\ta()\n\n\tif err := x(); err != nil {\n\t\tos.Exit(1)\n\t}\n\t// +kubebuilder:scaffold:builder\n}\n");
+        assert_eq!(out, "package main\nfunc main() {\n\ta()\n\n\tif err := x(); err != nil {\n\t\tos.Exit(1)\n\t}\n\t// +kubebuilder:scaffold:builder\n}\n");
     }
 
     #[test]
-    fn yaml_insert_and_every_marker_occurrence() {
+    fn a_duplicated_marker_is_an_error_naming_both_lines() {
         let src = "resources:\n  # +kubebuilder:scaffold:x\nother:\n# +kubebuilder:scaffold:x\n";
-        let out = insert_above(src, "#", "x", &["- a.yaml".to_string()]).unwrap();
-        assert_eq!(out, "resources:\n  - a.yaml\n  # +kubebuilder:scaffold:x\nother:\n- a.yaml\n# +kubebuilder:scaffold:x\n");
+        let e = insert_above(src, "#", "x", &["- a.yaml".to_string()]).unwrap_err();
+        assert_eq!(
+            e,
+            MarkerError::Duplicate {
+                marker: "# +kubebuilder:scaffold:x".into(),
+                lines: vec![2, 4]
+            }
+        );
+        assert!(e.to_string().contains("lines 2 and 4"), "{e}");
+        let go = "package main\n\nimport (\n\t// +kubebuilder:scaffold:imports\n)\n\n// +kubebuilder:scaffold:imports\n";
+        assert!(matches!(
+            insert_go_import(go, &ImportSpec::new(None, "fmt"), "m"),
+            Err(MarkerError::Duplicate { .. })
+        ));
+    }
+
+    #[test]
+    fn markers_above_package_or_in_raw_strings_or_comments_take_no_code() {
+        let above = "// +kubebuilder:scaffold:builder\npackage main\n";
+        let e = insert_above(above, "//", "builder", &["x()".into()]).unwrap_err();
+        assert!(
+            e.to_string().contains("line 1 is above the package clause"),
+            "{e}"
+        );
+        let raw = "package main\n\nvar s = `\n// +kubebuilder:scaffold:builder\n`\n";
+        let e = insert_above(raw, "//", "builder", &["x()".into()]).unwrap_err();
+        assert!(
+            e.to_string().contains("line 4 is inside a raw string"),
+            "{e}"
+        );
+        let block = "package main\n/*\n\t// +kubebuilder:scaffold:builder\n*/\n";
+        let e = insert_above(block, "//", "builder", &["x()".into()]).unwrap_err();
+        assert!(e.to_string().contains("inside a /* */ comment"), "{e}");
+        let imports =
+            "package main\n\nvar s = `\nimport (\n\t// +kubebuilder:scaffold:imports\n)`\n";
+        assert!(matches!(
+            insert_go_import(imports, &ImportSpec::new(None, "fmt"), "m"),
+            Err(MarkerError::Misplaced { line: 5, .. })
+        ));
+        // Strings and comments that close on their line, and backquotes inside them, are fine.
+        let ok = "/* licence */\npackage main // x\n\nvar a = \"`\" + '`' + `x` /* ` */\nfunc main() {\n\t// +kubebuilder:scaffold:builder\n}\n";
+        assert!(insert_above(ok, "//", "builder", &["x()".into()]).is_ok());
     }
 
     #[test]
@@ -548,7 +707,7 @@ mod tests {
     #[test]
     fn missing_marker_is_an_error() {
         let e = insert_above("package x\n", "//", "builder", &["x".into()]).unwrap_err();
-        assert!(e.0.contains("+kubebuilder:scaffold:builder"));
+        assert!(e.to_string().contains("+kubebuilder:scaffold:builder"));
         assert!(insert_go_import("package x\n", &ImportSpec::new(None, "fmt"), "m").is_err());
     }
 
@@ -620,11 +779,11 @@ mod tests {
 
     #[test]
     fn sorting_respects_leading_comments_and_byte_order() {
-        let src = "import (\n\t\"a.com/x\"\n\t// why z\n\t_ \"a.com/z\"\n\t// +kubebuilder:scaffold:imports\n)\n";
+        let src = "package m\nimport (\n\t\"a.com/x\"\n\t// why z\n\t_ \"a.com/z\"\n\t// +kubebuilder:scaffold:imports\n)\n";
         let out = insert_go_import(src, &ImportSpec::new(None, "a.com/y"), "m").unwrap();
-        assert_eq!(out, "import (\n\t\"a.com/x\"\n\t\"a.com/y\"\n\t// why z\n\t_ \"a.com/z\"\n\t// +kubebuilder:scaffold:imports\n)\n");
+        assert_eq!(out, "package m\nimport (\n\t\"a.com/x\"\n\t\"a.com/y\"\n\t// why z\n\t_ \"a.com/z\"\n\t// +kubebuilder:scaffold:imports\n)\n");
         // '.' sorts before '/', as gofmt does.
-        let src = "import (\n\tfoov1 \"m/api/foo/v1\"\n\t// +kubebuilder:scaffold:imports\n)\n";
+        let src = "package m\nimport (\n\tfoov1 \"m/api/foo/v1\"\n\t// +kubebuilder:scaffold:imports\n)\n";
         let out = insert_go_import(
             src,
             &ImportSpec::new(Some("foopolicyv1"), "m/api/foo.policy/v1"),

@@ -177,6 +177,8 @@ pub struct Report {
     /// Each path once, in plan order, PROJECT last.
     pub entries: Vec<(PathBuf, Action)>,
     pub warnings: Vec<String>,
+    /// Things done differently from the usual way, worth knowing (not problems).
+    pub notes: Vec<String>,
 }
 
 impl Report {
@@ -196,6 +198,9 @@ impl Report {
         }
         for w in &self.warnings {
             errln!("{} {w}", crate::term::label("warning"));
+        }
+        for n in &self.notes {
+            errln!("note: {n}");
         }
     }
 
@@ -306,19 +311,40 @@ fn apply_edit(
     content: &str,
     edit: &Edit,
     warnings: &mut Vec<String>,
+    notes: &mut Vec<String>,
 ) -> Result<String, String> {
     let show = path.display();
     match edit {
         Edit::AboveMarker { marker, fragments } => {
             let token = markers::comment_token(path)
                 .ok_or_else(|| format!("{show}: no comment syntax known for this kind of file"))?;
-            markers::insert_above(content, token, marker, fragments).map_err(|m| {
-                format!("{show}: the marker `{}` is missing; put it back where new code should be inserted", m.0)
+            markers::insert_above(content, token, marker, fragments).map_err(|e| match e {
+                markers::MarkerError::Missing(m) => format!(
+                    "{show}: the marker `{m}` is missing; put it back where new code should be inserted"
+                ),
+                e => format!("{show}: {e}"),
             })
         }
-        Edit::GoImport { spec, module } => markers::insert_go_import(content, spec, module).map_err(|m| {
-            format!("{show}: the marker `{}` is missing; put it back as the last line of the import block", m.0)
-        }),
+        Edit::GoImport { spec, module } => {
+            let has_marker = content
+                .lines()
+                .any(|l| markers::is_marker(l, "//", "imports"));
+            let out = markers::insert_go_import(content, spec, module).map_err(|e| match e {
+                markers::MarkerError::Missing(m) => format!(
+                    "{show}: the marker `{m}` is missing; put it back as the last line of the import block"
+                ),
+                e => format!("{show}: {e}"),
+            })?;
+            if !has_marker && out != content {
+                let note = format!(
+                    "{show}: the marker `// +kubebuilder:scaffold:imports` is missing, so new imports went into the first import block; put the marker back as the last line of that block"
+                );
+                if !notes.contains(&note) {
+                    notes.push(note);
+                }
+            }
+            Ok(out)
+        }
         Edit::Uncomment { block, required } => match markers::uncomment(content, block) {
             Some(c) => Ok(c),
             None if *required => Err(format!(
@@ -463,7 +489,7 @@ pub fn apply(root: &Path, plan: &Plan, opts: &ApplyOptions) -> Result<Report> {
                     }
                 };
                 for edit in edits {
-                    match apply_edit(&path, &text, edit, &mut report.warnings) {
+                    match apply_edit(&path, &text, edit, &mut report.warnings, &mut report.notes) {
                         Ok(t) => text = t,
                         Err(c) => conflicts.push(c),
                     }

@@ -177,9 +177,9 @@ impl Project {
     /// Load and check PROJECT from `root`. A missing file means "not a project".
     pub fn load(root: &Path) -> Result<Project> {
         let path = root.join(FILE);
-        let text = match std::fs::read_to_string(&path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => bail!(
+        let text = match crate::fsx::read_text(&path, 4 << 20) {
+            Ok(Some(t)) => t,
+            Ok(None) => bail!(
                 "no PROJECT file in {}: run this command in a project made by `opbuilder init` (or `kubebuilder init`)",
                 root.display()
             ),

@@ -283,7 +283,7 @@ pub fn plan(root: &Path, args: &ApiArgs) -> Result<(Plan, bool, bool)> {
         )?;
     }
 
-    let pctx = ProjectCtx::load(root, &project);
+    let pctx = ProjectCtx::load(root, &project)?;
     let ctx = ResourceCtx::new(CtxInput {
         project: &project,
         pctx,

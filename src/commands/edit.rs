@@ -77,7 +77,7 @@ pub fn plan(root: &Path, args: &EditArgs) -> Result<(Plan, Vec<String>)> {
     }
     if let Some(ns) = args.namespaced {
         project.namespaced = ns;
-        let ctx = ProjectCtx::load(root, &project);
+        let ctx = ProjectCtx::load(root, &project)?;
         let files = templates::render_tree("init", &ctx, |t| {
             matches!(t, "config/rbac/role.yaml" | "config/rbac/role_binding.yaml")
                 || (args.force && t == "config/manager/manager.yaml")

@@ -34,8 +34,39 @@ pub struct ResourceFlags {
     #[arg(long, value_name = "DOMAIN")]
     pub external_api_domain: Option<String>,
     /// Go module (optionally @version) that provides --external-api-path
-    #[arg(long, value_name = "MODULE")]
+    #[arg(long, value_name = "MODULE", value_parser = parse_module_version)]
     pub external_api_module: Option<String>,
+}
+
+/// `--external-api-module`: `MODULE[@VERSION]`. It becomes an argument of `go get`, so it
+/// must never be mistaken for a flag (`-modfile=...`).
+fn parse_module_version(v: &str) -> std::result::Result<String, String> {
+    const EXAMPLE: &str =
+        "\n  example of a valid value: --external-api-module github.com/cert-manager/cert-manager@v1.18.2";
+    let (module, version) = match v.split_once('@') {
+        Some((m, ver)) => (m, Some(ver)),
+        None => (v, None),
+    };
+    crate::validate::go_module_path(module).map_err(|r| format!("the module {r}{EXAMPLE}"))?;
+    if !module.split('/').next().is_some_and(|f| f.contains('.')) {
+        return Err(format!(
+            "the module path must be fully qualified: its first element is a domain{EXAMPLE}"
+        ));
+    }
+    if let Some(ver) = version {
+        let ok = !ver.is_empty()
+            && !ver.starts_with('-')
+            && ver
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-._+/".contains(c));
+        if !ok {
+            return Err(format!(
+                "the version after `@` must be a Go module version or query such as v1.2.3 or latest \
+                 (letters, digits, '-', '.', '_', '+', '/'; not starting with '-'){EXAMPLE}"
+            ));
+        }
+    }
+    Ok(v.to_string())
 }
 
 /// Flags about running a `create` command: post-steps, dry run, plugins.

@@ -226,7 +226,7 @@ pub fn plan(root: &Path, args: &WebhookArgs) -> Result<(Plan, Vec<String>)> {
         kind: kind.clone(),
         domain,
     };
-    let pctx = ProjectCtx::load(root, &project);
+    let pctx = ProjectCtx::load(root, &project)?;
     let mut ctx = ResourceCtx::new(CtxInput {
         project: &project,
         pctx,
