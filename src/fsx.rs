@@ -123,23 +123,24 @@ pub fn random_token() -> String {
 
 /// fsync a directory, so the names created, renamed or removed in it are durable.
 pub fn sync_dir(dir: &Path) -> io::Result<()> {
+    step("sync", dir)?;
     if !fsync_enabled() {
         return Ok(());
     }
-    step("sync", dir)?;
     File::open(dir)?.sync_all()
 }
 
 /// fsync a file's data and metadata.
 pub fn sync_file(f: &File, path: &Path) -> io::Result<()> {
+    step("sync", path)?;
     if !fsync_enabled() {
         return Ok(());
     }
-    step("sync", path)?;
     f.sync_all()
 }
 
-/// `OPBUILDER_FSYNC=0` turns fsync off; it exists to measure what fsync costs (e2e/bench.sh).
+/// `OPBUILDER_FSYNC=0` turns fsync off (the steps still count for the failure seam). It exists
+/// to measure what fsync costs (e2e/bench.sh) and to keep the fault loops fast.
 fn fsync_enabled() -> bool {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *ON.get_or_init(|| std::env::var("OPBUILDER_FSYNC").map_or(true, |v| v != "0"))

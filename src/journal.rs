@@ -213,7 +213,9 @@ impl Journal {
         if let Err(e) = r {
             let _ = fs::remove_file(&tmp);
             let _ = fs::remove_file(root.join(JOURNAL));
-            return Err(anyhow!("writing the recovery journal {JOURNAL}: {e}"));
+            return Err(anyhow!(
+                "writing the recovery journal {JOURNAL}: {e}; nothing was written"
+            ));
         }
         Ok(())
     }
