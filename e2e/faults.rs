@@ -298,6 +298,12 @@ fn a_crash_at_any_step_is_undone_or_completed_by_the_next_command() {
         let after = expected_after(base.path(), &args);
         let mut crashed = 0;
         for n in 1.. {
+            // init repeats one pattern of steps per file for ~40 files: every third step there
+            // (the first 12, the journal and the first file, all of them); every step elsewhere.
+            // e2e/scripts/faults.sh kills real runs at random points on top of this.
+            if name == "init" && n > 12 && n % 3 != 0 {
+                continue;
+            }
             let (_t, d) = scratch();
             copy_tree(base.path(), &d);
             let o = run(&d, &args, &[("OPBUILDER_CRASHPOINT", &n.to_string())]);
