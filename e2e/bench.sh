@@ -40,3 +40,6 @@ measure "baseline: version" no_setup "$bin" version
 measure "init" no_setup "$bin" init --domain example.com --repo example.com/bench --project-name bench --skip-post-steps
 measure "init --dry-run" no_setup "$bin" init --domain example.com --repo example.com/bench --project-name bench --dry-run
 measure "create api (after init)" init_setup "$bin" create api --group ingress --version v1 --kind App --resource --controller --skip-post-steps
+# What durability costs: the same commands with fsync turned off (OPBUILDER_FSYNC=0).
+measure "init, no fsync" no_setup env OPBUILDER_FSYNC=0 "$bin" init --domain example.com --repo example.com/bench --project-name bench --skip-post-steps
+measure "create api, no fsync" init_setup env OPBUILDER_FSYNC=0 "$bin" create api --group ingress --version v1 --kind App --resource --controller --skip-post-steps
