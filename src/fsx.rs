@@ -130,6 +130,45 @@ pub fn sync_dir(dir: &Path) -> io::Result<()> {
     File::open(dir)?.sync_all()
 }
 
+#[cfg(target_os = "linux")]
+extern "C" {
+    fn syncfs(fd: std::os::raw::c_int) -> std::os::raw::c_int;
+}
+
+/// Make `files` and the entries of `dirs` durable. On Linux one `syncfs` of the file system
+/// holding `root` does it (one journal commit instead of one per file); elsewhere each file
+/// and directory is fsynced.
+pub fn sync_all(
+    root: &Path,
+    files: &[std::path::PathBuf],
+    dirs: &[std::path::PathBuf],
+) -> io::Result<()> {
+    step("sync", root)?;
+    if !fsync_enabled() {
+        return Ok(());
+    }
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        let f = File::open(root)?;
+        // SAFETY: syncfs takes an open file descriptor, which `f` owns for the whole call.
+        if unsafe { syncfs(f.as_raw_fd()) } == 0 {
+            return Ok(());
+        }
+        let e = io::Error::last_os_error();
+        if e.raw_os_error() != Some(38) {
+            return Err(e); // anything but ENOSYS
+        }
+    }
+    for p in files {
+        File::open(p)?.sync_all()?;
+    }
+    for d in dirs {
+        File::open(d)?.sync_all()?;
+    }
+    Ok(())
+}
+
 /// fsync a file's data and metadata.
 pub fn sync_file(f: &File, path: &Path) -> io::Result<()> {
     step("sync", path)?;

@@ -627,17 +627,47 @@ impl Transaction {
                 let full = root.join(d);
                 fsx::create_dir(&full).map_err(|e| anyhow!("creating {}: {e}", full.display()))?;
             }
+            // 1. Every new content under its temporary name; copies of in-place files aside.
+            for (c, e) in changes.iter().zip(&journal.entries) {
+                Self::stage_entry(root, c, e)
+                    .map_err(|err| anyhow!("writing {}: {err}", root.join(&c.rel).display()))?;
+            }
+            // 2. Originals that get replaced keep a second name, durably, before any is replaced.
+            let mut aside = vec![];
+            for (c, e) in changes.iter().zip(&journal.entries) {
+                if let Entry::Replace { bak, .. } = e {
+                    let full = root.join(&c.rel);
+                    let dir = full.parent().expect("a file path has a parent");
+                    if fsx::hard_link(&full, &dir.join(bak)).is_err() {
+                        // No hard links here (or an injected failure): move it aside instead.
+                        fsx::rename(&full, &dir.join(bak))
+                            .map_err(|err| anyhow!("writing {}: {err}", full.display()))?;
+                    }
+                    if !aside.iter().any(|d| d == dir) {
+                        aside.push(dir.to_path_buf());
+                    }
+                }
+            }
+            for d in &aside {
+                fsx::sync_dir(d).map_err(|e| anyhow!("syncing {}: {e}", d.display()))?;
+            }
+            // 3. Switch: rename the new contents over the originals, remove, rewrite in place.
             for (i, (c, e)) in changes.iter().zip(&journal.entries).enumerate() {
                 if fail_after.is_some_and(|n| i >= n) {
                     bail!("injected failure before writing {}", c.rel.display());
                 }
-                Self::apply_entry(root, c, e)
+                Self::switch_entry(root, c, e)
                     .map_err(|err| anyhow!("writing {}: {err}", root.join(&c.rel).display()))?;
             }
-            // Commit: make every name durable, then flip the journal to "done".
-            for d in touched_dirs(root, &journal) {
-                fsx::sync_dir(&d).map_err(|e| anyhow!("syncing {}: {e}", d.display()))?;
-            }
+            // 4. Commit: make the new files and names durable, then flip the journal to "done".
+            let files: Vec<PathBuf> = journal
+                .entries
+                .iter()
+                .filter(|e| !matches!(e, Entry::Remove { .. }))
+                .map(|e| root.join(e.path()))
+                .collect();
+            fsx::sync_all(root, &files, &touched_dirs(root, &journal))
+                .map_err(|e| anyhow!("syncing the written files: {e}"))?;
             fsx::rename(&root.join(journal::JOURNAL), &root.join(journal::DONE))
                 .map_err(|e| anyhow!("committing ({}): {e}", journal::JOURNAL))?;
             Ok(())
@@ -672,38 +702,44 @@ impl Transaction {
         Ok(())
     }
 
-    fn apply_entry(root: &Path, c: &Change, e: &Entry) -> std::io::Result<()> {
+    fn stage_entry(root: &Path, c: &Change, e: &Entry) -> std::io::Result<()> {
         let full = root.join(&c.rel);
         let dir = full.parent().expect("a file path has a parent");
+        let content = c.content.as_deref().unwrap_or_default();
         match e {
-            Entry::Create { tmp, .. } => {
-                let tmp = dir.join(tmp);
-                write_new(&tmp, c.content.as_deref().unwrap_or_default(), None)?;
-                fsx::rename(&tmp, &full)
-            }
-            Entry::Replace { tmp, bak, .. } => {
-                let tmp = dir.join(tmp);
+            Entry::Create { tmp, .. } => write_new(&dir.join(tmp), content, None),
+            Entry::Replace { tmp, .. } => {
                 let meta = fs::metadata(&full)?;
-                write_new(&tmp, c.content.as_deref().unwrap_or_default(), Some(&meta))?;
-                let bak = dir.join(bak);
-                // Keep the original under a second name (no new space), so undo is a rename.
-                if fsx::hard_link(&full, &bak).is_err() {
-                    fsx::rename(&full, &bak)?;
-                }
-                fsx::rename(&tmp, &full)
+                write_new(&dir.join(tmp), content, Some(&meta))
             }
-            Entry::Remove { bak, .. } => fsx::rename(&full, &dir.join(bak)),
+            Entry::Remove { .. } => Ok(()),
             Entry::InPlace { tmp, bak, .. } => {
+                // The copy must be complete and durable before the file is overwritten.
                 let meta = fs::metadata(&full)?;
                 let tmp = dir.join(tmp);
                 write_new(&tmp, c.original.as_deref().unwrap_or_default(), Some(&meta))?;
+                let f = fs::File::open(&tmp)?;
+                fsx::sync_file(&f, &tmp)?;
                 fsx::rename(&tmp, &dir.join(bak))?;
+                fsx::sync_dir(dir)
+            }
+        }
+    }
+
+    fn switch_entry(root: &Path, c: &Change, e: &Entry) -> std::io::Result<()> {
+        let full = root.join(&c.rel);
+        let dir = full.parent().expect("a file path has a parent");
+        let content = c.content.as_deref().unwrap_or_default();
+        match e {
+            Entry::Create { tmp, .. } | Entry::Replace { tmp, .. } => {
+                fsx::rename(&dir.join(tmp), &full)
+            }
+            Entry::Remove { bak, .. } => fsx::rename(&full, &dir.join(bak)),
+            Entry::InPlace { .. } => {
                 fsx::step("open", &full)?;
                 let mut f = fs::OpenOptions::new().write(true).open(&full)?;
-                let content = c.content.as_deref().unwrap_or_default();
                 fsx::write_all(&mut f, &full, content)?;
-                f.set_len(content.len() as u64)?;
-                fsx::sync_file(&f, &full)
+                f.set_len(content.len() as u64)
             }
         }
     }
@@ -745,7 +781,8 @@ fn touched_dirs(root: &Path, j: &Journal) -> Vec<PathBuf> {
     out
 }
 
-/// Write `content` to the new file `tmp` (`O_CREAT|O_EXCL|O_NOFOLLOW`) and fsync it. Without
+/// Write `content` to the new file `tmp` (`O_CREAT|O_EXCL|O_NOFOLLOW`). Not synced here: until
+/// the commit the journal can undo it whatever its content; the commit syncs it. Without
 /// `like`, the file gets mode 0644 (Kubebuilder's); with it, that file's mode and owner.
 fn write_new(tmp: &Path, content: &[u8], like: Option<&fs::Metadata>) -> std::io::Result<()> {
     let r = (|| {
@@ -766,7 +803,7 @@ fn write_new(tmp: &Path, content: &[u8], like: Option<&fs::Metadata>) -> std::io
         }
         #[cfg(not(unix))]
         let _ = like;
-        fsx::sync_file(&f, tmp)
+        Ok(())
     })();
     if r.is_err() {
         let _ = fs::remove_file(tmp);
