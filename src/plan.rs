@@ -329,13 +329,16 @@ fn apply_edit(
             let has_marker = content
                 .lines()
                 .any(|l| markers::is_marker(l, "//", "imports"));
+            // Only files that carry scaffold markers are expected to have an imports marker
+            // (main.go and the suites); the webhook files never had one.
+            let uses_markers = content.contains("+kubebuilder:scaffold:");
             let out = markers::insert_go_import(content, spec, module).map_err(|e| match e {
                 markers::MarkerError::Missing(m) => format!(
                     "{show}: the marker `{m}` is missing; put it back as the last line of the import block"
                 ),
                 e => format!("{show}: {e}"),
             })?;
-            if !has_marker && out != content {
+            if !has_marker && uses_markers && out != content {
                 let note = format!(
                     "{show}: the marker `// +kubebuilder:scaffold:imports` is missing, so new imports went into the first import block; put the marker back as the last line of that block"
                 );
