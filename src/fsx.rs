@@ -65,7 +65,7 @@ pub fn read_regular(path: &Path, cap: u64) -> io::Result<Option<Vec<u8>>> {
         ));
     }
     let mut buf = Vec::with_capacity(meta.len() as usize);
-    f.take(cap + 1).read_to_end(&mut buf)?;
+    f.take(cap.saturating_add(1)).read_to_end(&mut buf)?;
     if buf.len() as u64 > cap {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,

@@ -348,7 +348,7 @@ fn restore_renamed(bak: &Path, full: &Path) -> io::Result<()> {
 
 /// Copy a backup back into a file rewritten in place (keeps its inode, links and owner).
 fn restore_in_place(bak: &Path, full: &Path) -> io::Result<()> {
-    let Some(bytes) = fsx::read_regular(bak, u64::MAX)? else {
+    let Some(bytes) = fsx::read_regular(bak, 1 << 30)? else {
         return Ok(()); // the backup was never completed: the file was not touched
     };
     fsx::step("open", full)?;
