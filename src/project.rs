@@ -375,6 +375,19 @@ fn scalar(v: &Value) -> String {
 mod tests {
     use super::*;
 
+    #[cfg(unix)]
+    #[test]
+    fn a_project_file_that_is_a_fifo_is_refused_without_blocking() {
+        let t = tempfile::tempdir().unwrap();
+        assert!(std::process::Command::new("mkfifo")
+            .arg(t.path().join(FILE))
+            .status()
+            .unwrap()
+            .success());
+        let e = Project::load(t.path()).unwrap_err();
+        assert!(format!("{e:#}").contains("not a regular file"), "{e:#}");
+    }
+
     fn sample() -> Project {
         Project {
             cli_version: "0.1.0".into(),
