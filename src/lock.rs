@@ -1,29 +1,24 @@
 //! The project lock: one opbuilder at a time per project, from reading PROJECT to the end of
 //! the transaction.
 //!
-//! It is an advisory `flock` on `.opbuilder.lock` in the project root, so the kernel releases it
-//! when the holder dies, however it dies. The holder writes its pid into the file so a waiting
-//! command can say whom it waits for. The file is removed on release; a waiter that locked a
-//! file which has meanwhile been removed (its inode is no longer at the path) starts over.
+//! It is an advisory `flock` on the project directory itself, so the kernel releases it when
+//! the holder dies, however it dies, and no lock file is ever left behind (not even after a
+//! kill -9 or a Ctrl-C at a question). A waiting command finds the holder's pid in
+//! /proc/locks (Linux) to say whom it waits for.
 
 use crate::out::errln;
 use anyhow::{anyhow, Result};
-use std::fs::{File, OpenOptions, TryLockError};
-use std::io::{Read, Seek, Write};
-use std::path::{Path, PathBuf};
+use std::fs::{File, TryLockError};
+use std::path::Path;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-pub const LOCK_FILE: &str = ".opbuilder.lock";
 /// How long to wait for another opbuilder, in seconds; `OPBUILDER_LOCK_TIMEOUT` overrides it.
 const DEFAULT_TIMEOUT_SECS: f64 = 60.0;
 
-pub struct ProjectLock {
-    file: File,
-    path: PathBuf,
-}
+static HELD: Mutex<Option<File>> = Mutex::new(None);
 
-/// The lock file could not be created (a read-only directory, for instance).
+/// The project directory could not be opened (it does not exist, or is not readable).
 #[derive(Debug)]
 pub struct OpenError(String);
 
@@ -40,8 +35,6 @@ pub fn is_open_error(e: &anyhow::Error) -> bool {
     e.is::<OpenError>()
 }
 
-static HELD: Mutex<Option<ProjectLock>> = Mutex::new(None);
-
 fn timeout() -> Duration {
     let secs = std::env::var("OPBUILDER_LOCK_TIMEOUT")
         .ok()
@@ -51,63 +44,52 @@ fn timeout() -> Duration {
     Duration::from_secs_f64(secs)
 }
 
-fn same_file(f: &File, path: &Path) -> bool {
-    #[cfg(unix)]
+/// The pid holding a `flock` on `f`, from /proc/locks (`N: FLOCK ADVISORY WRITE <pid>
+/// <major>:<minor>:<inode> 0 EOF`), matched by inode and device.
+fn holder_pid(f: &File) -> Option<u32> {
+    #[cfg(target_os = "linux")]
     {
         use std::os::unix::fs::MetadataExt;
-        match (f.metadata(), std::fs::symlink_metadata(path)) {
-            (Ok(a), Ok(b)) => a.ino() == b.ino() && a.dev() == b.dev(),
-            _ => false,
-        }
+        let m = f.metadata().ok()?;
+        let dev = m.dev();
+        let major = ((dev >> 8) & 0xfff) | ((dev >> 32) & !0xfff);
+        let minor = (dev & 0xff) | ((dev >> 12) & !0xff);
+        let want = format!("{major:02x}:{minor:02x}:{}", m.ino());
+        let locks = std::fs::read_to_string("/proc/locks").ok()?;
+        locks.lines().find_map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            (w.get(1) == Some(&"FLOCK") && w.get(5) == Some(&want.as_str()))
+                .then(|| w.get(4)?.parse().ok())
+                .flatten()
+        })
     }
-    #[cfg(not(unix))]
+    #[cfg(not(target_os = "linux"))]
     {
-        let _ = (f, path);
-        true
+        let _ = f;
+        None
     }
-}
-
-fn holder_pid(f: &mut File) -> Option<u32> {
-    let mut s = String::new();
-    f.rewind().ok()?;
-    f.take(32).read_to_string(&mut s).ok()?;
-    s.trim().parse().ok()
 }
 
 /// Take the lock on the project in `root`, waiting for another holder up to the timeout. The
 /// lock is held until [`release`] (or the process ends).
 pub fn acquire(root: &Path) -> Result<()> {
-    let path = root.join(LOCK_FILE);
+    let dir = File::open(root).map_err(|e| {
+        anyhow::Error::new(OpenError(format!(
+            "cannot open the project directory {} to lock it: {e}",
+            root.display()
+        )))
+    })?;
     let start = Instant::now();
     let limit = timeout();
     let mut announced = false;
     loop {
-        let mut opts = OpenOptions::new();
-        opts.read(true).write(true).create(true).truncate(false);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::OpenOptionsExt;
-            opts.mode(0o644).custom_flags(crate::fsx::O_NOFOLLOW);
-        }
-        let mut file = opts.open(&path).map_err(|e| {
-            anyhow::Error::new(OpenError(format!(
-                "cannot open the project lock {}: {e}\n  opbuilder needs to create this file to keep two commands from writing the project at once",
-                path.display()
-            )))
-        })?;
-        match file.try_lock() {
+        match dir.try_lock() {
             Ok(()) => {
-                if !same_file(&file, &path) {
-                    continue; // released and removed while we waited: lock the new one
-                }
-                let _ = file.set_len(0);
-                let _ = file.rewind();
-                let _ = writeln!(file, "{}", std::process::id());
-                *HELD.lock().unwrap_or_else(|e| e.into_inner()) = Some(ProjectLock { file, path });
+                *HELD.lock().unwrap_or_else(|e| e.into_inner()) = Some(dir);
                 return Ok(());
             }
             Err(TryLockError::WouldBlock) => {
-                let pid = holder_pid(&mut file)
+                let pid = holder_pid(&dir)
                     .map(|p| p.to_string())
                     .unwrap_or_else(|| "unknown".into());
                 if start.elapsed() >= limit {
@@ -121,21 +103,21 @@ pub fn acquire(root: &Path) -> Result<()> {
                     errln!("waiting for another opbuilder in this project, pid {pid}");
                     announced = true;
                 }
-                drop(file);
                 std::thread::sleep(Duration::from_millis(25));
             }
             Err(TryLockError::Error(e)) => {
-                return Err(anyhow!("locking {}: {e}", path.display()));
+                return Err(anyhow!(
+                    "locking the project directory {}: {e}",
+                    root.display()
+                ));
             }
         }
     }
 }
 
-/// Release the project lock if held: remove the lock file, then unlock.
+/// Release the project lock if held.
 pub fn release() {
-    let held = HELD.lock().unwrap_or_else(|e| e.into_inner()).take();
-    if let Some(l) = held {
-        let _ = std::fs::remove_file(&l.path);
-        let _ = l.file.unlock();
+    if let Some(dir) = HELD.lock().unwrap_or_else(|e| e.into_inner()).take() {
+        let _ = dir.unlock();
     }
 }

@@ -119,7 +119,7 @@ pub fn execute(
 
 /// Start a writing command: take the project lock (held until the end of [`execute`]'s apply),
 /// then roll back a transaction that an earlier opbuilder left unfinished. A dry run only
-/// reports such a transaction, and goes on without the lock where it cannot create the lock file.
+/// reports such a transaction, and goes on without the lock where it cannot open the directory.
 pub fn begin(root: &Path, dry_run: bool) -> Result<()> {
     if let Err(e) = crate::lock::acquire(root) {
         if !(dry_run && crate::lock::is_open_error(&e)) {
