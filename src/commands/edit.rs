@@ -3,6 +3,7 @@
 use super::init::{boilerplate, License};
 use crate::context::{ProjectCtx, BOILERPLATE_FILE};
 use crate::error::usage;
+use crate::out::outln;
 use crate::plan::{IfExists, Plan};
 use crate::project::Project;
 use crate::resource::{CtxInput, Gvk, ResourceCtx};
@@ -76,7 +77,7 @@ pub fn plan(root: &Path, args: &EditArgs) -> Result<(Plan, Vec<String>)> {
     }
     if let Some(ns) = args.namespaced {
         project.namespaced = ns;
-        let ctx = ProjectCtx::load(root, &project);
+        let ctx = ProjectCtx::load(root, &project)?;
         let files = templates::render_tree("init", &ctx, |t| {
             matches!(t, "config/rbac/role.yaml" | "config/rbac/role_binding.yaml")
                 || (args.force && t == "config/manager/manager.yaml")
@@ -135,7 +136,7 @@ pub fn run(root: &Path, args: &EditArgs) -> Result<()> {
         return Ok(());
     }
     for n in notes {
-        println!("\n{n}");
+        outln!("\n{n}");
     }
     Ok(())
 }

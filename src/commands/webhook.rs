@@ -4,6 +4,7 @@ use super::api::MAIN_GO;
 use crate::context::ProjectCtx;
 use crate::error::{bad_flag, usage};
 use crate::flect;
+use crate::out::outln;
 use crate::plan::{Edit, IfExists, Plan};
 use crate::post::{self, Step};
 use crate::project::{Project, Resource};
@@ -225,7 +226,7 @@ pub fn plan(root: &Path, args: &WebhookArgs) -> Result<(Plan, Vec<String>)> {
         kind: kind.clone(),
         domain,
     };
-    let pctx = ProjectCtx::load(root, &project);
+    let pctx = ProjectCtx::load(root, &project)?;
     let mut ctx = ResourceCtx::new(CtxInput {
         project: &project,
         pctx,
@@ -647,7 +648,7 @@ pub fn run(root: &Path, args: &WebhookArgs) -> Result<()> {
         return Ok(());
     }
     for n in &notes {
-        println!("\n{n}");
+        outln!("\n{n}");
     }
     if !args.run.skip_post_steps {
         let mut steps = vec![];
@@ -660,6 +661,6 @@ pub fn run(root: &Path, args: &WebhookArgs) -> Result<()> {
         }
         post::run(root, &steps)?;
     }
-    println!("\nNext: fill in the webhook logic, then run\n  make manifests");
+    outln!("\nNext: fill in the webhook logic, then run\n  make manifests");
     Ok(())
 }
