@@ -13,6 +13,8 @@
 # 2. opbuilder's instruction counts (valgrind --tool=callgrind) and peak RSS (/usr/bin/time),
 #    including `create api` in a project that already has 199 kinds. Skipped with a note when
 #    valgrind or /usr/bin/time is missing.
+# 3. What durability costs: paired wall time of opbuilder's `init` and `create api` as they are
+#    and with fsync turned off (OPBUILDER_FSYNC=0).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 pairs=${1:-7}
@@ -29,6 +31,9 @@ op_api() { "$op" create api --group ship --version v1 --kind "$1" --resource --c
 kb_api() { "$kb" create api --group ship --version v1 --kind "$1" --resource --controller --make=false; }
 op_webhook() { "$op" create webhook --group ship --version v1 --kind "$1" --defaulting --programmatic-validation --skip-post-steps; }
 kb_webhook() { "$kb" create webhook --group ship --version v1 --kind "$1" --defaulting --programmatic-validation --make=false; }
+# opbuilder without durability: fsync turned off, to show what syncing costs.
+nosync_init() { OPBUILDER_FSYNC=0 op_init; }
+nosync_api() { OPBUILDER_FSYNC=0 op_api "$@"; }
 
 # Each step: setup_<step> TOOL (untimed), then run_<step> TOOL (timed), in an empty directory.
 setup_init() { :; }
@@ -71,6 +76,26 @@ time_step() {
 
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
+# paired A B STEP: $pairs repetitions of STEP with tools A and B, alternating which goes first;
+# leaves the times in $work/STEP.A and $work/STEP.B and the per-pair ratios A/B in $work/STEP.A-B.
+paired() {
+	local a=$1 b=$2 step=$3 i ta tb
+	: >"$work/$step.$a" && : >"$work/$step.$b" && : >"$work/$step.$a-$b"
+	for ((i = 0; i < pairs; i++)); do
+		if ((i % 2)); then
+			tb=$(time_step "$b" "$step" "$work/$step-$b-$i")
+			ta=$(time_step "$a" "$step" "$work/$step-$a-$i")
+		else
+			ta=$(time_step "$a" "$step" "$work/$step-$a-$i")
+			tb=$(time_step "$b" "$step" "$work/$step-$b-$i")
+		fi
+		echo "$ta" >>"$work/$step.$a"
+		echo "$tb" >>"$work/$step.$b"
+		awk -v a="$ta" -v b="$tb" 'BEGIN { print a / b }' >>"$work/$step.$a-$b"
+		rm -rf "$work/$step-$a-$i" "$work/$step-$b-$i"
+	done
+}
+
 echo "opbuilder:   $op"
 echo "kubebuilder: $kb ($("$kb" version 2>/dev/null | awk '/^KubeBuilder:/ { print $2 }'))"
 echo "machine:     $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -80,23 +105,23 @@ echo
 printf '| %-40s | %14s | %14s | %22s |\n' "command" "kubebuilder" "opbuilder" "kubebuilder / opbuilder"
 printf '|%s|%s|%s|%s|\n' "$(printf -- '-%.0s' {1..42})" "$(printf -- '-%.0s' {1..16})" "$(printf -- '-%.0s' {1..16})" "$(printf -- '-%.0s' {1..24})"
 for step in "${steps[@]}"; do
-	: >"$work/$step.kb" && : >"$work/$step.op" && : >"$work/$step.ratio"
-	for ((i = 0; i < pairs; i++)); do
-		if ((i % 2)); then
-			o=$(time_step op "$step" "$work/$step-op-$i")
-			k=$(time_step kb "$step" "$work/$step-kb-$i")
-		else
-			k=$(time_step kb "$step" "$work/$step-kb-$i")
-			o=$(time_step op "$step" "$work/$step-op-$i")
-		fi
-		echo "$k" >>"$work/$step.kb"
-		echo "$o" >>"$work/$step.op"
-		awk -v k="$k" -v o="$o" 'BEGIN { print k / o }' >>"$work/$step.ratio"
-		rm -rf "$work/$step-op-$i" "$work/$step-kb-$i"
-	done
+	paired kb op "$step"
 	awk -v l="${label[$step]}" -v k="$(median <"$work/$step.kb")" -v o="$(median <"$work/$step.op")" \
-		-v r="$(median <"$work/$step.ratio")" \
+		-v r="$(median <"$work/$step.kb-op")" \
 		'BEGIN { printf "| %-40s | %11.1f ms | %11.1f ms | %21.0fx |\n", l, k / 1e6, o / 1e6, r }'
+done
+
+# What durability costs: opbuilder against itself with fsync turned off (OPBUILDER_FSYNC=0).
+echo
+echo "Durability cost, $pairs pairs, medians (opbuilder synced against OPBUILDER_FSYNC=0):"
+echo
+printf '| %-40s | %14s | %14s | %22s |\n' "command" "synced" "no fsync" "synced / no fsync"
+printf '|%s|%s|%s|%s|\n' "$(printf -- '-%.0s' {1..42})" "$(printf -- '-%.0s' {1..16})" "$(printf -- '-%.0s' {1..16})" "$(printf -- '-%.0s' {1..24})"
+for step in init api; do
+	paired op nosync "$step"
+	awk -v l="${label[$step]}" -v s="$(median <"$work/$step.op")" -v n="$(median <"$work/$step.nosync")" \
+		-v r="$(median <"$work/$step.op-nosync")" \
+		'BEGIN { printf "| %-40s | %11.1f ms | %11.1f ms | %21.2fx |\n", l, s / 1e6, n / 1e6, r }'
 done
 
 # opbuilder alone: instructions and peak RSS per command.

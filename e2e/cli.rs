@@ -260,20 +260,26 @@ fn init_warns_in_a_non_empty_directory_and_keeps_foreign_files() {
 
 #[test]
 fn owner_text_cannot_break_the_license_comment() {
+    // Refused with the rule, not silently rewritten.
     let t = tempfile::tempdir().unwrap();
-    init_project(
+    fails_untouched(
         t.path(),
-        &["--owner", "Evil */ func init() { panic(1) } /*"],
-    );
-    let b = fs::read_to_string(t.path().join("hack/boilerplate.go.txt")).unwrap();
-    assert_eq!(b.matches("*/").count(), 1, "{b}");
-    let main = fs::read_to_string(t.path().join("cmd/main.go")).unwrap();
-    let header_end = main.find("*/").unwrap();
-    assert!(
-        main[header_end + 2..]
-            .trim_start()
-            .starts_with("package main"),
-        "{main}"
+        &[
+            "init",
+            "--repo",
+            "example.com/g",
+            "--project-name",
+            "g",
+            "--skip-post-steps",
+            "--owner",
+            "Evil */ func init() { panic(1) } /*",
+        ],
+        2,
+        &[
+            "--owner",
+            "must not contain `*/`",
+            "example of a valid value",
+        ],
     );
 }
 

@@ -6,6 +6,7 @@
 #   bash e2e/run.sh golden       # only the golden-tree checks (with make test)
 #   bash e2e/run.sh scenarios    # only the scenarios on a live control plane
 #   bash e2e/run.sh parity [SCENARIO...]  # only the differential suite against Kubebuilder v4.15.0
+#   bash e2e/run.sh faults       # only kill -9 at random points and ENOSPC on a tmpfs (root)
 #
 # Needs: cargo, go (module proxy reachable), make, kubectl. Builds the control-plane binaries
 # from source on first use and caches them in ~/.cache/opbuilder-e2e (see docs/testing.md).
@@ -16,6 +17,11 @@ source "$here/scripts/lib.sh"
 
 what=${1:-all}
 shift || true
+if [[ $what == faults ]]; then
+	# Needs neither Go nor a control plane.
+	"$here/scripts/faults.sh"
+	exit 0
+fi
 need_cmd cargo go make kubectl
 start=$SECONDS
 
@@ -39,5 +45,8 @@ if [[ $what == all || $what == scenarios ]]; then
 fi
 if [[ $what == all || $what == parity ]]; then
 	"$here/scripts/parity.sh" "$@"
+fi
+if [[ $what == all ]]; then
+	"$here/scripts/faults.sh"
 fi
 log_info "e2e finished in $(fmt_duration $((SECONDS - start)))"

@@ -52,10 +52,17 @@ impl ProjectCtx {
         }
     }
 
-    /// Context for a project on disk: reads its boilerplate file when there is one.
-    pub fn load(root: &Path, p: &Project) -> ProjectCtx {
-        let b = std::fs::read_to_string(root.join(BOILERPLATE_FILE)).ok();
-        ProjectCtx::new(p, b)
+    /// Context for a project on disk: reads its boilerplate file when there is one. A
+    /// boilerplate file that cannot be read (permissions, not UTF-8, not a regular file) is an
+    /// error: new files would silently lose their license header.
+    pub fn load(root: &Path, p: &Project) -> anyhow::Result<ProjectCtx> {
+        let b = crate::fsx::read_text(&root.join(BOILERPLATE_FILE), 64 * 1024).map_err(|e| {
+            anyhow::anyhow!(
+                "{BOILERPLATE_FILE}: cannot use it as the license header of new files ({e}); \
+                 fix it (a UTF-8 /* */ comment), or remove it to scaffold without a header"
+            )
+        })?;
+        Ok(ProjectCtx::new(p, b))
     }
 }
 

@@ -4,8 +4,12 @@ mod commands;
 mod context;
 mod error;
 mod flect;
+mod fsx;
 mod hbs;
+mod journal;
+mod lock;
 mod markers;
+mod out;
 mod plan;
 mod plugins;
 mod post;
@@ -17,6 +21,7 @@ mod validate;
 mod versions;
 
 use clap::{CommandFactory, Parser, Subcommand};
+use out::{errln, outln};
 use std::path::{Path, PathBuf};
 
 const EXAMPLES: &str = "Examples:
@@ -88,18 +93,18 @@ enum CreateCommand {
 
 fn print_version() {
     let p = &versions::pins().scaffold;
-    println!("opbuilder {}", versions::cli_version());
-    println!(
+    outln!("opbuilder {}", versions::cli_version());
+    outln!(
         "  layout:             {} (PROJECT version 3)",
         project::LAYOUT
     );
-    println!("  kubernetes:         {}", p.kubernetes_target);
-    println!("  controller-runtime: {}", p.controller_runtime);
-    println!("  k8s.io libraries:   {}", p.k8s_libs);
-    println!("  controller-tools:   {}", p.controller_tools);
-    println!("  kustomize:          {}", p.kustomize);
-    println!("  golangci-lint:      {}", p.golangci_lint);
-    println!("  go directive:       {}", p.go_directive);
+    outln!("  kubernetes:         {}", p.kubernetes_target);
+    outln!("  controller-runtime: {}", p.controller_runtime);
+    outln!("  k8s.io libraries:   {}", p.k8s_libs);
+    outln!("  controller-tools:   {}", p.controller_tools);
+    outln!("  kustomize:          {}", p.kustomize);
+    outln!("  golangci-lint:      {}", p.golangci_lint);
+    outln!("  go directive:       {}", p.go_directive);
 }
 
 /// The root of the project around the current directory; says so when it is not `.`.
@@ -107,7 +112,7 @@ fn project_root() -> anyhow::Result<PathBuf> {
     let cwd = std::env::current_dir()?;
     let root = project::find_root(&cwd)?;
     if root != Path::new(".") {
-        eprintln!(
+        errln!(
             "{} working in the project at {} (paths below are relative to it)",
             term::label("note"),
             root.display()
@@ -118,24 +123,37 @@ fn project_root() -> anyhow::Result<PathBuf> {
 
 fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
-        Command::Init(args) => commands::init::run(Path::new("."), &args),
-        Command::Create(CreateCommand::Api(args)) => commands::api::run(&project_root()?, &args),
-        Command::Create(CreateCommand::Webhook(args)) => {
-            commands::webhook::run(&project_root()?, &args)
+        // Every writing command starts with `begin`: the project lock, then recovery.
+        Command::Init(args) => {
+            let root = Path::new(".");
+            commands::begin(root, args.dry_run)?;
+            commands::init::run(root, &args)
         }
-        Command::Edit(args) => commands::edit::run(&project_root()?, &args),
+        Command::Create(CreateCommand::Api(args)) => {
+            let root = project_root()?;
+            commands::begin(&root, args.run.dry_run)?;
+            commands::api::run(&root, &args)
+        }
+        Command::Create(CreateCommand::Webhook(args)) => {
+            let root = project_root()?;
+            commands::begin(&root, args.run.dry_run)?;
+            commands::webhook::run(&root, &args)
+        }
+        Command::Edit(args) => {
+            let root = project_root()?;
+            commands::begin(&root, args.dry_run)?;
+            commands::edit::run(&root, &args)
+        }
         Command::Alpha(cmd) => commands::alpha::run(project_root, &cmd),
         Command::Version => {
             print_version();
             Ok(())
         }
         Command::Completion { shell } => {
-            clap_complete::generate(
-                shell,
-                &mut Cli::command(),
-                "opbuilder",
-                &mut std::io::stdout(),
-            );
+            let mut script = vec![];
+            clap_complete::generate(shell, &mut Cli::command(), "opbuilder", &mut script);
+            use std::io::Write as _;
+            let _ = std::io::stdout().write_all(&script);
             Ok(())
         }
     }
@@ -143,8 +161,10 @@ fn run(cli: Cli) -> anyhow::Result<()> {
 
 fn main() {
     let cli = Cli::parse();
-    if let Err(err) = run(cli) {
-        eprintln!("{} {err:#}", term::label("error"));
+    let result = run(cli);
+    lock::release();
+    if let Err(err) = result {
+        errln!("{} {err:#}", term::label("error"));
         std::process::exit(error::exit_code(&err));
     }
 }

@@ -147,9 +147,203 @@ thread_local! {
     static LINE_BY_LINE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
-/// Marker `name` was not found in the file.
+/// Why code cannot be inserted at a marker.
 #[derive(Debug, PartialEq)]
-pub struct MissingMarker(pub String);
+pub enum MarkerError {
+    /// The marker (as written here) is not in the file.
+    Missing(String),
+    /// The marker is where inserted code would not be Go code (1-based line).
+    Misplaced {
+        marker: String,
+        line: usize,
+        why: &'static str,
+    },
+    /// The marker appears more than once (1-based lines).
+    Duplicate { marker: String, lines: Vec<usize> },
+}
+
+impl std::fmt::Display for MarkerError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            MarkerError::Missing(m) => write!(f, "the marker `{m}` is missing"),
+            MarkerError::Misplaced { marker, line, why } => write!(
+                f,
+                "the marker `{marker}` on line {line} is {why}, where inserted code would not compile; move it back to where new code belongs"
+            ),
+            MarkerError::Duplicate { marker, lines } => write!(
+                f,
+                "the marker `{marker}` appears more than once (lines {}); keep only the one where new code belongs",
+                lines
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join(" and ")
+            ),
+        }
+    }
+}
+
+/// Where a Go marker line cannot take code: above the package clause, or inside a raw string
+/// literal or a block comment. `before` is the text above the marker line; a small lexer runs
+/// over it line by line. `None` when the marker line is ordinary Go.
+pub fn go_marker_problem(before: &str) -> Option<&'static str> {
+    #[derive(PartialEq)]
+    enum St {
+        Code,
+        Block,
+        Raw,
+    }
+    let mut st = St::Code;
+    let mut package = false;
+    for line in lines(before) {
+        let b = line.as_bytes();
+        let mut i = 0;
+        if st == St::Code && !package {
+            let t = line.trim_start();
+            if t.starts_with("package") && t[7..].starts_with(|c: char| c.is_whitespace()) {
+                package = true;
+            }
+        }
+        while i < b.len() {
+            match st {
+                St::Block => match line[i..].find("*/") {
+                    Some(j) => {
+                        i += j + 2;
+                        st = St::Code;
+                    }
+                    None => break,
+                },
+                St::Raw => match line[i..].find('`') {
+                    Some(j) => {
+                        i += j + 1;
+                        st = St::Code;
+                    }
+                    None => break,
+                },
+                St::Code => match b[i] {
+                    b'/' if b.get(i + 1) == Some(&b'/') => break,
+                    b'/' if b.get(i + 1) == Some(&b'*') => {
+                        st = St::Block;
+                        i += 2;
+                    }
+                    b'`' => {
+                        st = St::Raw;
+                        i += 1;
+                    }
+                    q @ (b'"' | b'\'') => {
+                        i += 1;
+                        while i < b.len() && b[i] != q {
+                            i += if b[i] == b'\\' { 2 } else { 1 };
+                        }
+                        i += 1;
+                    }
+                    // Skip to the next byte that can start a comment or a literal.
+                    _ => {
+                        i += 1 + b[i + 1..]
+                            .iter()
+                            .position(|c| matches!(c, b'/' | b'`' | b'"' | b'\''))
+                            .unwrap_or(b.len() - i - 1);
+                    }
+                },
+            }
+        }
+    }
+    match st {
+        St::Raw => Some("inside a raw string literal"),
+        St::Block => Some("inside a /* */ comment"),
+        St::Code if !package => Some("above the package clause"),
+        St::Code => None,
+    }
+}
+
+/// The marker `name` as written with comment token `token`.
+fn marker_text(token: &str, name: &str) -> String {
+    format!("{token} +kubebuilder:scaffold:{name}")
+}
+
+/// The 1-based number of the line starting at byte `start`.
+fn line_number(content: &str, start: usize) -> usize {
+    content.as_bytes()[..start]
+        .iter()
+        .filter(|&&c| c == b'\n')
+        .count()
+        + 1
+}
+
+/// Whether the marker line starting at byte `start` may take code: in Go, not above the package
+/// clause, in a raw string or in a block comment. Shared by both ways of finding the marker.
+fn check_placement(
+    content: &str,
+    start: usize,
+    token: &str,
+    name: &str,
+) -> Result<(), MarkerError> {
+    if token == "//" {
+        if let Some(why) = go_marker_problem(&content[..start]) {
+            return Err(MarkerError::Misplaced {
+                marker: marker_text(token, name),
+                line: line_number(content, start),
+                why,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The one line holding marker `name`, checked: present, not duplicated, and (for Go) where
+/// code may go. `lines` are `content`'s lines; returns the line's index.
+fn find_marker(
+    content: &str,
+    lines: &[Cow<'_, str>],
+    token: &str,
+    name: &str,
+) -> Result<usize, MarkerError> {
+    let positions: Vec<usize> = lines
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| is_marker(l, token, name))
+        .map(|(i, _)| i)
+        .collect();
+    match positions.as_slice() {
+        [] => Err(MarkerError::Missing(marker_text(token, name))),
+        &[at] => {
+            // Line `at` starts after the `at`-th newline.
+            let start = match at {
+                0 => 0,
+                _ => content
+                    .match_indices('\n')
+                    .nth(at - 1)
+                    .map_or(content.len(), |(i, _)| i + 1),
+            };
+            check_placement(content, start, token, name)?;
+            Ok(at)
+        }
+        many => Err(MarkerError::Duplicate {
+            marker: marker_text(token, name),
+            lines: many.iter().map(|i| i + 1).collect(),
+        }),
+    }
+}
+
+/// [`find_marker`] on the text directly: the byte range (without the newline) of the one line
+/// holding marker `name`, with the same checks and errors.
+fn find_marker_direct(
+    content: &str,
+    token: &str,
+    name: &str,
+) -> Result<(usize, usize), MarkerError> {
+    match marker_lines(content, token, name).as_slice() {
+        [] => Err(MarkerError::Missing(marker_text(token, name))),
+        &[(start, end)] => {
+            check_placement(content, start, token, name)?;
+            Ok((start, end))
+        }
+        many => Err(MarkerError::Duplicate {
+            marker: marker_text(token, name),
+            lines: many.iter().map(|&(s, _)| line_number(content, s)).collect(),
+        }),
+    }
+}
 
 /// Whether `fragment` is already in `content`. In `#`-comment files a fragment counts as present
 /// whether it is commented out or not: YAML fragments are inserted commented and enabled
@@ -177,6 +371,11 @@ fn marker_lines(content: &str, token: &str, name: &str) -> Vec<(usize, usize)> {
         }
     }
     out
+}
+
+/// Whether `content` has a line holding marker `name` (found as [`marker_lines`] finds them).
+pub fn has_marker(content: &str, token: &str, name: &str) -> bool {
+    !marker_lines(content, token, name).is_empty()
 }
 
 /// The byte range (without the newline) of the line holding byte `at`.
@@ -212,73 +411,42 @@ fn insert_lines(content: &str, at: usize, lines: &[Cow<'_, str>]) -> String {
     out
 }
 
-/// Insert each fragment (unless already present) directly above every line holding the marker.
+/// Insert each fragment (unless already present) directly above the one line holding the
+/// marker; a missing, duplicated or (Go) misplaced marker is an error.
 pub fn insert_above(
     content: &str,
     token: &str,
     name: &str,
     fragments: &[String],
-) -> Result<String, MissingMarker> {
+) -> Result<String, MarkerError> {
     if direct(content) {
-        let mut found = marker_lines(content, token, name);
-        if found.is_empty() {
-            return Err(MissingMarker(format!(
-                "{token} +kubebuilder:scaffold:{name}"
-            )));
-        }
+        let (start, end) = find_marker_direct(content, token, name)?;
+        let indent = indentation(&content[start..end]);
+        // The marker line's start in `current`; each insertion lands above it.
+        let mut at = start;
         let mut current = Cow::Borrowed(content);
         for fragment in fragments {
             if fragment_present(&current, token, fragment) {
                 continue;
             }
-            if matches!(current, Cow::Owned(_)) {
-                found = marker_lines(&current, token, name);
-            }
-            let mut out = String::with_capacity(current.len() + 2 * fragment.len() + 16);
-            let mut copied = 0;
-            for &(start, end) in &found {
-                out.push_str(&current[copied..start]);
-                for l in indent_fragment(fragment, indentation(&current[start..end])) {
-                    out.push_str(&l);
-                    out.push('\n');
-                }
-                copied = start;
-            }
-            out.push_str(&current[copied..]);
+            let out = insert_lines(&current, at, &indent_fragment(fragment, indent));
+            at += out.len() - current.len();
             current = Cow::Owned(out);
         }
         return Ok(current.into_owned());
     }
     let (mut lines, nl) = split_lines(content);
-    let positions: Vec<usize> = lines
-        .iter()
-        .enumerate()
-        .filter(|(_, l)| is_marker(l, token, name))
-        .map(|(i, _)| i)
-        .collect();
-    if positions.is_empty() {
-        return Err(MissingMarker(format!(
-            "{token} +kubebuilder:scaffold:{name}"
-        )));
-    }
+    let mut at = find_marker(content, &lines, token, name)?;
     let mut current = Cow::Borrowed(content);
     for fragment in fragments {
         if fragment_present(&current, token, fragment) {
             continue;
         }
-        // Walk markers bottom-up so earlier indices stay valid.
-        let markers: Vec<usize> = lines
-            .iter()
-            .enumerate()
-            .filter(|(_, l)| is_marker(l, token, name))
-            .map(|(i, _)| i)
-            .rev()
-            .collect();
-        for at in markers {
-            let indent = indentation(&lines[at]).to_string();
-            let new = indent_fragment(fragment, &indent);
-            lines.splice(at..at, new);
-        }
+        let indent = indentation(&lines[at]).to_string();
+        let new = indent_fragment(fragment, &indent);
+        let n = new.len();
+        lines.splice(at..at, new);
+        at += n;
         current = Cow::Owned(join_lines(&lines, nl));
     }
     Ok(current.into_owned())
@@ -351,24 +519,32 @@ pub fn insert_go_import(
     content: &str,
     spec: &ImportSpec,
     module: &str,
-) -> Result<String, MissingMarker> {
+) -> Result<String, MarkerError> {
     if direct(content) {
-        // Work on the lines from the block's `import (` to the marker only.
-        if let Some(&(marker, marker_end)) = marker_lines(content, "//", "imports").first() {
-            let mut pos = marker;
-            while pos > 0 {
-                let start = content[..pos - 1].rfind('\n').map_or(0, |i| i + 1);
-                if content[start..pos - 1].trim_start().starts_with("import (") {
-                    let end = (marker_end + 1).min(content.len());
-                    let block = insert_go_import_lines(&content[start..end], spec, module)?;
-                    let mut out = String::with_capacity(content.len() + block.len());
-                    out.push_str(&content[..start]);
-                    out.push_str(&block);
-                    out.push_str(&content[end..]);
-                    return Ok(out);
+        // Work on the lines from the block's `import (` to the marker only. Without a marker,
+        // or without an `import (` above it, the line-by-line path below does the work.
+        match find_marker_direct(content, "//", "imports") {
+            Ok((marker, marker_end)) => {
+                let mut pos = marker;
+                while pos > 0 {
+                    let start = content[..pos - 1].rfind('\n').map_or(0, |i| i + 1);
+                    if content[start..pos - 1].trim_start().starts_with("import (") {
+                        let end = (marker_end + 1).min(content.len());
+                        let block = &content[start..end];
+                        let (lines, nl) = split_lines(block);
+                        let last = lines.len() - 1;
+                        let block = add_import(block, lines, nl, 0, last, spec, module);
+                        let mut out = String::with_capacity(content.len() + block.len());
+                        out.push_str(&content[..start]);
+                        out.push_str(&block);
+                        out.push_str(&content[end..]);
+                        return Ok(out);
+                    }
+                    pos = start;
                 }
-                pos = start;
             }
+            Err(MarkerError::Missing(_)) => {}
+            Err(e) => return Err(e),
         }
     }
     insert_go_import_lines(content, spec, module)
@@ -378,16 +554,21 @@ fn insert_go_import_lines(
     content: &str,
     spec: &ImportSpec,
     module: &str,
-) -> Result<String, MissingMarker> {
-    let (mut lines, nl) = split_lines(content);
+) -> Result<String, MarkerError> {
+    let (lines, nl) = split_lines(content);
     // The block ends at the imports marker when there is one, else at the first block's `)`.
-    let (open, marker) = match lines.iter().position(|l| is_marker(l, "//", "imports")) {
+    let found = match find_marker(content, &lines, "//", "imports") {
+        Ok(m) => Some(m),
+        Err(MarkerError::Missing(_)) => None,
+        Err(e) => return Err(e),
+    };
+    let (open, marker) = match found {
         Some(m) => {
             let open = lines[..m]
                 .iter()
                 .rposition(|l| l.trim_start().starts_with("import ("))
                 .ok_or_else(|| {
-                    MissingMarker(
+                    MarkerError::Missing(
                         "// +kubebuilder:scaffold:imports inside an `import (` block".into(),
                     )
                 })?;
@@ -398,7 +579,7 @@ fn insert_go_import_lines(
                 .iter()
                 .position(|l| l.trim_start().starts_with("import ("))
                 .ok_or_else(|| {
-                    MissingMarker(
+                    MarkerError::Missing(
                         "// +kubebuilder:scaffold:imports (or an `import (` block)".into(),
                     )
                 })?;
@@ -406,16 +587,32 @@ fn insert_go_import_lines(
                 + lines[open..]
                     .iter()
                     .position(|l| l.trim() == ")")
-                    .ok_or_else(|| MissingMarker("the closing `)` of the import block".into()))?;
+                    .ok_or_else(|| {
+                        MarkerError::Missing("the closing `)` of the import block".into())
+                    })?;
             (open, close)
         }
     };
+    Ok(add_import(content, lines, nl, open, marker, spec, module))
+}
+
+/// `content` (split into `lines`) with `spec` added to the import block from line `open`
+/// (`import (`) to line `marker` (the imports marker or the closing `)`).
+fn add_import(
+    content: &str,
+    mut lines: Vec<Cow<'_, str>>,
+    nl: bool,
+    open: usize,
+    marker: usize,
+    spec: &ImportSpec,
+    module: &str,
+) -> String {
     if lines[open + 1..marker]
         .iter()
         .filter_map(|l| ImportSpec::parse(l))
         .any(|s| s.path == spec.path)
     {
-        return Ok(content.to_string());
+        return content.to_string();
     }
     // Indentation: the marker's, else that of an existing spec, else a tab.
     let indent_src = if lines[marker].trim() == ")" {
@@ -484,7 +681,7 @@ fn insert_go_import_lines(
                 .map_or(end, |j| j + 1);
         }
         lines.insert(at, new_line);
-        return Ok(join_lines(&lines, nl));
+        return join_lines(&lines, nl);
     }
 
     // New group, before the first group of a later class, else at the end above the marker.
@@ -502,7 +699,7 @@ fn insert_go_import_lines(
         add.push(new_line);
         lines.splice(marker..marker, add);
     }
-    Ok(join_lines(&lines, nl))
+    join_lines(&lines, nl)
 }
 
 /// Remove the first `#` (and nothing else) from each line of `block`'s commented form.
@@ -728,18 +925,58 @@ mod tests {
 
     #[test]
     fn multi_line_fragment_keeps_relative_indentation_and_blank_lines() {
-        let src = "func main() {\n\t// +kubebuilder:scaffold:builder\n}\n";
+        let src = "package main\nfunc main() {\n\t// +kubebuilder:scaffold:builder\n}\n";
         // Blank lines inside a fragment stay (without indentation); trailing ones are dropped.
         let frag = "a()\n\nif err := x(); err != nil {\n\tos.Exit(1)\n}\n\n".to_string();
         let out = insert_above(src, "//", "builder", &[frag]).unwrap();
-        assert_eq!(out, "func main() {\n\ta()\n\n\tif err := x(); err != nil {\n\t\tos.Exit(1)\n\t}\n\t// +kubebuilder:scaffold:builder\n}\n");
+        assert_eq!(out, "package main\nfunc main() {\n\ta()\n\n\tif err := x(); err != nil {\n\t\tos.Exit(1)\n\t}\n\t// +kubebuilder:scaffold:builder\n}\n");
     }
 
     #[test]
-    fn yaml_insert_and_every_marker_occurrence() {
+    fn a_duplicated_marker_is_an_error_naming_both_lines() {
         let src = "resources:\n  # +kubebuilder:scaffold:x\nother:\n# +kubebuilder:scaffold:x\n";
-        let out = insert_above(src, "#", "x", &["- a.yaml".to_string()]).unwrap();
-        assert_eq!(out, "resources:\n  - a.yaml\n  # +kubebuilder:scaffold:x\nother:\n- a.yaml\n# +kubebuilder:scaffold:x\n");
+        let e = insert_above(src, "#", "x", &["- a.yaml".to_string()]).unwrap_err();
+        assert_eq!(
+            e,
+            MarkerError::Duplicate {
+                marker: "# +kubebuilder:scaffold:x".into(),
+                lines: vec![2, 4]
+            }
+        );
+        assert!(e.to_string().contains("lines 2 and 4"), "{e}");
+        let go = "package main\n\nimport (\n\t// +kubebuilder:scaffold:imports\n)\n\n// +kubebuilder:scaffold:imports\n";
+        assert!(matches!(
+            insert_go_import(go, &ImportSpec::new(None, "fmt"), "m"),
+            Err(MarkerError::Duplicate { .. })
+        ));
+    }
+
+    #[test]
+    fn markers_above_package_or_in_raw_strings_or_comments_take_no_code() {
+        let above = "// +kubebuilder:scaffold:builder\npackage main\n";
+        let e = insert_above(above, "//", "builder", &["x()".into()]).unwrap_err();
+        assert!(
+            e.to_string().contains("line 1 is above the package clause"),
+            "{e}"
+        );
+        let raw = "package main\n\nvar s = `\n// +kubebuilder:scaffold:builder\n`\n";
+        let e = insert_above(raw, "//", "builder", &["x()".into()]).unwrap_err();
+        assert!(
+            e.to_string().contains("line 4 is inside a raw string"),
+            "{e}"
+        );
+        let block = "package main\n/*\n\t// +kubebuilder:scaffold:builder\n*/\n";
+        let e = insert_above(block, "//", "builder", &["x()".into()]).unwrap_err();
+        assert!(e.to_string().contains("inside a /* */ comment"), "{e}");
+        let imports =
+            "package main\n\nvar s = `\nimport (\n\t// +kubebuilder:scaffold:imports\n)`\n";
+        assert!(matches!(
+            insert_go_import(imports, &ImportSpec::new(None, "fmt"), "m"),
+            Err(MarkerError::Misplaced { line: 5, .. })
+        ));
+        // Strings and comments that close on their line, and backquotes inside them, are fine.
+        let ok = "/* licence */\npackage main // x\n\nvar a = \"`\" + '`' + `x` /* ` */\nfunc main() {\n\t// +kubebuilder:scaffold:builder\n}\n";
+        assert!(insert_above(ok, "//", "builder", &["x()".into()]).is_ok());
     }
 
     #[test]
@@ -753,7 +990,7 @@ mod tests {
     #[test]
     fn missing_marker_is_an_error() {
         let e = insert_above("package x\n", "//", "builder", &["x".into()]).unwrap_err();
-        assert!(e.0.contains("+kubebuilder:scaffold:builder"));
+        assert!(e.to_string().contains("+kubebuilder:scaffold:builder"));
         assert!(insert_go_import("package x\n", &ImportSpec::new(None, "fmt"), "m").is_err());
     }
 
@@ -825,11 +1062,11 @@ mod tests {
 
     #[test]
     fn sorting_respects_leading_comments_and_byte_order() {
-        let src = "import (\n\t\"a.com/x\"\n\t// why z\n\t_ \"a.com/z\"\n\t// +kubebuilder:scaffold:imports\n)\n";
+        let src = "package m\nimport (\n\t\"a.com/x\"\n\t// why z\n\t_ \"a.com/z\"\n\t// +kubebuilder:scaffold:imports\n)\n";
         let out = insert_go_import(src, &ImportSpec::new(None, "a.com/y"), "m").unwrap();
-        assert_eq!(out, "import (\n\t\"a.com/x\"\n\t\"a.com/y\"\n\t// why z\n\t_ \"a.com/z\"\n\t// +kubebuilder:scaffold:imports\n)\n");
+        assert_eq!(out, "package m\nimport (\n\t\"a.com/x\"\n\t\"a.com/y\"\n\t// why z\n\t_ \"a.com/z\"\n\t// +kubebuilder:scaffold:imports\n)\n");
         // '.' sorts before '/', as gofmt does.
-        let src = "import (\n\tfoov1 \"m/api/foo/v1\"\n\t// +kubebuilder:scaffold:imports\n)\n";
+        let src = "package m\nimport (\n\tfoov1 \"m/api/foo/v1\"\n\t// +kubebuilder:scaffold:imports\n)\n";
         let out = insert_go_import(
             src,
             &ImportSpec::new(Some("foopolicyv1"), "m/api/foo.policy/v1"),
@@ -968,13 +1205,16 @@ mod tests {
         }
     }
 
-    /// Every edit gives the same text working on the text directly as line by line.
+    /// Every edit gives the same result working on the text directly as line by line: the same
+    /// text, or the same error (missing, duplicated or misplaced marker).
     #[test]
     fn direct_edits_match_line_by_line_edits() {
         const LINES: &[&str] = &[
             "\t// +kubebuilder:scaffold:builder",
             "// +kubebuilder:scaffold:imports",
             "  # +kubebuilder:scaffold:x",
+            "package main",
+            "package main",
             "import (",
             "\t\"os\"",
             "\tappv1 \"m/api/v1\"",
@@ -987,6 +1227,11 @@ mod tests {
             "Complete()",
             "resources:",
             "- a.yaml",
+            "var s = `",
+            "`",
+            "/*",
+            "*/",
+            "x := \"`/*\" + '`' // `",
         ];
         let mut seed: u64 = 0x0bad_cafe;
         let mut next = |n: usize| {
@@ -995,14 +1240,26 @@ mod tests {
             seed ^= seed << 17;
             (seed % n as u64) as usize
         };
-        let both = |f: &dyn Fn() -> Option<String>| {
+        fn both<T: PartialEq + std::fmt::Debug>(f: impl Fn() -> T) -> T {
             let direct = f();
             LINE_BY_LINE.with(|c| c.set(true));
             let lines = f();
             LINE_BY_LINE.with(|c| c.set(false));
             assert_eq!(direct, lines);
+            direct
+        }
+        // How often each outcome came up, so the comparison covers every kind of result.
+        let mut seen = std::collections::BTreeMap::<String, usize>::new();
+        let mut tally = |r: Result<String, MarkerError>| {
+            let kind = match r {
+                Ok(_) => "ok".to_string(),
+                Err(MarkerError::Missing(_)) => "missing".into(),
+                Err(MarkerError::Duplicate { .. }) => "duplicate".into(),
+                Err(MarkerError::Misplaced { why, .. }) => why.into(),
+            };
+            *seen.entry(kind).or_default() += 1;
         };
-        for _ in 0..5000 {
+        for _ in 0..10000 {
             let mut text: String = (0..next(12))
                 .map(|_| LINES[next(LINES.len())])
                 .collect::<Vec<_>>()
@@ -1012,12 +1269,30 @@ mod tests {
             }
             let frag = ["a()\n", "x()\n\ny()\n", "- a.yaml", "", "\tb()"][next(5)].to_string();
             let t = &text;
-            both(&|| insert_above(t, "//", "builder", std::slice::from_ref(&frag)).ok());
-            both(&|| insert_above(t, "#", "x", &[frag.clone(), "- b".into()]).ok());
-            both(&|| insert_go_import(t, &ImportSpec::new(Some("bv1"), "m/api/b/v1"), "m").ok());
-            both(&|| insert_go_import(t, &ImportSpec::new(None, "context"), "m").ok());
-            both(&|| insert_after_line(t, " resources: ", &frag));
-            both(&|| insert_before_line(t, "Complete()", &frag));
+            tally(both(|| {
+                insert_above(t, "//", "builder", std::slice::from_ref(&frag))
+            }));
+            tally(both(|| {
+                insert_above(t, "#", "x", &[frag.clone(), "- b".into()])
+            }));
+            tally(both(|| {
+                insert_go_import(t, &ImportSpec::new(Some("bv1"), "m/api/b/v1"), "m")
+            }));
+            tally(both(|| {
+                insert_go_import(t, &ImportSpec::new(None, "context"), "m")
+            }));
+            both(|| insert_after_line(t, " resources: ", &frag));
+            both(|| insert_before_line(t, "Complete()", &frag));
+        }
+        for kind in [
+            "ok",
+            "missing",
+            "duplicate",
+            "above the package clause",
+            "inside a raw string literal",
+            "inside a /* */ comment",
+        ] {
+            assert!(seen.get(kind).copied().unwrap_or(0) >= 100, "{seen:?}");
         }
     }
 

@@ -6,12 +6,14 @@
 //! fails it restores every file it touched and removes the files and directories it created, so
 //! the tree is byte-identical to before.
 
+use crate::fsx;
+use crate::journal::{self, Entry, Journal};
 use crate::markers::{self, ImportSpec};
-use anyhow::{anyhow, Result};
+use crate::out::{errln, outln};
+use anyhow::{anyhow, bail, Result};
 use std::collections::HashMap;
 use std::fmt;
 use std::fs;
-use std::io::Write;
 use std::path::{Component, Path, PathBuf};
 
 /// What to do when a file to create already exists.
@@ -175,6 +177,8 @@ pub struct Report {
     /// Each path once, in plan order, PROJECT last.
     pub entries: Vec<(PathBuf, Action)>,
     pub warnings: Vec<String>,
+    /// Things done differently from the usual way, worth knowing (not problems).
+    pub notes: Vec<String>,
 }
 
 impl Report {
@@ -187,13 +191,16 @@ impl Report {
             let pad = " ".repeat(9usize.saturating_sub(name.len()));
             let word = format!("{}{pad}", crate::term::paint(&name, action.style(), color));
             if dry_run {
-                println!("  would {word} {}", path.display());
+                outln!("  would {word} {}", path.display());
             } else if !matches!(action, Action::Unchanged) {
-                println!("  {word} {}", path.display());
+                outln!("  {word} {}", path.display());
             }
         }
         for w in &self.warnings {
-            eprintln!("{} {w}", crate::term::label("warning"));
+            errln!("{} {w}", crate::term::label("warning"));
+        }
+        for n in &self.notes {
+            errln!("note: {n}");
         }
     }
 
@@ -228,6 +235,9 @@ impl fmt::Display for Conflicts {
 }
 
 impl std::error::Error for Conflicts {}
+
+/// The largest file opbuilder reads to edit (a Go file or manifest is far smaller).
+const MAX_FILE: u64 = 64 << 20;
 
 /// Options for [`apply`].
 #[derive(Debug, Default, Clone)]
@@ -301,19 +311,41 @@ fn apply_edit(
     content: &str,
     edit: &Edit,
     warnings: &mut Vec<String>,
+    notes: &mut Vec<String>,
 ) -> Result<String, String> {
     let show = path.display();
     match edit {
         Edit::AboveMarker { marker, fragments } => {
             let token = markers::comment_token(path)
                 .ok_or_else(|| format!("{show}: no comment syntax known for this kind of file"))?;
-            markers::insert_above(content, token, marker, fragments).map_err(|m| {
-                format!("{show}: the marker `{}` is missing; put it back where new code should be inserted", m.0)
+            markers::insert_above(content, token, marker, fragments).map_err(|e| match e {
+                markers::MarkerError::Missing(m) => format!(
+                    "{show}: the marker `{m}` is missing; put it back where new code should be inserted"
+                ),
+                e => format!("{show}: {e}"),
             })
         }
-        Edit::GoImport { spec, module } => markers::insert_go_import(content, spec, module).map_err(|m| {
-            format!("{show}: the marker `{}` is missing; put it back as the last line of the import block", m.0)
-        }),
+        Edit::GoImport { spec, module } => {
+            let has_marker = markers::has_marker(content, "//", "imports");
+            // Only files that carry scaffold markers are expected to have an imports marker
+            // (main.go and the suites); the webhook files never had one.
+            let uses_markers = content.contains("+kubebuilder:scaffold:");
+            let out = markers::insert_go_import(content, spec, module).map_err(|e| match e {
+                markers::MarkerError::Missing(m) => format!(
+                    "{show}: the marker `{m}` is missing; put it back as the last line of the import block"
+                ),
+                e => format!("{show}: {e}"),
+            })?;
+            if !has_marker && uses_markers && out != content {
+                let note = format!(
+                    "{show}: the marker `// +kubebuilder:scaffold:imports` is missing, so new imports went into the first import block; put the marker back as the last line of that block"
+                );
+                if !notes.contains(&note) {
+                    notes.push(note);
+                }
+            }
+            Ok(out)
+        }
         Edit::Uncomment { block, required } => match markers::uncomment(content, block) {
             Some(c) => Ok(c),
             None if *required => Err(format!(
@@ -379,9 +411,8 @@ pub fn apply(root: &Path, plan: &Plan, opts: &ApplyOptions) -> Result<Report> {
             continue;
         }
         if !staged.contains_key(&path) {
-            let original = match fs::read(root.join(&path)) {
-                Ok(b) => Some(b),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            let original = match fsx::read_regular(&root.join(&path), MAX_FILE) {
+                Ok(b) => b,
                 Err(e) => {
                     conflicts.push(format!("{}: cannot read: {e}", path.display()));
                     continue;
@@ -459,7 +490,7 @@ pub fn apply(root: &Path, plan: &Plan, opts: &ApplyOptions) -> Result<Report> {
                     }
                 };
                 for edit in edits {
-                    match apply_edit(&path, &text, edit, &mut report.warnings) {
+                    match apply_edit(&path, &text, edit, &mut report.warnings, &mut report.notes) {
                         Ok(t) => text = t,
                         Err(c) => conflicts.push(c),
                     }
@@ -489,126 +520,296 @@ pub fn apply(root: &Path, plan: &Plan, opts: &ApplyOptions) -> Result<Report> {
         return Ok(report);
     }
 
-    let mut tx = Transaction {
-        root: root.to_path_buf(),
-        written: vec![],
-        created_dirs: vec![],
-    };
+    let mut changes = vec![];
     for (path, action) in &report.entries {
         if !matches!(action, Action::Create | Action::Update | Action::Remove) {
             continue;
         }
         let st = &staged[path];
-        let result = match opts.fail_after_writes {
-            Some(n) if tx.written.len() >= n => Err(anyhow!(
-                "injected failure before writing {}",
-                path.display()
-            )),
-            _ if *action == Action::Remove => tx.remove(path, st.original.clone()),
-            _ => tx.write(path, &st.content, st.original.clone()),
-        };
-        if let Err(e) = result {
-            let rollback = tx.rollback();
-            return Err(match rollback {
-                Ok(()) => e.context(
-                    "writing the plan failed; every file was restored to its previous state",
-                ),
-                Err(r) => e.context(format!("writing the plan failed AND restoring failed: {r}")),
-            });
-        }
+        changes.push(Change {
+            rel: resolve_final_link(root, &root_canon, path)?,
+            content: (*action != Action::Remove).then(|| st.content.clone()),
+            original: st.original.clone(),
+        });
+    }
+    if !changes.is_empty() {
+        Transaction::run(root, &changes, opts.fail_after_writes)?;
     }
     Ok(report)
 }
 
-struct Transaction {
-    root: PathBuf,
-    written: Vec<(PathBuf, Option<Vec<u8>>)>,
-    created_dirs: Vec<PathBuf>,
+/// A file the transaction writes (or removes).
+struct Change {
+    /// Relative to the root; when the plan's path is a symbolic link (to a file inside the
+    /// project, as `check_path` ensures), the path of its target, so the link is kept.
+    rel: PathBuf,
+    /// None: remove the file.
+    content: Option<Vec<u8>>,
+    original: Option<Vec<u8>>,
 }
+
+/// The file a plan path names, following a final symbolic link.
+fn resolve_final_link(root: &Path, root_canon: &Path, rel: &Path) -> Result<PathBuf> {
+    let full = root.join(rel);
+    match fs::symlink_metadata(&full) {
+        Ok(m) if m.file_type().is_symlink() => {
+            let target = fs::canonicalize(&full).map_err(|e| anyhow!("{}: {e}", rel.display()))?;
+            target
+                .strip_prefix(root_canon)
+                .map(Path::to_path_buf)
+                .map_err(|_| {
+                    anyhow!(
+                        "{}: refusing to write through a symbolic link that leads outside the project",
+                        rel.display()
+                    )
+                })
+        }
+        _ => Ok(rel.to_path_buf()),
+    }
+}
+
+/// The effective user id, read from the owner of /proc/self (Linux); None elsewhere.
+fn effective_uid() -> Option<u32> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        fs::metadata("/proc/self").ok().map(|m| m.uid())
+    }
+    #[cfg(not(unix))]
+    None
+}
+
+/// The writing half of [`apply`]: journal first, then the files, then commit. See
+/// docs/architecture.md ("Transactions") and src/journal.rs for the on-disk protocol.
+struct Transaction;
 
 impl Transaction {
-    fn write(&mut self, rel: &Path, content: &[u8], original: Option<Vec<u8>>) -> Result<()> {
-        let full = self.root.join(rel);
-        let parent = full
-            .parent()
-            .expect("a file path has a parent")
-            .to_path_buf();
-        // Create missing directories one by one so rollback can remove exactly those.
-        let mut missing = vec![];
-        let mut d = parent.as_path();
-        while !d.exists() {
-            missing.push(d.to_path_buf());
-            d = d.parent().expect("root exists");
-        }
-        for dir in missing.into_iter().rev() {
-            fs::create_dir(&dir).map_err(|e| anyhow!("creating {}: {e}", dir.display()))?;
-            self.created_dirs.push(dir);
-        }
-        write_atomic(&full, content)?;
-        self.written.push((rel.to_path_buf(), original));
-        Ok(())
-    }
-
-    fn remove(&mut self, rel: &Path, original: Option<Vec<u8>>) -> Result<()> {
-        let full = self.root.join(rel);
-        fs::remove_file(&full).map_err(|e| anyhow!("removing {}: {e}", full.display()))?;
-        self.written.push((rel.to_path_buf(), original));
-        Ok(())
-    }
-
-    fn rollback(&mut self) -> Result<()> {
-        let mut errors = vec![];
-        for (rel, original) in self.written.drain(..).rev() {
-            let full = self.root.join(&rel);
-            let r = match original {
-                Some(bytes) => write_atomic(&full, &bytes),
-                None => fs::remove_file(&full).map_err(|e| anyhow!("{}: {e}", full.display())),
-            };
-            if let Err(e) = r {
-                errors.push(e.to_string());
+    fn run(root: &Path, changes: &[Change], fail_after: Option<usize>) -> Result<()> {
+        let euid = effective_uid();
+        let mut journal = Journal {
+            pid: std::process::id(),
+            ..Default::default()
+        };
+        for c in changes {
+            let full = root.join(&c.rel);
+            let mut missing = vec![];
+            let mut d = full.parent().expect("a file path has a parent");
+            while c.content.is_some() && !d.exists() {
+                missing.push(d.strip_prefix(root).unwrap_or(d).to_path_buf());
+                d = d.parent().expect("root exists");
             }
-        }
-        for dir in self.created_dirs.drain(..).rev() {
-            if let Err(e) = fs::remove_dir(&dir) {
-                errors.push(format!("{}: {e}", dir.display()));
+            for m in missing.into_iter().rev() {
+                if !journal.dirs.contains(&m) {
+                    journal.dirs.push(m);
+                }
             }
+            let name = c
+                .rel
+                .file_name()
+                .expect("a file path has a name")
+                .to_string_lossy()
+                .to_string();
+            let tmp = journal::side_name(&name, "tmp");
+            let bak = journal::side_name(&name, "bak");
+            let path = c.rel.clone();
+            journal.entries.push(match (&c.content, &c.original) {
+                (None, _) => Entry::Remove { path, bak },
+                (Some(_), None) => Entry::Create { path, tmp },
+                (Some(_), Some(_)) if keep_in_place(&full, euid) => {
+                    Entry::InPlace { path, tmp, bak }
+                }
+                (Some(_), Some(_)) => Entry::Replace { path, tmp, bak },
+            });
         }
-        if errors.is_empty() {
+        journal.write(root)?;
+
+        let forward = (|| -> Result<()> {
+            for d in &journal.dirs {
+                let full = root.join(d);
+                fsx::create_dir(&full).map_err(|e| anyhow!("creating {}: {e}", full.display()))?;
+            }
+            // 1. Every new content under its temporary name; copies of in-place files aside.
+            for (c, e) in changes.iter().zip(&journal.entries) {
+                Self::stage_entry(root, c, e)
+                    .map_err(|err| anyhow!("writing {}: {err}", root.join(&c.rel).display()))?;
+            }
+            // 2. Originals that get replaced keep a second name, durably, before any is replaced.
+            let mut aside = vec![];
+            for (c, e) in changes.iter().zip(&journal.entries) {
+                if let Entry::Replace { bak, .. } = e {
+                    let full = root.join(&c.rel);
+                    let dir = full.parent().expect("a file path has a parent");
+                    if fsx::hard_link(&full, &dir.join(bak)).is_err() {
+                        // No hard links here (or an injected failure): move it aside instead.
+                        fsx::rename(&full, &dir.join(bak))
+                            .map_err(|err| anyhow!("writing {}: {err}", full.display()))?;
+                    }
+                    if !aside.iter().any(|d| d == dir) {
+                        aside.push(dir.to_path_buf());
+                    }
+                }
+            }
+            for d in &aside {
+                fsx::sync_dir(d).map_err(|e| anyhow!("syncing {}: {e}", d.display()))?;
+            }
+            // 3. Switch: rename the new contents over the originals, remove, rewrite in place.
+            for (i, (c, e)) in changes.iter().zip(&journal.entries).enumerate() {
+                if fail_after.is_some_and(|n| i >= n) {
+                    bail!("injected failure before writing {}", c.rel.display());
+                }
+                Self::switch_entry(root, c, e)
+                    .map_err(|err| anyhow!("writing {}: {err}", root.join(&c.rel).display()))?;
+            }
+            // 4. Commit: make the new files and names durable, then flip the journal to "done".
+            let files: Vec<PathBuf> = journal
+                .entries
+                .iter()
+                .filter(|e| !matches!(e, Entry::Remove { .. }))
+                .map(|e| root.join(e.path()))
+                .collect();
+            fsx::sync_all(root, &files, &touched_dirs(root, &journal))
+                .map_err(|e| anyhow!("syncing the written files: {e}"))?;
+            fsx::rename(&root.join(journal::JOURNAL), &root.join(journal::DONE))
+                .map_err(|e| anyhow!("committing ({}): {e}", journal::JOURNAL))?;
             Ok(())
-        } else {
-            Err(anyhow!(errors.join("; ")))
+        })();
+        if let Err(e) = forward {
+            return Err(match journal.roll_back(root) {
+                Ok(()) => {
+                    fsx::set_rollback(true);
+                    let _ = fsx::remove_file(&root.join(journal::JOURNAL));
+                    let _ = fsx::sync_dir(root);
+                    fsx::set_rollback(false);
+                    e.context("writing the plan failed; every file was restored to its previous state")
+                }
+                Err(r) => e.context(format!(
+                    "writing the plan failed AND restoring failed: {r}\n  \
+                     the recovery journal {} is kept: the next opbuilder command in this project rolls the rest back \
+                     (free some space or fix the permissions first)",
+                    journal::JOURNAL
+                )),
+            });
+        }
+        // Committed. What is left is cleanup; if it fails, the next command finishes it.
+        let cleanup = fsx::sync_dir(root)
+            .map_err(anyhow::Error::from)
+            .and_then(|()| journal.roll_forward(root))
+            .and_then(|()| Ok(fsx::remove_file(&root.join(journal::DONE))?));
+        if let Err(e) = cleanup {
+            errln!(
+                "warning: the files were written, but removing the backups failed ({e:#}); the next opbuilder command in this project removes them"
+            );
+        }
+        Ok(())
+    }
+
+    fn stage_entry(root: &Path, c: &Change, e: &Entry) -> std::io::Result<()> {
+        let full = root.join(&c.rel);
+        let dir = full.parent().expect("a file path has a parent");
+        let content = c.content.as_deref().unwrap_or_default();
+        match e {
+            Entry::Create { tmp, .. } => write_new(&dir.join(tmp), content, None),
+            Entry::Replace { tmp, .. } => {
+                let meta = fs::metadata(&full)?;
+                write_new(&dir.join(tmp), content, Some(&meta))
+            }
+            Entry::Remove { .. } => Ok(()),
+            Entry::InPlace { tmp, bak, .. } => {
+                // The copy must be complete and durable before the file is overwritten.
+                let meta = fs::metadata(&full)?;
+                let tmp = dir.join(tmp);
+                write_new(&tmp, c.original.as_deref().unwrap_or_default(), Some(&meta))?;
+                let f = fs::File::open(&tmp)?;
+                fsx::sync_file(&f, &tmp)?;
+                fsx::rename(&tmp, &dir.join(bak))?;
+                fsx::sync_dir(dir)
+            }
+        }
+    }
+
+    fn switch_entry(root: &Path, c: &Change, e: &Entry) -> std::io::Result<()> {
+        let full = root.join(&c.rel);
+        let dir = full.parent().expect("a file path has a parent");
+        let content = c.content.as_deref().unwrap_or_default();
+        match e {
+            Entry::Create { tmp, .. } | Entry::Replace { tmp, .. } => {
+                fsx::rename(&dir.join(tmp), &full)
+            }
+            Entry::Remove { bak, .. } => fsx::rename(&full, &dir.join(bak)),
+            Entry::InPlace { .. } => {
+                fsx::step("open", &full)?;
+                let mut f = fs::OpenOptions::new().write(true).open(&full)?;
+                fsx::write_all(&mut f, &full, content)?;
+                f.set_len(content.len() as u64)
+            }
         }
     }
 }
 
-/// Write via a temporary file in the same directory, then rename over the target, so a reader
-/// (or a crash of opbuilder) never sees a half-written file. No fsync: surviving power loss is
-/// not a goal (see docs/decisions.md).
-/// A new file gets mode 0644 (Kubebuilder's); an existing file keeps its permissions.
-pub fn write_atomic(path: &Path, content: &[u8]) -> Result<()> {
-    let dir = path.parent().expect("a file path has a parent");
-    let name = path
-        .file_name()
-        .expect("a file path has a name")
-        .to_string_lossy();
-    let tmp = dir.join(format!(".{name}.opbuilder-{}.tmp", std::process::id()));
-    let result = (|| -> std::io::Result<()> {
-        let mut f = fs::File::create(&tmp)?;
-        f.write_all(content)?;
+/// Whether an existing file must be rewritten in place rather than replaced by a rename: when
+/// it has other hard links, or belongs to another user (whom a new file could not be given).
+fn keep_in_place(full: &Path, euid: Option<u32>) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let Ok(m) = fs::metadata(full) else {
+            return false;
+        };
+        m.nlink() > 1 || euid.is_some_and(|u| u != 0 && u != m.uid())
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (full, euid);
+        false
+    }
+}
+
+/// The directories whose entries a transaction changes: each file's parent and each created
+/// directory's parent.
+fn touched_dirs(root: &Path, j: &Journal) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = vec![];
+    let parents = j
+        .entries
+        .iter()
+        .map(|e| root.join(e.path()))
+        .chain(j.dirs.iter().map(|d| root.join(d)))
+        .filter_map(|p| p.parent().map(Path::to_path_buf));
+    for p in parents {
+        if !out.contains(&p) {
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// Write `content` to the new file `tmp` (`O_CREAT|O_EXCL|O_NOFOLLOW`). Not synced here: until
+/// the commit the journal can undo it whatever its content; the commit syncs it. Without
+/// `like`, the file gets mode 0644 (Kubebuilder's); with it, that file's mode and owner.
+fn write_new(tmp: &Path, content: &[u8], like: Option<&fs::Metadata>) -> std::io::Result<()> {
+    let r = (|| {
+        let mut f = fsx::create_new(tmp, 0o600)?;
+        fsx::write_all(&mut f, tmp, content)?;
         #[cfg(unix)]
         {
-            use std::os::unix::fs::PermissionsExt;
-            let mode = fs::metadata(path)
-                .map(|m| m.permissions().mode())
-                .unwrap_or(0o644);
-            fs::set_permissions(&tmp, fs::Permissions::from_mode(mode))?;
+            use std::os::unix::fs::{MetadataExt, PermissionsExt};
+            let mode = like.map_or(0o644, |m| m.permissions().mode() & 0o7777);
+            f.set_permissions(fs::Permissions::from_mode(mode))?;
+            if let Some(m) = like {
+                let mine = f.metadata()?;
+                if mine.uid() != m.uid() || mine.gid() != m.gid() {
+                    // Best effort: the group may not be ours to give.
+                    let _ = std::os::unix::fs::fchown(&f, Some(m.uid()), Some(m.gid()));
+                }
+            }
         }
-        fs::rename(&tmp, path)
+        #[cfg(not(unix))]
+        let _ = like;
+        Ok(())
     })();
-    if result.is_err() {
-        let _ = fs::remove_file(&tmp);
+    if r.is_err() {
+        let _ = fs::remove_file(tmp);
     }
-    result.map_err(|e| anyhow!("writing {}: {e}", path.display()))
+    r
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 //! user is told what to run by hand.
 
 use crate::error::Interrupted;
+use crate::out::outln;
 use anyhow::{bail, Context, Result};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -73,18 +74,18 @@ pub fn run(root: &Path, steps: &[Step]) -> Result<()> {
         .filter(|p| which(p).is_none())
         .collect();
     if !missing.is_empty() {
-        println!(
+        outln!(
             "\n{} not found on PATH, so these steps were not run. Run them yourself once Go is installed:",
             missing.join(" and ")
         );
         for s in steps {
-            println!("  {}", s.display());
+            outln!("  {}", s.display());
         }
         return Ok(());
     }
     let total = steps.len();
     for (i, step) in steps.iter().enumerate() {
-        println!(
+        outln!(
             "\n[{}/{total}] {} ({})",
             i + 1,
             step.display(),

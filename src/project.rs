@@ -181,9 +181,9 @@ impl Project {
     /// Load and check PROJECT from `root`. A missing file means "not a project".
     pub fn load(root: &Path) -> Result<Project> {
         let path = root.join(FILE);
-        let text = match std::fs::read_to_string(&path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => bail!(
+        let text = match crate::fsx::read_text(&path, 4 << 20) {
+            Ok(Some(t)) => t,
+            Ok(None) => bail!(
                 "no PROJECT file in {}: run this command in a project made by `opbuilder init` (or `kubebuilder init`)",
                 root.display()
             ),
@@ -937,6 +937,19 @@ mod fast {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(unix)]
+    #[test]
+    fn a_project_file_that_is_a_fifo_is_refused_without_blocking() {
+        let t = tempfile::tempdir().unwrap();
+        assert!(std::process::Command::new("mkfifo")
+            .arg(t.path().join(FILE))
+            .status()
+            .unwrap()
+            .success());
+        let e = Project::load(t.path()).unwrap_err();
+        assert!(format!("{e:#}").contains("not a regular file"), "{e:#}");
+    }
 
     fn sample() -> Project {
         Project {

@@ -11,6 +11,7 @@ use super::init::InitArgs;
 use super::webhook::WebhookArgs;
 use crate::context::BOILERPLATE_FILE;
 use crate::error::usage;
+use crate::out::outln;
 use crate::plan::{apply, ApplyOptions, Plan};
 use crate::plugins;
 use crate::project::{self, Project, Resource};
@@ -390,7 +391,7 @@ pub fn run(cwd_root: impl FnOnce() -> Result<PathBuf>, cmd: &AlphaCommand) -> Re
             std::fs::rename(&git, input.join(".git")).context("moving .git into the new tree")?;
         }
         report(&done);
-        println!(
+        outln!(
             "\nRegenerated {} in place. The previous tree, with your code, is in {}: compare the two \
              (for example `git status` and `git diff`) and copy back what you need.",
             input.display(),
@@ -406,7 +407,7 @@ pub fn run(cwd_root: impl FnOnce() -> Result<PathBuf>, cmd: &AlphaCommand) -> Re
     };
     let done = generate(&input, output)?;
     report(&done);
-    println!(
+    outln!(
         "\nGenerated the project of {} in {}. Copy your code over (the types' fields, the Reconcile \
          bodies, webhook logic), then run `go mod tidy` and `make generate manifests` there.",
         input.display(),
@@ -416,8 +417,8 @@ pub fn run(cwd_root: impl FnOnce() -> Result<PathBuf>, cmd: &AlphaCommand) -> Re
 }
 
 fn report(done: &[String]) {
-    println!("Replayed from PROJECT:");
+    outln!("Replayed from PROJECT:");
     for d in done {
-        println!("  {d}");
+        outln!("  {d}");
     }
 }

@@ -3,6 +3,7 @@
 use crate::context::ProjectCtx;
 use crate::error::{bad_flag, usage};
 use crate::flect;
+use crate::out::{errln, outln};
 use crate::plan::{Edit, IfExists, Plan};
 use crate::plugins;
 use crate::post::{self, Step};
@@ -58,7 +59,7 @@ fn decide(flag: Option<bool>, question: &str, flag_name: &str) -> Result<bool> {
     if std::io::stdin().is_terminal() {
         return crate::term::confirm(question, flag_name, true);
     }
-    eprintln!("note: {flag_name} not given and stdin is not a terminal: assuming {flag_name}=true");
+    errln!("note: {flag_name} not given and stdin is not a terminal: assuming {flag_name}=true");
     Ok(true)
 }
 
@@ -348,7 +349,7 @@ pub fn plan_files(
         *core,
         *external,
     );
-    let pctx = ProjectCtx::load(root, project);
+    let pctx = ProjectCtx::load(root, project)?;
     let ctx = ResourceCtx::new(CtxInput {
         project,
         pctx,
@@ -592,7 +593,7 @@ pub fn run(root: &Path, args: &ApiArgs) -> Result<()> {
         post::run(root, &steps)?;
     }
     if did_resource {
-        println!("\nNext: fill in the Spec and Status in the *_types.go file, then run\n  make manifests");
+        outln!("\nNext: fill in the Spec and Status in the *_types.go file, then run\n  make manifests");
     }
     Ok(())
 }

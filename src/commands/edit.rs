@@ -3,6 +3,7 @@
 use super::init::{boilerplate, License};
 use crate::context::{ProjectCtx, BOILERPLATE_FILE};
 use crate::error::usage;
+use crate::out::outln;
 use crate::plan::{IfExists, Plan};
 use crate::plugins;
 use crate::project::Project;
@@ -119,7 +120,7 @@ pub fn plan_go(cx: &mut plugins::Cx, args: &EditArgs) -> Result<()> {
     }
     if let Some(ns) = args.namespaced {
         project.namespaced = ns;
-        let ctx = ProjectCtx::load(root, project);
+        let ctx = ProjectCtx::load(root, project)?;
         let files = templates::render_tree("init", &ctx, |t| {
             matches!(t, "config/rbac/role.yaml" | "config/rbac/role_binding.yaml")
                 || (args.force && t == "config/manager/manager.yaml")
@@ -183,7 +184,7 @@ pub fn run(root: &Path, args: &EditArgs) -> Result<()> {
         return Ok(());
     }
     for n in notes {
-        println!("\n{n}");
+        outln!("\n{n}");
     }
     Ok(())
 }

@@ -2,6 +2,7 @@
 
 use crate::context::{ProjectCtx, BOILERPLATE_FILE};
 use crate::error::{bad_flag, usage};
+use crate::out::{errln, outln};
 use crate::plan::{IfExists, Plan};
 use crate::plugins;
 use crate::post::{self, Step};
@@ -88,18 +89,23 @@ limitations under the License.\n*/"
     )
 }
 
-/// Make owner text safe inside a `/* */` comment on one line.
-fn sanitize_owner(owner: &str) -> String {
-    let one_line: String = owner
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect();
-    let mut s = one_line.trim().to_string();
-    while s.contains("*/") || s.contains("/*") {
-        s = s.replace("*/", "* /").replace("/*", "/ *");
+/// The owner goes on one line inside a `/* */` comment: refuse what would break out of it.
+fn check_owner(owner: &str) -> Result<String> {
+    let rule = if owner.contains("*/") || owner.contains("/*") {
+        Some("must not contain `*/` or `/*`: the owner is written inside a /* */ comment, which `*/` would close")
+    } else if owner.chars().any(char::is_control) {
+        Some("must be one line without control characters (it goes on the Copyright line)")
+    } else {
+        None
+    };
+    match rule {
+        Some(r) => Err(bad_flag("--owner", owner, r, "\"Acme Inc.\"")),
+        None => Ok(owner.trim().to_string()),
     }
-    s
 }
+
+/// The largest --license-file accepted: a license header is a short comment.
+const MAX_LICENSE: u64 = 64 * 1024;
 
 /// The text of hack/boilerplate.go.txt, or None for `--license none`.
 pub fn boilerplate(
@@ -108,16 +114,21 @@ pub fn boilerplate(
     file: Option<&Path>,
 ) -> Result<Option<String>> {
     if let Some(path) = file {
-        let text = std::fs::read_to_string(path).map_err(|e| {
+        let text = match crate::fsx::read_text(path, MAX_LICENSE) {
+            Ok(Some(t)) => Ok(t),
+            Ok(None) => Err(std::io::Error::from(std::io::ErrorKind::NotFound)),
+            Err(e) => Err(e),
+        }
+        .map_err(|e| {
             bad_flag(
                 "--license-file",
                 &path.display().to_string(),
-                &format!("must be a readable file ({e})"),
+                &format!("must be a readable regular UTF-8 text file of at most 64 KiB ({e})"),
                 "hack/license-header.txt",
             )
         })?;
         let t = text.trim();
-        if !(t.is_empty() || (t.starts_with("/*") && t.ends_with("*/"))) {
+        if !(t.is_empty() || (t.len() >= 4 && t.starts_with("/*") && t.ends_with("*/"))) {
             return Err(bad_flag(
                 "--license-file",
                 &path.display().to_string(),
@@ -136,7 +147,8 @@ pub fn boilerplate(
         return Ok(Some(t.to_string()));
     }
     let owner = owner
-        .map(sanitize_owner)
+        .map(check_owner)
+        .transpose()?
         .filter(|o| !o.is_empty())
         .map(|o| format!(" {o}"))
         .unwrap_or_default();
@@ -149,7 +161,7 @@ pub fn boilerplate(
 
 /// The module path from ./go.mod, if there is one.
 fn module_from_go_mod(root: &Path) -> Option<String> {
-    let text = std::fs::read_to_string(root.join("go.mod")).ok()?;
+    let text = crate::fsx::read_text(&root.join("go.mod"), 1 << 20).ok()??;
     text.lines().find_map(|l| {
         let rest = l.trim().strip_prefix("module")?;
         let m = rest.trim().trim_matches('"').to_string();
@@ -319,7 +331,7 @@ pub fn run(root: &Path, args: &InitArgs) -> Result<()> {
         }
     }
     if !others.is_empty() {
-        eprintln!(
+        errln!(
             "{} {} is not empty ({}); existing files are kept unless opbuilder must own them",
             crate::term::label("warning"),
             root.display(),
@@ -341,7 +353,7 @@ pub fn run(root: &Path, args: &InitArgs) -> Result<()> {
     if !args.skip_post_steps {
         post::run(root, &[Step::GoModTidy])?;
     }
-    println!("\nNext: add an API with\n  opbuilder create api --group <group> --version v1 --kind <Kind>");
+    outln!("\nNext: add an API with\n  opbuilder create api --group <group> --version v1 --kind <Kind>");
     Ok(())
 }
 
@@ -351,16 +363,32 @@ mod tests {
 
     #[test]
     fn owner_cannot_close_the_comment() {
-        let b = boilerplate(
-            License::Copyright,
-            Some("Evil */ package main /* x\nnext"),
-            None,
-        )
-        .unwrap()
-        .unwrap();
-        assert_eq!(b.matches("*/").count(), 1, "{b}");
-        assert!(b.ends_with("*/"));
-        assert!(!b[2..b.len() - 2].contains("/*"));
+        for bad in ["Evil */ package main", "a /* b", "two\nlines"] {
+            let e = boilerplate(License::Copyright, Some(bad), None).unwrap_err();
+            assert!(e.is::<crate::error::UsageError>(), "{e}");
+            assert!(e.to_string().contains("--owner"), "{e}");
+        }
+        let b = boilerplate(License::Copyright, Some(" Acme * Co / x "), None)
+            .unwrap()
+            .unwrap();
+        assert_eq!(b, "/*\nCopyright YEAR Acme * Co / x.\n*/");
+    }
+
+    #[test]
+    fn license_files_that_barely_open_and_close_are_refused_not_a_panic() {
+        let t = tempfile::tempdir().unwrap();
+        for text in ["/*/", "/**/ */", "/*/\n"] {
+            let p = t.path().join("h.txt");
+            std::fs::write(&p, text).unwrap();
+            let e = boilerplate(License::Apache2, None, Some(&p)).unwrap_err();
+            assert!(e.to_string().contains("--license-file"), "{text:?}: {e}");
+        }
+        let p = t.path().join("ok.txt");
+        std::fs::write(&p, "/**/").unwrap();
+        assert_eq!(
+            boilerplate(License::Apache2, None, Some(&p)).unwrap(),
+            Some("/**/".into())
+        );
     }
 
     #[test]

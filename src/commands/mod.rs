@@ -6,6 +6,8 @@ pub mod edit;
 pub mod init;
 pub mod webhook;
 
+use crate::journal::{self, Recovery};
+use crate::out::{errln, outln};
 use crate::plan::{apply, ApplyOptions, Plan};
 use anyhow::Result;
 use clap::Args;
@@ -33,8 +35,39 @@ pub struct ResourceFlags {
     #[arg(long, value_name = "DOMAIN")]
     pub external_api_domain: Option<String>,
     /// Go module (optionally @version) that provides --external-api-path
-    #[arg(long, value_name = "MODULE")]
+    #[arg(long, value_name = "MODULE", value_parser = parse_module_version)]
     pub external_api_module: Option<String>,
+}
+
+/// `--external-api-module`: `MODULE[@VERSION]`. It becomes an argument of `go get`, so it
+/// must never be mistaken for a flag (`-modfile=...`).
+fn parse_module_version(v: &str) -> std::result::Result<String, String> {
+    const EXAMPLE: &str =
+        "\n  example of a valid value: --external-api-module github.com/cert-manager/cert-manager@v1.18.2";
+    let (module, version) = match v.split_once('@') {
+        Some((m, ver)) => (m, Some(ver)),
+        None => (v, None),
+    };
+    crate::validate::go_module_path(module).map_err(|r| format!("the module {r}{EXAMPLE}"))?;
+    if !module.split('/').next().is_some_and(|f| f.contains('.')) {
+        return Err(format!(
+            "the module path must be fully qualified: its first element is a domain{EXAMPLE}"
+        ));
+    }
+    if let Some(ver) = version {
+        let ok = !ver.is_empty()
+            && !ver.starts_with('-')
+            && ver
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-._+/".contains(c));
+        if !ok {
+            return Err(format!(
+                "the version after `@` must be a Go module version or query such as v1.2.3 or latest \
+                 (letters, digits, '-', '.', '_', '+', '/'; not starting with '-'){EXAMPLE}"
+            ));
+        }
+    }
+    Ok(v.to_string())
 }
 
 /// Flags about running a `create` command: post-steps, dry run, plugins.
@@ -70,13 +103,53 @@ pub fn execute(
             dry_run,
             ..Default::default()
         },
-    )?;
+    );
+    // The transaction is over (committed, rolled back, or never started): let the next
+    // opbuilder in. Post-steps (go mod tidy, make) run unlocked.
+    crate::lock::release();
+    let report = report?;
     if dry_run {
-        println!("opbuilder {command} --dry-run: nothing was written. The plan:");
+        outln!("opbuilder {command} --dry-run: nothing was written. The plan:");
         report.print(true);
         return Ok(false);
     }
-    println!("{heading}");
+    outln!("{heading}");
     report.print(false);
     Ok(true)
+}
+
+/// Start a writing command: take the project lock (held until the end of [`execute`]'s apply),
+/// then roll back a transaction that an earlier opbuilder left unfinished. A dry run only
+/// reports such a transaction, and goes on without the lock where it cannot open the directory.
+pub fn begin(root: &Path, dry_run: bool) -> Result<()> {
+    if let Err(e) = crate::lock::acquire(root) {
+        if !(dry_run && crate::lock::is_open_error(&e)) {
+            return Err(e);
+        }
+    }
+    let list = |files: &[std::path::PathBuf]| {
+        files
+            .iter()
+            .map(|f| f.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    match journal::recover(root, dry_run)? {
+        Recovery::Nothing => {}
+        Recovery::RolledBack { pid, files } if dry_run => errln!(
+            "note: an opbuilder (pid {pid}) was interrupted in this project; the next command that writes will roll its changes back first ({}). The plan below is computed from the files as they are now.",
+            list(&files)
+        ),
+        Recovery::RolledBack { pid, files } => errln!(
+            "note: rolled back a transaction that an interrupted opbuilder (pid {pid}) left unfinished; these files are as they were before it: {}",
+            list(&files)
+        ),
+        Recovery::Finished { pid } if dry_run => errln!(
+            "note: an opbuilder (pid {pid}) finished its changes but not its cleanup; the next command that writes will remove its backup files"
+        ),
+        Recovery::Finished { pid } => errln!(
+            "note: removed the backup files of a finished transaction (pid {pid}) that was interrupted during cleanup"
+        ),
+    }
+    Ok(())
 }

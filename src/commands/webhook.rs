@@ -4,6 +4,7 @@ use super::api::MAIN_GO;
 use crate::context::ProjectCtx;
 use crate::error::{bad_flag, usage};
 use crate::flect;
+use crate::out::outln;
 use crate::plan::{Edit, IfExists, Plan};
 use crate::plugins;
 use crate::post::{self, Step};
@@ -227,7 +228,7 @@ pub fn plan(root: &Path, args: &WebhookArgs) -> Result<(Plan, Vec<String>)> {
         kind: kind.clone(),
         domain,
     };
-    let pctx = ProjectCtx::load(root, &project);
+    let pctx = ProjectCtx::load(root, &project)?;
     let mut ctx = ResourceCtx::new(CtxInput {
         project: &project,
         pctx,
@@ -655,7 +656,7 @@ pub fn run(root: &Path, args: &WebhookArgs) -> Result<()> {
         return Ok(());
     }
     for n in &notes {
-        println!("\n{n}");
+        outln!("\n{n}");
     }
     if !args.run.skip_post_steps {
         let mut steps = vec![];
@@ -668,6 +669,6 @@ pub fn run(root: &Path, args: &WebhookArgs) -> Result<()> {
         }
         post::run(root, &steps)?;
     }
-    println!("\nNext: fill in the webhook logic, then run\n  make manifests");
+    outln!("\nNext: fill in the webhook logic, then run\n  make manifests");
     Ok(())
 }

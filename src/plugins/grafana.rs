@@ -4,6 +4,7 @@
 
 use super::{Cx, Plugin};
 use crate::commands::edit::EditArgs;
+use crate::out::errln;
 use crate::plan::IfExists;
 use crate::templates;
 use anyhow::Result;
@@ -204,7 +205,7 @@ impl Plugin for Grafana {
                         .create(CUSTOM_DASHBOARD, custom_dashboard(&m), IfExists::Overwrite)
                 }
                 Ok(_) => {}
-                Err(e) => eprintln!(
+                Err(e) => errln!(
                     "{} {CONFIG} is not valid ({e}); the custom-metrics dashboard was not written. \
                      Fix the file and run `opbuilder edit --plugins={KEY}` again",
                     crate::term::label("warning")

@@ -17,6 +17,7 @@ pub mod grafana;
 use crate::commands::api::ResolvedResource;
 use crate::commands::edit::EditArgs;
 use crate::error::usage;
+use crate::out::errln;
 use crate::plan::Plan;
 use crate::project::Project;
 use anyhow::{bail, Result};
@@ -278,7 +279,7 @@ impl Chain {
     ) -> Result<Chain> {
         if let Some(p) = project {
             for w in warnings(p) {
-                eprintln!("{} {w}", crate::term::label("warning"));
+                errln!("{} {w}", crate::term::label("warning"));
             }
         }
         let plugins = match (flag, project) {

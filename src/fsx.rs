@@ -1,0 +1,298 @@
+//! File-system primitives for the transaction: bounded reads of regular files only, files
+//! created with `O_CREAT|O_EXCL|O_NOFOLLOW` under unpredictable names, directory fsync, and the
+//! failure-injection seam the fault tests drive.
+//!
+//! The seam: in debug builds (what `cargo test` and the e2e scripts run), every transaction
+//! step (open, write, sync, link, rename, remove, mkdir) first calls [`step`], which reads
+//! - `OPBUILDER_FAILPOINT=N`: the N-th forward step fails with an injected error;
+//! - `OPBUILDER_FAIL_ROLLBACK=1`: every rollback step fails (a rollback that cannot finish);
+//! - `OPBUILDER_CRASHPOINT=N`: the process exits at once at the N-th step, like `kill -9`;
+//! - `OPBUILDER_STEP_DELAY_MS=N`: sleep before each step, so a real `kill -9` can land anywhere.
+//!
+//! Release builds compile the seam out.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Read};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+#[cfg(all(target_os = "linux", any(target_arch = "aarch64", target_arch = "arm")))]
+pub const O_NOFOLLOW: i32 = 0o100000;
+#[cfg(all(
+    target_os = "linux",
+    not(any(target_arch = "aarch64", target_arch = "arm"))
+))]
+pub const O_NOFOLLOW: i32 = 0o400000;
+#[cfg(target_os = "macos")]
+pub const O_NOFOLLOW: i32 = 0x0100;
+#[cfg(not(any(target_os = "linux", target_os = "macos")))]
+pub const O_NOFOLLOW: i32 = 0;
+
+#[cfg(target_os = "linux")]
+const O_NONBLOCK: i32 = 0o4000;
+#[cfg(target_os = "macos")]
+const O_NONBLOCK: i32 = 0x0004;
+#[cfg(not(any(target_os = "linux", target_os = "macos")))]
+const O_NONBLOCK: i32 = 0;
+
+/// Read `path` if it is a regular file of at most `cap` bytes. `Ok(None)` when it does not
+/// exist. FIFOs, devices and sockets are refused without blocking on them (the file is opened
+/// non-blocking and checked with fstat before any read).
+pub fn read_regular(path: &Path, cap: u64) -> io::Result<Option<Vec<u8>>> {
+    let mut opts = OpenOptions::new();
+    opts.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        opts.custom_flags(O_NONBLOCK);
+    }
+    let f = match opts.open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let meta = f.metadata()?;
+    if !meta.is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "not a regular file (a FIFO, device, socket or directory)",
+        ));
+    }
+    if meta.len() > cap {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("larger than {} KiB ({} bytes)", cap / 1024, meta.len()),
+        ));
+    }
+    let mut buf = Vec::with_capacity(meta.len() as usize);
+    f.take(cap.saturating_add(1)).read_to_end(&mut buf)?;
+    if buf.len() as u64 > cap {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("larger than {} KiB", cap / 1024),
+        ));
+    }
+    Ok(Some(buf))
+}
+
+/// Read a regular UTF-8 text file of at most `cap` bytes; `Ok(None)` when it does not exist.
+pub fn read_text(path: &Path, cap: u64) -> io::Result<Option<String>> {
+    match read_regular(path, cap)? {
+        None => Ok(None),
+        Some(b) => String::from_utf8(b)
+            .map(Some)
+            .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "not UTF-8 text")),
+    }
+}
+
+/// Create a new file: `O_CREAT|O_EXCL|O_NOFOLLOW`, write-only, with `mode`.
+pub fn create_new(path: &Path, mode: u32) -> io::Result<File> {
+    step("open", path)?;
+    let mut opts = OpenOptions::new();
+    opts.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        opts.mode(mode).custom_flags(O_NOFOLLOW);
+    }
+    #[cfg(not(unix))]
+    let _ = mode;
+    opts.open(path)
+}
+
+/// 16 hex digits from the kernel's random source (falling back to time, pid and address
+/// entropy where there is none), for temporary and backup names nobody can predict.
+pub fn random_token() -> String {
+    let mut b = [0u8; 8];
+    if File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut b))
+        .is_err()
+    {
+        let t = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0);
+        let local = 0u8;
+        let x = (t as u64)
+            ^ (u64::from(std::process::id()) << 32)
+            ^ (&local as *const u8 as u64).rotate_left(17);
+        b = x.to_le_bytes();
+    }
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+/// fsync a directory, so the names created, renamed or removed in it are durable.
+pub fn sync_dir(dir: &Path) -> io::Result<()> {
+    step("sync", dir)?;
+    if !fsync_enabled() {
+        return Ok(());
+    }
+    File::open(dir)?.sync_all()
+}
+
+#[cfg(target_os = "linux")]
+extern "C" {
+    fn syncfs(fd: std::os::raw::c_int) -> std::os::raw::c_int;
+}
+
+/// Make `files` and the entries of `dirs` durable. On Linux one `syncfs` of the file system
+/// holding `root` does it (one journal commit instead of one per file); elsewhere each file
+/// and directory is fsynced.
+pub fn sync_all(
+    root: &Path,
+    files: &[std::path::PathBuf],
+    dirs: &[std::path::PathBuf],
+) -> io::Result<()> {
+    step("sync", root)?;
+    if !fsync_enabled() {
+        return Ok(());
+    }
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        let f = File::open(root)?;
+        // SAFETY: syncfs takes an open file descriptor, which `f` owns for the whole call.
+        if unsafe { syncfs(f.as_raw_fd()) } == 0 {
+            return Ok(());
+        }
+        let e = io::Error::last_os_error();
+        if e.raw_os_error() != Some(38) {
+            return Err(e); // anything but ENOSYS
+        }
+    }
+    for p in files {
+        File::open(p)?.sync_all()?;
+    }
+    for d in dirs {
+        File::open(d)?.sync_all()?;
+    }
+    Ok(())
+}
+
+/// fsync a file's data and metadata.
+pub fn sync_file(f: &File, path: &Path) -> io::Result<()> {
+    step("sync", path)?;
+    if !fsync_enabled() {
+        return Ok(());
+    }
+    f.sync_all()
+}
+
+/// `OPBUILDER_FSYNC=0` turns fsync off (the steps still count for the failure seam). It exists
+/// to measure what fsync costs (e2e/bench.sh) and to keep the fault loops fast.
+fn fsync_enabled() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var("OPBUILDER_FSYNC").map_or(true, |v| v != "0"))
+}
+
+static STEPS: AtomicUsize = AtomicUsize::new(0);
+static IN_ROLLBACK: AtomicBool = AtomicBool::new(false);
+
+/// Mark the steps that follow as rollback steps (or forward steps again).
+pub fn set_rollback(on: bool) {
+    IN_ROLLBACK.store(on, Ordering::SeqCst);
+}
+
+/// One transaction step is about to happen: the failure-injection seam (debug builds only).
+#[cfg(debug_assertions)]
+pub fn step(what: &str, path: &Path) -> io::Result<()> {
+    fn env_num(name: &str) -> Option<u64> {
+        std::env::var(name).ok()?.trim().parse().ok()
+    }
+    if let Some(ms) = env_num("OPBUILDER_STEP_DELAY_MS") {
+        std::thread::sleep(std::time::Duration::from_millis(ms));
+    }
+    if IN_ROLLBACK.load(Ordering::SeqCst) {
+        if std::env::var_os("OPBUILDER_FAIL_ROLLBACK").is_some() {
+            return Err(io::Error::other(format!(
+                "injected failure in rollback at {what} {}",
+                path.display()
+            )));
+        }
+        return Ok(());
+    }
+    let n = STEPS.fetch_add(1, Ordering::SeqCst) as u64 + 1;
+    if env_num("OPBUILDER_CRASHPOINT") == Some(n) {
+        std::process::exit(86);
+    }
+    if env_num("OPBUILDER_FAILPOINT") == Some(n) {
+        return Err(io::Error::other(format!(
+            "injected failure at step {n} ({what} {})",
+            path.display()
+        )));
+    }
+    Ok(())
+}
+
+#[cfg(not(debug_assertions))]
+#[inline(always)]
+pub fn step(_what: &str, _path: &Path) -> io::Result<()> {
+    let _ = (&STEPS, &IN_ROLLBACK);
+    Ok(())
+}
+
+/// `fs::rename` behind the seam.
+pub fn rename(from: &Path, to: &Path) -> io::Result<()> {
+    step("rename", to)?;
+    fs::rename(from, to)
+}
+
+/// `fs::hard_link` behind the seam.
+pub fn hard_link(from: &Path, to: &Path) -> io::Result<()> {
+    step("link", to)?;
+    fs::hard_link(from, to)
+}
+
+/// `fs::remove_file` behind the seam.
+pub fn remove_file(path: &Path) -> io::Result<()> {
+    step("remove", path)?;
+    fs::remove_file(path)
+}
+
+/// `fs::create_dir` behind the seam.
+pub fn create_dir(path: &Path) -> io::Result<()> {
+    step("mkdir", path)?;
+    fs::create_dir(path)
+}
+
+/// `write_all` behind the seam.
+pub fn write_all(f: &mut File, path: &Path, bytes: &[u8]) -> io::Result<()> {
+    use std::io::Write;
+    step("write", path)?;
+    f.write_all(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[cfg(unix)]
+    #[test]
+    fn fifos_and_devices_are_refused_without_blocking() {
+        let t = tempfile::tempdir().unwrap();
+        let fifo = t.path().join("fifo");
+        assert!(std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success());
+        assert!(read_regular(&fifo, 1024).is_err());
+        assert!(read_regular(Path::new("/dev/zero"), 1024).is_err());
+        assert_eq!(read_regular(&t.path().join("none"), 1).unwrap(), None);
+        fs::write(t.path().join("big"), vec![b'x'; 2048]).unwrap();
+        assert!(read_regular(&t.path().join("big"), 1024).is_err());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn create_new_refuses_existing_names_and_symlinks() {
+        let t = tempfile::tempdir().unwrap();
+        let target = t.path().join("target");
+        std::os::unix::fs::symlink(&target, t.path().join("link")).unwrap();
+        assert!(create_new(&t.path().join("link"), 0o644).is_err());
+        assert!(!target.exists());
+        create_new(&t.path().join("f"), 0o644).unwrap();
+        assert!(create_new(&t.path().join("f"), 0o644).is_err());
+        assert_ne!(random_token(), random_token());
+    }
+}
