@@ -656,3 +656,153 @@ fn status_lines_are_coloured_on_a_terminal_and_plain_otherwise() {
     assert!(all.contains("  create    api/v1/frigate_types.go"), "{all}");
     assert!(!all.contains('\x1b'), "{all:?}");
 }
+
+/// Every `TODO(user)` guide comment under `dir`, as (relative path, text after the tag).
+fn guide_comments(dir: &Path) -> Vec<(String, String)> {
+    let mut found = vec![];
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+                continue;
+            }
+            let Ok(body) = fs::read_to_string(&p) else {
+                continue;
+            };
+            let rel = p.strip_prefix(dir).unwrap().to_string_lossy().to_string();
+            for line in body.lines() {
+                if let Some((_, rest)) = line.split_once("TODO(user): ") {
+                    found.push((rel.clone(), rest.to_string()));
+                }
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+fn assert_guides(found: &[(String, String)], want: &[(&str, &str)]) {
+    for (file, start) in want {
+        assert!(
+            found
+                .iter()
+                .any(|(f, text)| f == file && text.starts_with(start)),
+            "no `TODO(user): {start}...` in {file}; found:\n{found:#?}"
+        );
+    }
+}
+
+/// Issue 12: a newcomer finds where to write code with one `grep -rn "TODO(user)"`,
+/// in a fresh project and after create api / create webhook (incl. conversion).
+#[test]
+fn guide_comments_mark_where_the_user_writes_code() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    init_project(d, &[]);
+    let fresh: &[(&str, &str)] = &[
+        ("Makefile", "name your registry"),
+        ("Dockerfile", "copy anything else"),
+        ("README.md", "replace this paragraph"),
+        ("cmd/main.go", "for production, mount a certificate"),
+        ("cmd/main.go", "decide about LeaderElectionReleaseOnCancel"),
+        (
+            "config/default/kustomization.yaml",
+            "enable the optional parts",
+        ),
+        (
+            "config/manager/manager.yaml",
+            "to keep the manager on particular nodes",
+        ),
+        ("config/manager/manager.yaml", "these are starting values"),
+        (
+            "config/network-policy/allow-metrics-traffic.yaml",
+            "label the namespace",
+        ),
+        (
+            "config/prometheus/monitor.yaml",
+            "for production, verify it",
+        ),
+        ("test/e2e/e2e_suite_test.go", "use the image name"),
+        ("test/e2e/e2e_test.go", "add specs for your own controllers"),
+    ];
+    let found = guide_comments(d);
+    assert_guides(&found, fresh);
+    assert_eq!(found.len(), fresh.len(), "{found:#?}");
+
+    for args in [
+        "create api --group ship --version v1 --kind Frigate --resource --controller",
+        "create api --group ship --version v2 --kind Frigate --resource --controller=false",
+        "create webhook --group ship --version v1 --kind Frigate --defaulting --programmatic-validation",
+        "create webhook --group ship --version v1 --kind Frigate --conversion --spoke v2",
+    ] {
+        opbuilder(d)
+            .args(args.split(' '))
+            .arg("--skip-post-steps")
+            .assert()
+            .success();
+    }
+    let found = guide_comments(d);
+    assert_guides(
+        &found,
+        &[
+            ("api/v1/frigate_types.go", "replace Foo with the fields"),
+            (
+                "api/v1/frigate_types.go",
+                "add the fields the controller reports",
+            ),
+            ("api/v2/frigate_types.go", "replace Foo with the fields"),
+            (
+                "config/samples/ship_v1_frigate.yaml",
+                "set the fields of FrigateSpec",
+            ),
+            (
+                "internal/controller/frigate_controller.go",
+                "add a marker for every other resource",
+            ),
+            (
+                "internal/controller/frigate_controller.go",
+                "compare frigate with what exists",
+            ),
+            (
+                "internal/controller/frigate_controller.go",
+                "also watch the objects",
+            ),
+            (
+                "internal/controller/frigate_controller_test.go",
+                "fill in the spec fields",
+            ),
+            (
+                "internal/controller/frigate_controller_test.go",
+                "assert what Reconcile should have done",
+            ),
+            (
+                "internal/webhook/v1/frigate_webhook.go",
+                "replace this example with the defaults",
+            ),
+            ("internal/webhook/v1/frigate_webhook.go", "check obj here"),
+            (
+                "internal/webhook/v1/frigate_webhook.go",
+                "compare oldObj with newObj",
+            ),
+            ("internal/webhook/v1/frigate_webhook.go", "refuse deletions"),
+            (
+                "internal/webhook/v1/frigate_webhook_test.go",
+                "add a test for every rule",
+            ),
+            (
+                "internal/webhook/v1/frigate_webhook_test.go",
+                "add round-trip tests",
+            ),
+            (
+                "api/v2/frigate_conversion.go",
+                "copy the spec and status fields to dst",
+            ),
+            (
+                "api/v2/frigate_conversion.go",
+                "copy the spec and status fields from src",
+            ),
+        ],
+    );
+}

@@ -7,6 +7,8 @@
 #   bash e2e/run.sh scenarios    # only the scenarios on a live control plane
 #   bash e2e/run.sh parity [SCENARIO...]  # only the differential suite against Kubebuilder v4.15.0
 #   bash e2e/run.sh faults       # only kill -9 at random points and ENOSPC on a tmpfs (root)
+#   bash e2e/run.sh envtest-offline  # make envtest-from-source + make test of a golden project, no helpers
+#   bash e2e/run.sh tutorial     # docs/tutorial.md, executed against a live control plane
 #
 # Needs: cargo, go (module proxy reachable), make, kubectl. Builds the control-plane binaries
 # from source on first use and caches them in ~/.cache/opbuilder-e2e (see docs/testing.md).
@@ -42,6 +44,12 @@ if [[ $what == all || $what == golden ]]; then
 fi
 if [[ $what == all || $what == scenarios ]]; then
 	"$here/scripts/scenarios.sh"
+fi
+if [[ $what == all || $what == envtest-offline ]]; then
+	"$here/scripts/envtest-offline.sh"
+fi
+if [[ $what == all || $what == tutorial ]]; then
+	"$here/scripts/tutorial.sh"
 fi
 if [[ $what == all || $what == parity ]]; then
 	"$here/scripts/parity.sh" "$@"

@@ -164,6 +164,8 @@ func main() {
 
 	// Without --metrics-cert-path the metrics server signs its own certificate,
 	// which suits development but not production scrapers that verify TLS.
+	// TODO(user): for production, mount a certificate from cert-manager and pass
+	// --metrics-cert-path (see cert_metrics_manager_patch.yaml in config/default).
 	if metricsCertPath != "" {
 		setupLog.Info("Using the metrics certificate from disk",
 			"path", metricsCertPath, "cert", metricsCertName, "key", metricsCertKey)
@@ -190,10 +192,10 @@ func main() {
 		HealthProbeBindAddress: probeAddr,
 		LeaderElection:         enableLeaderElection,
 		LeaderElectionID:       "35c2b938.example.com",
-		// LeaderElectionReleaseOnCancel hands the lease over as soon as the
-		// manager stops instead of letting it expire, which makes rolling
-		// updates faster. Only turn it on if nothing runs after mgr.Start
-		// returns: the next leader may already be working at that point.
+		// TODO(user): decide about LeaderElectionReleaseOnCancel. It hands the
+		// lease over as soon as the manager stops instead of letting it expire,
+		// which makes rolling updates faster. Only turn it on if nothing runs
+		// after mgr.Start returns: the next leader may already be working then.
 		// LeaderElectionReleaseOnCancel: true,
 	})
 	if err != nil {

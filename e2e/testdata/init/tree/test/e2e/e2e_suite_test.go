@@ -33,6 +33,7 @@ import (
 var (
 	// projectImage is the manager image built from this checkout and loaded
 	// into the Kind cluster before any spec runs.
+	// TODO(user): use the image name of your project.
 	projectImage = "example.com/guestbook:v0.0.1"
 
 	// skipCertManagerInstall lets CERT_MANAGER_INSTALL_SKIP=true keep the suite

@@ -7,9 +7,10 @@ import (
 
 // TypeSpec is the desired state of Type objects, as set by their owner.
 type TypeSpec struct {
-	// Replace Foo with the fields users set to describe the Type they want. The doc comment
-	// of a field becomes its description in the CRD, and validation is added with markers
-	// such as +kubebuilder:validation:MinLength. Run "make manifests generate" afterwards.
+	// TODO(user): replace Foo with the fields users set to describe the Type they want.
+	// The doc comment of a field becomes its description in the CRD, and validation is added
+	// with markers such as +kubebuilder:validation:MinLength. Run "make manifests generate"
+	// afterwards.
 
 	// foo is an example field; remove it once you have fields of your own.
 	// +optional
@@ -18,7 +19,7 @@ type TypeSpec struct {
 
 // TypeStatus is the observed state of Type objects, as reported by the controller.
 type TypeStatus struct {
-	// Add the fields the controller reports. Conditions are the usual way to publish state
+	// TODO(user): add the fields the controller reports. Conditions are the usual way to publish state
 	// ("Available", "Progressing", "Degraded" or types of your own); set each with
 	// meta.SetStatusCondition from k8s.io/apimachinery/pkg/api/meta and keep its
 	// observedGeneration current.

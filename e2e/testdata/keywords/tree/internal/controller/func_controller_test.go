@@ -22,7 +22,7 @@ var _ = Describe("FuncReconciler", func() {
 			if apierrors.IsNotFound(err) {
 				funcObj.SetName(key.Name)
 				funcObj.SetNamespace(key.Namespace)
-				// Fill in the spec fields your validation rules require.
+				// TODO(user): fill in the spec fields your validation rules require.
 				Expect(k8sClient.Create(ctx, funcObj)).To(Succeed())
 			} else {
 				Expect(err).NotTo(HaveOccurred())
@@ -44,8 +44,8 @@ var _ = Describe("FuncReconciler", func() {
 			By("reading the Func back")
 			funcObj := &langv1.Func{}
 			Expect(k8sClient.Get(ctx, key, funcObj)).To(Succeed())
-			// Assert here what Reconcile should have done, e.g. the conditions in the status
-			// or the objects it created.
+			// TODO(user): assert what Reconcile should have done, e.g. the conditions in the
+			// status or the objects it created.
 		})
 	})
 

@@ -18,7 +18,7 @@ type MapReconciler struct {
 }
 
 // The RBAC markers below become rules of the manager's role when "make manifests" runs.
-// Add a marker for every other resource Reconcile reads or writes.
+// TODO(user): add a marker for every other resource Reconcile reads or writes.
 // +kubebuilder:rbac:groups=lang.example.com,namespace=lang-system,resources=maps,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=lang.example.com,namespace=lang-system,resources=maps/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=lang.example.com,namespace=lang-system,resources=maps/finalizers,verbs=update
@@ -37,8 +37,8 @@ func (r *MapReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 	}
 	logf.FromContext(ctx).V(1).Info("Reconciling", "generation", mapObj.GetGeneration())
 
-	// Compare mapObj with what exists in the cluster and create, update or delete
-	// objects until they match; record the outcome in the status.
+	// TODO(user): compare mapObj with what exists in the cluster and create, update or
+	// delete objects until they match; record the outcome in the status.
 
 	return ctrl.Result{}, nil
 }
@@ -47,7 +47,8 @@ func (r *MapReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 func (r *MapReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&langv1.Map{}).
-		// Also watch the objects this controller creates, e.g. Owns(&appsv1.Deployment{}).
+		// TODO(user): also watch the objects this controller creates,
+		// e.g. Owns(&appsv1.Deployment{}).
 		Named("map").
 		Complete(r)
 }

@@ -22,7 +22,7 @@ var _ = Describe("MapReconciler", func() {
 			if apierrors.IsNotFound(err) {
 				mapObj.SetName(key.Name)
 				mapObj.SetNamespace(key.Namespace)
-				// Fill in the spec fields your validation rules require.
+				// TODO(user): fill in the spec fields your validation rules require.
 				Expect(k8sClient.Create(ctx, mapObj)).To(Succeed())
 			} else {
 				Expect(err).NotTo(HaveOccurred())
@@ -44,8 +44,8 @@ var _ = Describe("MapReconciler", func() {
 			By("reading the Map back")
 			mapObj := &langv1.Map{}
 			Expect(k8sClient.Get(ctx, key, mapObj)).To(Succeed())
-			// Assert here what Reconcile should have done, e.g. the conditions in the status
-			// or the objects it created.
+			// TODO(user): assert what Reconcile should have done, e.g. the conditions in the
+			// status or the objects it created.
 		})
 	})
 

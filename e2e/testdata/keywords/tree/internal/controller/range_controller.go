@@ -18,7 +18,7 @@ type RangeReconciler struct {
 }
 
 // The RBAC markers below become rules of the manager's role when "make manifests" runs.
-// Add a marker for every other resource Reconcile reads or writes.
+// TODO(user): add a marker for every other resource Reconcile reads or writes.
 // +kubebuilder:rbac:groups=lang.example.com,namespace=lang-system,resources=ranges,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=lang.example.com,namespace=lang-system,resources=ranges/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=lang.example.com,namespace=lang-system,resources=ranges/finalizers,verbs=update
@@ -37,8 +37,8 @@ func (r *RangeReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 	}
 	logf.FromContext(ctx).V(1).Info("Reconciling", "generation", rangeObj.GetGeneration())
 
-	// Compare rangeObj with what exists in the cluster and create, update or delete
-	// objects until they match; record the outcome in the status.
+	// TODO(user): compare rangeObj with what exists in the cluster and create, update or
+	// delete objects until they match; record the outcome in the status.
 
 	return ctrl.Result{}, nil
 }
@@ -47,7 +47,8 @@ func (r *RangeReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 func (r *RangeReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&langv1.Range{}).
-		// Also watch the objects this controller creates, e.g. Owns(&appsv1.Deployment{}).
+		// TODO(user): also watch the objects this controller creates,
+		// e.g. Owns(&appsv1.Deployment{}).
 		Named("range").
 		Complete(r)
 }

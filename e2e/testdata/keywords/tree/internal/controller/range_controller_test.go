@@ -22,7 +22,7 @@ var _ = Describe("RangeReconciler", func() {
 			if apierrors.IsNotFound(err) {
 				rangeObj.SetName(key.Name)
 				rangeObj.SetNamespace(key.Namespace)
-				// Fill in the spec fields your validation rules require.
+				// TODO(user): fill in the spec fields your validation rules require.
 				Expect(k8sClient.Create(ctx, rangeObj)).To(Succeed())
 			} else {
 				Expect(err).NotTo(HaveOccurred())
@@ -44,8 +44,8 @@ var _ = Describe("RangeReconciler", func() {
 			By("reading the Range back")
 			rangeObj := &langv1.Range{}
 			Expect(k8sClient.Get(ctx, key, rangeObj)).To(Succeed())
-			// Assert here what Reconcile should have done, e.g. the conditions in the status
-			// or the objects it created.
+			// TODO(user): assert what Reconcile should have done, e.g. the conditions in the
+			// status or the objects it created.
 		})
 	})
 

@@ -18,7 +18,7 @@ type TypeReconciler struct {
 }
 
 // The RBAC markers below become rules of the manager's role when "make manifests" runs.
-// Add a marker for every other resource Reconcile reads or writes.
+// TODO(user): add a marker for every other resource Reconcile reads or writes.
 // +kubebuilder:rbac:groups=lang.example.com,namespace=lang-system,resources=types,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=lang.example.com,namespace=lang-system,resources=types/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=lang.example.com,namespace=lang-system,resources=types/finalizers,verbs=update
@@ -37,8 +37,8 @@ func (r *TypeReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 	}
 	logf.FromContext(ctx).V(1).Info("Reconciling", "generation", typeObj.GetGeneration())
 
-	// Compare typeObj with what exists in the cluster and create, update or delete
-	// objects until they match; record the outcome in the status.
+	// TODO(user): compare typeObj with what exists in the cluster and create, update or
+	// delete objects until they match; record the outcome in the status.
 
 	return ctrl.Result{}, nil
 }
@@ -47,7 +47,8 @@ func (r *TypeReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 func (r *TypeReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&langv1.Type{}).
-		// Also watch the objects this controller creates, e.g. Owns(&appsv1.Deployment{}).
+		// TODO(user): also watch the objects this controller creates,
+		// e.g. Owns(&appsv1.Deployment{}).
 		Named("type").
 		Complete(r)
 }

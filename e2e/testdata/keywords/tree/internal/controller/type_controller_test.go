@@ -22,7 +22,7 @@ var _ = Describe("TypeReconciler", func() {
 			if apierrors.IsNotFound(err) {
 				typeObj.SetName(key.Name)
 				typeObj.SetNamespace(key.Namespace)
-				// Fill in the spec fields your validation rules require.
+				// TODO(user): fill in the spec fields your validation rules require.
 				Expect(k8sClient.Create(ctx, typeObj)).To(Succeed())
 			} else {
 				Expect(err).NotTo(HaveOccurred())
@@ -44,8 +44,8 @@ var _ = Describe("TypeReconciler", func() {
 			By("reading the Type back")
 			typeObj := &langv1.Type{}
 			Expect(k8sClient.Get(ctx, key, typeObj)).To(Succeed())
-			// Assert here what Reconcile should have done, e.g. the conditions in the status
-			// or the objects it created.
+			// TODO(user): assert what Reconcile should have done, e.g. the conditions in the
+			// status or the objects it created.
 		})
 	})
 

@@ -279,7 +279,7 @@ var _ = Describe("Manager", Ordered, func() {
 		})
 		// +kubebuilder:scaffold:e2e-webhooks-checks
 
-		// Add specs for your own controllers here, for example: create a custom
+		// TODO(user): add specs for your own controllers here, for example: create a custom
 		// resource, wait for its status to report readiness, and check that the
 		// reconcile metrics (controller_runtime_reconcile_total) were recorded.
 	})

@@ -23,9 +23,10 @@ import (
 
 // AppSpec is the desired state of App objects, as set by their owner.
 type AppSpec struct {
-	// Replace Foo with the fields users set to describe the App they want. The doc comment
-	// of a field becomes its description in the CRD, and validation is added with markers
-	// such as +kubebuilder:validation:MinLength. Run "make manifests generate" afterwards.
+	// TODO(user): replace Foo with the fields users set to describe the App they want.
+	// The doc comment of a field becomes its description in the CRD, and validation is added
+	// with markers such as +kubebuilder:validation:MinLength. Run "make manifests generate"
+	// afterwards.
 
 	// foo is an example field; remove it once you have fields of your own.
 	// +optional
@@ -34,7 +35,7 @@ type AppSpec struct {
 
 // AppStatus is the observed state of App objects, as reported by the controller.
 type AppStatus struct {
-	// Add the fields the controller reports. Conditions are the usual way to publish state
+	// TODO(user): add the fields the controller reports. Conditions are the usual way to publish state
 	// ("Available", "Progressing", "Degraded" or types of your own); set each with
 	// meta.SetStatusCondition from k8s.io/apimachinery/pkg/api/meta and keep its
 	// observedGeneration current.

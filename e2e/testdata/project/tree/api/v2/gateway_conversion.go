@@ -27,7 +27,7 @@ func (src *Gateway) ConvertTo(dstRaw conversion.Hub) error {
 	dst := dstRaw.(*ingressv1.Gateway)
 	dst.ObjectMeta = src.ObjectMeta
 
-	// Copy the spec and status fields to dst, converting those that differ between versions,
+	// TODO(user): copy the spec and status fields to dst, converting those that differ between versions,
 	// e.g. dst.Spec.Foo = src.Spec.Foo. Information dst cannot hold can be kept in an annotation.
 
 	return nil
@@ -38,7 +38,7 @@ func (dst *Gateway) ConvertFrom(srcRaw conversion.Hub) error {
 	src := srcRaw.(*ingressv1.Gateway)
 	dst.ObjectMeta = src.ObjectMeta
 
-	// Copy the spec and status fields from src, the reverse of ConvertTo.
+	// TODO(user): copy the spec and status fields from src, the reverse of ConvertTo.
 
 	return nil
 }

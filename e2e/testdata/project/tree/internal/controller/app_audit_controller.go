@@ -34,7 +34,7 @@ type AppAuditReconciler struct {
 }
 
 // The RBAC markers below become rules of the manager's role when "make manifests" runs.
-// Add a marker for every other resource Reconcile reads or writes.
+// TODO(user): add a marker for every other resource Reconcile reads or writes.
 // +kubebuilder:rbac:groups=ingress.example.com,resources=apps,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=ingress.example.com,resources=apps/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=ingress.example.com,resources=apps/finalizers,verbs=update
@@ -53,8 +53,8 @@ func (r *AppAuditReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	}
 	logf.FromContext(ctx).V(1).Info("Reconciling", "generation", app.GetGeneration())
 
-	// Compare app with what exists in the cluster and create, update or delete
-	// objects until they match; record the outcome in the status.
+	// TODO(user): compare app with what exists in the cluster and create, update or
+	// delete objects until they match; record the outcome in the status.
 
 	return ctrl.Result{}, nil
 }
@@ -63,7 +63,8 @@ func (r *AppAuditReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 func (r *AppAuditReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&ingressv1beta1.App{}).
-		// Also watch the objects this controller creates, e.g. Owns(&appsv1.Deployment{}).
+		// TODO(user): also watch the objects this controller creates,
+		// e.g. Owns(&appsv1.Deployment{}).
 		Named("app-audit").
 		Complete(r)
 }

@@ -38,7 +38,7 @@ var _ = Describe("AppReconciler", func() {
 			if apierrors.IsNotFound(err) {
 				app.SetName(key.Name)
 				app.SetNamespace(key.Namespace)
-				// Fill in the spec fields your validation rules require.
+				// TODO(user): fill in the spec fields your validation rules require.
 				Expect(k8sClient.Create(ctx, app)).To(Succeed())
 			} else {
 				Expect(err).NotTo(HaveOccurred())
@@ -60,8 +60,8 @@ var _ = Describe("AppReconciler", func() {
 			By("reading the App back")
 			app := &ingressv1beta1.App{}
 			Expect(k8sClient.Get(ctx, key, app)).To(Succeed())
-			// Assert here what Reconcile should have done, e.g. the conditions in the status
-			// or the objects it created.
+			// TODO(user): assert what Reconcile should have done, e.g. the conditions in the
+			// status or the objects it created.
 		})
 	})
 

@@ -38,7 +38,7 @@ var _ = Describe("GatewayReconciler", func() {
 			if apierrors.IsNotFound(err) {
 				gateway.SetName(key.Name)
 				gateway.SetNamespace(key.Namespace)
-				// Fill in the spec fields your validation rules require.
+				// TODO(user): fill in the spec fields your validation rules require.
 				Expect(k8sClient.Create(ctx, gateway)).To(Succeed())
 			} else {
 				Expect(err).NotTo(HaveOccurred())
@@ -60,8 +60,8 @@ var _ = Describe("GatewayReconciler", func() {
 			By("reading the Gateway back")
 			gateway := &ingressv1.Gateway{}
 			Expect(k8sClient.Get(ctx, key, gateway)).To(Succeed())
-			// Assert here what Reconcile should have done, e.g. the conditions in the status
-			// or the objects it created.
+			// TODO(user): assert what Reconcile should have done, e.g. the conditions in the
+			// status or the objects it created.
 		})
 	})
 

@@ -38,7 +38,7 @@ var _ = Describe("RouteReconciler", func() {
 			if apierrors.IsNotFound(err) {
 				route.SetName(key.Name)
 				route.SetNamespace(key.Namespace)
-				// Fill in the spec fields your validation rules require.
+				// TODO(user): fill in the spec fields your validation rules require.
 				Expect(k8sClient.Create(ctx, route)).To(Succeed())
 			} else {
 				Expect(err).NotTo(HaveOccurred())
@@ -60,8 +60,8 @@ var _ = Describe("RouteReconciler", func() {
 			By("reading the Route back")
 			route := &ingressv1beta1.Route{}
 			Expect(k8sClient.Get(ctx, key, route)).To(Succeed())
-			// Assert here what Reconcile should have done, e.g. the conditions in the status
-			// or the objects it created.
+			// TODO(user): assert what Reconcile should have done, e.g. the conditions in the
+			// status or the objects it created.
 		})
 	})
 

@@ -27,7 +27,7 @@ func SetupFuncWebhookWithManager(mgr ctrl.Manager) error {
 
 // FuncCustomDefaulter fills in default values of Func objects when they are created or updated.
 type FuncCustomDefaulter struct {
-	// Add anything the defaults depend on, e.g. values read from flags.
+	// TODO(user): add anything the defaults depend on, e.g. values read from flags.
 }
 
 var _ admission.Defaulter[*langv1.Func] = &FuncCustomDefaulter{}
@@ -37,7 +37,7 @@ var _ admission.Defaulter[*langv1.Func] = &FuncCustomDefaulter{}
 func (d *FuncCustomDefaulter) Default(_ context.Context, obj *langv1.Func) error {
 	funcObjLog.V(1).Info("Applying defaults", "name", obj.GetName())
 
-	// An example to replace with the defaults of your own fields.
+	// TODO(user): replace this example with the defaults of your own fields.
 	if obj.Spec.Foo == nil {
 		foo := "default"
 		obj.Spec.Foo = &foo
@@ -52,7 +52,7 @@ func (d *FuncCustomDefaulter) Default(_ context.Context, obj *langv1.Func) error
 
 // FuncCustomValidator accepts or rejects Func objects on creation, update and deletion.
 type FuncCustomValidator struct {
-	// Add anything the checks depend on, e.g. a client to look up other objects.
+	// TODO(user): add anything the checks depend on, e.g. a client to look up other objects.
 }
 
 var _ admission.Validator[*langv1.Func] = &FuncCustomValidator{}
@@ -62,7 +62,7 @@ var _ admission.Validator[*langv1.Func] = &FuncCustomValidator{}
 func (v *FuncCustomValidator) ValidateCreate(_ context.Context, obj *langv1.Func) (admission.Warnings, error) {
 	funcObjLog.V(1).Info("Validating creation", "name", obj.GetName())
 
-	// Check obj here, e.g. return nil, field.Invalid(...).ToAggregate() for a bad field.
+	// TODO(user): check obj here, e.g. return nil, field.Invalid(...).ToAggregate() for a bad field.
 	return nil, nil
 }
 
@@ -70,7 +70,7 @@ func (v *FuncCustomValidator) ValidateCreate(_ context.Context, obj *langv1.Func
 func (v *FuncCustomValidator) ValidateUpdate(_ context.Context, oldObj, newObj *langv1.Func) (admission.Warnings, error) {
 	funcObjLog.V(1).Info("Validating update", "name", newObj.GetName())
 
-	// Compare oldObj with newObj here.
+	// TODO(user): compare oldObj with newObj here.
 	return nil, nil
 }
 
@@ -78,5 +78,6 @@ func (v *FuncCustomValidator) ValidateUpdate(_ context.Context, oldObj, newObj *
 func (v *FuncCustomValidator) ValidateDelete(_ context.Context, obj *langv1.Func) (admission.Warnings, error) {
 	funcObjLog.V(1).Info("Validating deletion", "name", obj.GetName())
 
+	// TODO(user): refuse deletions that must not happen, if any.
 	return nil, nil
 }

@@ -27,7 +27,7 @@ func SetupTypeWebhookWithManager(mgr ctrl.Manager) error {
 
 // TypeCustomDefaulter fills in default values of Type objects when they are created or updated.
 type TypeCustomDefaulter struct {
-	// Add anything the defaults depend on, e.g. values read from flags.
+	// TODO(user): add anything the defaults depend on, e.g. values read from flags.
 }
 
 var _ admission.Defaulter[*langv1.Type] = &TypeCustomDefaulter{}
@@ -37,7 +37,7 @@ var _ admission.Defaulter[*langv1.Type] = &TypeCustomDefaulter{}
 func (d *TypeCustomDefaulter) Default(_ context.Context, obj *langv1.Type) error {
 	typeObjLog.V(1).Info("Applying defaults", "name", obj.GetName())
 
-	// An example to replace with the defaults of your own fields.
+	// TODO(user): replace this example with the defaults of your own fields.
 	if obj.Spec.Foo == nil {
 		foo := "default"
 		obj.Spec.Foo = &foo
@@ -52,7 +52,7 @@ func (d *TypeCustomDefaulter) Default(_ context.Context, obj *langv1.Type) error
 
 // TypeCustomValidator accepts or rejects Type objects on creation, update and deletion.
 type TypeCustomValidator struct {
-	// Add anything the checks depend on, e.g. a client to look up other objects.
+	// TODO(user): add anything the checks depend on, e.g. a client to look up other objects.
 }
 
 var _ admission.Validator[*langv1.Type] = &TypeCustomValidator{}
@@ -62,7 +62,7 @@ var _ admission.Validator[*langv1.Type] = &TypeCustomValidator{}
 func (v *TypeCustomValidator) ValidateCreate(_ context.Context, obj *langv1.Type) (admission.Warnings, error) {
 	typeObjLog.V(1).Info("Validating creation", "name", obj.GetName())
 
-	// Check obj here, e.g. return nil, field.Invalid(...).ToAggregate() for a bad field.
+	// TODO(user): check obj here, e.g. return nil, field.Invalid(...).ToAggregate() for a bad field.
 	return nil, nil
 }
 
@@ -70,7 +70,7 @@ func (v *TypeCustomValidator) ValidateCreate(_ context.Context, obj *langv1.Type
 func (v *TypeCustomValidator) ValidateUpdate(_ context.Context, oldObj, newObj *langv1.Type) (admission.Warnings, error) {
 	typeObjLog.V(1).Info("Validating update", "name", newObj.GetName())
 
-	// Compare oldObj with newObj here.
+	// TODO(user): compare oldObj with newObj here.
 	return nil, nil
 }
 
@@ -78,5 +78,6 @@ func (v *TypeCustomValidator) ValidateUpdate(_ context.Context, oldObj, newObj *
 func (v *TypeCustomValidator) ValidateDelete(_ context.Context, obj *langv1.Type) (admission.Warnings, error) {
 	typeObjLog.V(1).Info("Validating deletion", "name", obj.GetName())
 
+	// TODO(user): refuse deletions that must not happen, if any.
 	return nil, nil
 }

@@ -83,7 +83,7 @@ var _ = Describe("Type validating webhook", func() {
 			Expect(k8sClient.Update(ctx, obj)).To(Succeed())
 		})
 
-		// Add a test for every rule you implement, e.g. that an invalid Type is rejected:
+		// TODO(user): add a test for every rule you implement, e.g. that an invalid Type is rejected:
 		// _, err := (&TypeCustomValidator{}).ValidateCreate(ctx, invalidObj)
 		// Expect(err).To(HaveOccurred())
 	})

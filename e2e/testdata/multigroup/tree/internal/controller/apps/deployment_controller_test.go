@@ -26,7 +26,8 @@ import (
 
 var _ = Describe("DeploymentReconciler", func() {
 	// Deployment is a built-in type: this test only checks that a request for an object that
-	// does not exist is handled gracefully. Extend it with objects your controller acts on.
+	// does not exist is handled gracefully.
+	// TODO(user): extend it with objects your controller acts on.
 	It("ignores requests for objects that do not exist", func() {
 		reconciler := &DeploymentReconciler{Client: k8sClient, Scheme: k8sClient.Scheme()}
 		_, err := reconciler.Reconcile(ctx, reconcile.Request{

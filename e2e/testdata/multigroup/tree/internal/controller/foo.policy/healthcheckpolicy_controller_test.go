@@ -38,7 +38,7 @@ var _ = Describe("HealthCheckPolicyReconciler", func() {
 			if apierrors.IsNotFound(err) {
 				healthCheckPolicy.SetName(key.Name)
 				healthCheckPolicy.SetNamespace(key.Namespace)
-				// Fill in the spec fields your validation rules require.
+				// TODO(user): fill in the spec fields your validation rules require.
 				Expect(k8sClient.Create(ctx, healthCheckPolicy)).To(Succeed())
 			} else {
 				Expect(err).NotTo(HaveOccurred())
@@ -60,8 +60,8 @@ var _ = Describe("HealthCheckPolicyReconciler", func() {
 			By("reading the HealthCheckPolicy back")
 			healthCheckPolicy := &foopolicyv1.HealthCheckPolicy{}
 			Expect(k8sClient.Get(ctx, key, healthCheckPolicy)).To(Succeed())
-			// Assert here what Reconcile should have done, e.g. the conditions in the status
-			// or the objects it created.
+			// TODO(user): assert what Reconcile should have done, e.g. the conditions in the
+			// status or the objects it created.
 		})
 	})
 

@@ -34,7 +34,7 @@ type PolicyAuditReconciler struct {
 }
 
 // The RBAC markers below become rules of the manager's role when "make manifests" runs.
-// Add a marker for every other resource Reconcile reads or writes.
+// TODO(user): add a marker for every other resource Reconcile reads or writes.
 // +kubebuilder:rbac:groups=foo.policy.example.com,resources=healthcheckpolicies,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=foo.policy.example.com,resources=healthcheckpolicies/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=foo.policy.example.com,resources=healthcheckpolicies/finalizers,verbs=update
@@ -53,8 +53,8 @@ func (r *PolicyAuditReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	}
 	logf.FromContext(ctx).V(1).Info("Reconciling", "generation", healthCheckPolicy.GetGeneration())
 
-	// Compare healthCheckPolicy with what exists in the cluster and create, update or delete
-	// objects until they match; record the outcome in the status.
+	// TODO(user): compare healthCheckPolicy with what exists in the cluster and create, update or
+	// delete objects until they match; record the outcome in the status.
 
 	return ctrl.Result{}, nil
 }
@@ -63,7 +63,8 @@ func (r *PolicyAuditReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 func (r *PolicyAuditReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&foopolicyv1.HealthCheckPolicy{}).
-		// Also watch the objects this controller creates, e.g. Owns(&appsv1.Deployment{}).
+		// TODO(user): also watch the objects this controller creates,
+		// e.g. Owns(&appsv1.Deployment{}).
 		Named("foo.policy-policy-audit").
 		Complete(r)
 }

@@ -34,7 +34,7 @@ type KrakenReconciler struct {
 }
 
 // The RBAC markers below become rules of the manager's role when "make manifests" runs.
-// Add a marker for every other resource Reconcile reads or writes.
+// TODO(user): add a marker for every other resource Reconcile reads or writes.
 // +kubebuilder:rbac:groups=sea-creatures.example.com,resources=krakens,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=sea-creatures.example.com,resources=krakens/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=sea-creatures.example.com,resources=krakens/finalizers,verbs=update
@@ -53,8 +53,8 @@ func (r *KrakenReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	}
 	logf.FromContext(ctx).V(1).Info("Reconciling", "generation", kraken.GetGeneration())
 
-	// Compare kraken with what exists in the cluster and create, update or delete
-	// objects until they match; record the outcome in the status.
+	// TODO(user): compare kraken with what exists in the cluster and create, update or
+	// delete objects until they match; record the outcome in the status.
 
 	return ctrl.Result{}, nil
 }
@@ -63,7 +63,8 @@ func (r *KrakenReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 func (r *KrakenReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&seacreaturesv1beta1.Kraken{}).
-		// Also watch the objects this controller creates, e.g. Owns(&appsv1.Deployment{}).
+		// TODO(user): also watch the objects this controller creates,
+		// e.g. Owns(&appsv1.Deployment{}).
 		Named("sea-creatures-kraken").
 		Complete(r)
 }

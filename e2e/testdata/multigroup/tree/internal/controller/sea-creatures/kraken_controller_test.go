@@ -38,7 +38,7 @@ var _ = Describe("KrakenReconciler", func() {
 			if apierrors.IsNotFound(err) {
 				kraken.SetName(key.Name)
 				kraken.SetNamespace(key.Namespace)
-				// Fill in the spec fields your validation rules require.
+				// TODO(user): fill in the spec fields your validation rules require.
 				Expect(k8sClient.Create(ctx, kraken)).To(Succeed())
 			} else {
 				Expect(err).NotTo(HaveOccurred())
@@ -60,8 +60,8 @@ var _ = Describe("KrakenReconciler", func() {
 			By("reading the Kraken back")
 			kraken := &seacreaturesv1beta1.Kraken{}
 			Expect(k8sClient.Get(ctx, key, kraken)).To(Succeed())
-			// Assert here what Reconcile should have done, e.g. the conditions in the status
-			// or the objects it created.
+			// TODO(user): assert what Reconcile should have done, e.g. the conditions in the
+			// status or the objects it created.
 		})
 	})
 

@@ -34,7 +34,7 @@ type LeviathanReconciler struct {
 }
 
 // The RBAC markers below become rules of the manager's role when "make manifests" runs.
-// Add a marker for every other resource Reconcile reads or writes.
+// TODO(user): add a marker for every other resource Reconcile reads or writes.
 // +kubebuilder:rbac:groups=sea-creatures.example.com,resources=leviathans,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=sea-creatures.example.com,resources=leviathans/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=sea-creatures.example.com,resources=leviathans/finalizers,verbs=update
@@ -53,8 +53,8 @@ func (r *LeviathanReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	}
 	logf.FromContext(ctx).V(1).Info("Reconciling", "generation", leviathan.GetGeneration())
 
-	// Compare leviathan with what exists in the cluster and create, update or delete
-	// objects until they match; record the outcome in the status.
+	// TODO(user): compare leviathan with what exists in the cluster and create, update or
+	// delete objects until they match; record the outcome in the status.
 
 	return ctrl.Result{}, nil
 }
@@ -63,7 +63,8 @@ func (r *LeviathanReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 func (r *LeviathanReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&seacreaturesv1beta2.Leviathan{}).
-		// Also watch the objects this controller creates, e.g. Owns(&appsv1.Deployment{}).
+		// TODO(user): also watch the objects this controller creates,
+		// e.g. Owns(&appsv1.Deployment{}).
 		Named("sea-creatures-leviathan").
 		Complete(r)
 }

@@ -38,7 +38,7 @@ var _ = Describe("LeviathanReconciler", func() {
 			if apierrors.IsNotFound(err) {
 				leviathan.SetName(key.Name)
 				leviathan.SetNamespace(key.Namespace)
-				// Fill in the spec fields your validation rules require.
+				// TODO(user): fill in the spec fields your validation rules require.
 				Expect(k8sClient.Create(ctx, leviathan)).To(Succeed())
 			} else {
 				Expect(err).NotTo(HaveOccurred())
@@ -60,8 +60,8 @@ var _ = Describe("LeviathanReconciler", func() {
 			By("reading the Leviathan back")
 			leviathan := &seacreaturesv1beta2.Leviathan{}
 			Expect(k8sClient.Get(ctx, key, leviathan)).To(Succeed())
-			// Assert here what Reconcile should have done, e.g. the conditions in the status
-			// or the objects it created.
+			// TODO(user): assert what Reconcile should have done, e.g. the conditions in the
+			// status or the objects it created.
 		})
 	})
 

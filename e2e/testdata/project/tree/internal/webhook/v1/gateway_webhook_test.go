@@ -39,7 +39,7 @@ var _ = Describe("Gateway conversion webhook", func() {
 			Expect(isHub).To(BeTrue())
 		})
 
-		// Add round-trip tests: convert an object of every spoke version to v1 and back,
+		// TODO(user): add round-trip tests: convert an object of every spoke version to v1 and back,
 		// and check that nothing is lost.
 	})
 })

@@ -42,7 +42,7 @@ func SetupPodWebhookWithManager(mgr ctrl.Manager) error {
 
 // PodCustomDefaulter fills in default values of Pod objects when they are created or updated.
 type PodCustomDefaulter struct {
-	// Add anything the defaults depend on, e.g. values read from flags.
+	// TODO(user): add anything the defaults depend on, e.g. values read from flags.
 }
 
 var _ admission.Defaulter[*corev1.Pod] = &PodCustomDefaulter{}
@@ -52,6 +52,6 @@ var _ admission.Defaulter[*corev1.Pod] = &PodCustomDefaulter{}
 func (d *PodCustomDefaulter) Default(_ context.Context, obj *corev1.Pod) error {
 	podLog.V(1).Info("Applying defaults", "name", obj.GetName())
 
-	// Set the defaults of your choice on obj here.
+	// TODO(user): set the defaults of your choice on obj here.
 	return nil
 }

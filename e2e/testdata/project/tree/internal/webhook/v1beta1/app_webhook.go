@@ -43,7 +43,7 @@ func SetupAppWebhookWithManager(mgr ctrl.Manager) error {
 
 // AppCustomDefaulter fills in default values of App objects when they are created or updated.
 type AppCustomDefaulter struct {
-	// Add anything the defaults depend on, e.g. values read from flags.
+	// TODO(user): add anything the defaults depend on, e.g. values read from flags.
 }
 
 var _ admission.Defaulter[*ingressv1beta1.App] = &AppCustomDefaulter{}
@@ -53,7 +53,7 @@ var _ admission.Defaulter[*ingressv1beta1.App] = &AppCustomDefaulter{}
 func (d *AppCustomDefaulter) Default(_ context.Context, obj *ingressv1beta1.App) error {
 	appLog.V(1).Info("Applying defaults", "name", obj.GetName())
 
-	// An example to replace with the defaults of your own fields.
+	// TODO(user): replace this example with the defaults of your own fields.
 	if obj.Spec.Foo == nil {
 		foo := "default"
 		obj.Spec.Foo = &foo
@@ -68,7 +68,7 @@ func (d *AppCustomDefaulter) Default(_ context.Context, obj *ingressv1beta1.App)
 
 // AppCustomValidator accepts or rejects App objects on creation, update and deletion.
 type AppCustomValidator struct {
-	// Add anything the checks depend on, e.g. a client to look up other objects.
+	// TODO(user): add anything the checks depend on, e.g. a client to look up other objects.
 }
 
 var _ admission.Validator[*ingressv1beta1.App] = &AppCustomValidator{}
@@ -78,7 +78,7 @@ var _ admission.Validator[*ingressv1beta1.App] = &AppCustomValidator{}
 func (v *AppCustomValidator) ValidateCreate(_ context.Context, obj *ingressv1beta1.App) (admission.Warnings, error) {
 	appLog.V(1).Info("Validating creation", "name", obj.GetName())
 
-	// Check obj here, e.g. return nil, field.Invalid(...).ToAggregate() for a bad field.
+	// TODO(user): check obj here, e.g. return nil, field.Invalid(...).ToAggregate() for a bad field.
 	return nil, nil
 }
 
@@ -86,7 +86,7 @@ func (v *AppCustomValidator) ValidateCreate(_ context.Context, obj *ingressv1bet
 func (v *AppCustomValidator) ValidateUpdate(_ context.Context, oldObj, newObj *ingressv1beta1.App) (admission.Warnings, error) {
 	appLog.V(1).Info("Validating update", "name", newObj.GetName())
 
-	// Compare oldObj with newObj here.
+	// TODO(user): compare oldObj with newObj here.
 	return nil, nil
 }
 
@@ -94,5 +94,6 @@ func (v *AppCustomValidator) ValidateUpdate(_ context.Context, oldObj, newObj *i
 func (v *AppCustomValidator) ValidateDelete(_ context.Context, obj *ingressv1beta1.App) (admission.Warnings, error) {
 	appLog.V(1).Info("Validating deletion", "name", obj.GetName())
 
+	// TODO(user): refuse deletions that must not happen, if any.
 	return nil, nil
 }

@@ -99,7 +99,7 @@ var _ = Describe("App validating webhook", func() {
 			Expect(k8sClient.Update(ctx, obj)).To(Succeed())
 		})
 
-		// Add a test for every rule you implement, e.g. that an invalid App is rejected:
+		// TODO(user): add a test for every rule you implement, e.g. that an invalid App is rejected:
 		// _, err := (&AppCustomValidator{}).ValidateCreate(ctx, invalidObj)
 		// Expect(err).To(HaveOccurred())
 	})

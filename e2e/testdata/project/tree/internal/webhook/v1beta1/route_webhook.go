@@ -44,7 +44,7 @@ func SetupRouteWebhookWithManager(mgr ctrl.Manager) error {
 
 // RouteCustomDefaulter fills in default values of Route objects when they are created or updated.
 type RouteCustomDefaulter struct {
-	// Add anything the defaults depend on, e.g. values read from flags.
+	// TODO(user): add anything the defaults depend on, e.g. values read from flags.
 }
 
 var _ admission.Defaulter[*ingressv1beta1.Route] = &RouteCustomDefaulter{}
@@ -54,7 +54,7 @@ var _ admission.Defaulter[*ingressv1beta1.Route] = &RouteCustomDefaulter{}
 func (d *RouteCustomDefaulter) Default(_ context.Context, obj *ingressv1beta1.Route) error {
 	routeLog.V(1).Info("Applying defaults", "name", obj.GetName())
 
-	// An example to replace with the defaults of your own fields.
+	// TODO(user): replace this example with the defaults of your own fields.
 	if obj.Spec.Foo == nil {
 		foo := "default"
 		obj.Spec.Foo = &foo
@@ -69,7 +69,7 @@ func (d *RouteCustomDefaulter) Default(_ context.Context, obj *ingressv1beta1.Ro
 
 // RouteCustomValidator accepts or rejects Route objects on creation, update and deletion.
 type RouteCustomValidator struct {
-	// Add anything the checks depend on, e.g. a client to look up other objects.
+	// TODO(user): add anything the checks depend on, e.g. a client to look up other objects.
 }
 
 var _ admission.Validator[*ingressv1beta1.Route] = &RouteCustomValidator{}
@@ -79,7 +79,7 @@ var _ admission.Validator[*ingressv1beta1.Route] = &RouteCustomValidator{}
 func (v *RouteCustomValidator) ValidateCreate(_ context.Context, obj *ingressv1beta1.Route) (admission.Warnings, error) {
 	routeLog.V(1).Info("Validating creation", "name", obj.GetName())
 
-	// Check obj here, e.g. return nil, field.Invalid(...).ToAggregate() for a bad field.
+	// TODO(user): check obj here, e.g. return nil, field.Invalid(...).ToAggregate() for a bad field.
 	return nil, nil
 }
 
@@ -87,7 +87,7 @@ func (v *RouteCustomValidator) ValidateCreate(_ context.Context, obj *ingressv1b
 func (v *RouteCustomValidator) ValidateUpdate(_ context.Context, oldObj, newObj *ingressv1beta1.Route) (admission.Warnings, error) {
 	routeLog.V(1).Info("Validating update", "name", newObj.GetName())
 
-	// Compare oldObj with newObj here.
+	// TODO(user): compare oldObj with newObj here.
 	return nil, nil
 }
 
@@ -95,5 +95,6 @@ func (v *RouteCustomValidator) ValidateUpdate(_ context.Context, oldObj, newObj 
 func (v *RouteCustomValidator) ValidateDelete(_ context.Context, obj *ingressv1beta1.Route) (admission.Warnings, error) {
 	routeLog.V(1).Info("Validating deletion", "name", obj.GetName())
 
+	// TODO(user): refuse deletions that must not happen, if any.
 	return nil, nil
 }

@@ -35,6 +35,6 @@ var _ = Describe("Pod defaulting webhook", func() {
 			Expect((&PodCustomDefaulter{}).Default(ctx, obj)).To(Succeed())
 		})
 
-		// Add tests for the defaults you implement.
+		// TODO(user): add tests for the defaults you implement.
 	})
 })

@@ -44,7 +44,7 @@ func SetupHealthCheckPolicyWebhookWithManager(mgr ctrl.Manager) error {
 
 // HealthCheckPolicyCustomValidator accepts or rejects HealthCheckPolicy objects on creation, update and deletion.
 type HealthCheckPolicyCustomValidator struct {
-	// Add anything the checks depend on, e.g. a client to look up other objects.
+	// TODO(user): add anything the checks depend on, e.g. a client to look up other objects.
 }
 
 var _ admission.Validator[*foopolicyv1.HealthCheckPolicy] = &HealthCheckPolicyCustomValidator{}
@@ -54,7 +54,7 @@ var _ admission.Validator[*foopolicyv1.HealthCheckPolicy] = &HealthCheckPolicyCu
 func (v *HealthCheckPolicyCustomValidator) ValidateCreate(_ context.Context, obj *foopolicyv1.HealthCheckPolicy) (admission.Warnings, error) {
 	healthCheckPolicyLog.V(1).Info("Validating creation", "name", obj.GetName())
 
-	// Check obj here, e.g. return nil, field.Invalid(...).ToAggregate() for a bad field.
+	// TODO(user): check obj here, e.g. return nil, field.Invalid(...).ToAggregate() for a bad field.
 	return nil, nil
 }
 
@@ -62,7 +62,7 @@ func (v *HealthCheckPolicyCustomValidator) ValidateCreate(_ context.Context, obj
 func (v *HealthCheckPolicyCustomValidator) ValidateUpdate(_ context.Context, oldObj, newObj *foopolicyv1.HealthCheckPolicy) (admission.Warnings, error) {
 	healthCheckPolicyLog.V(1).Info("Validating update", "name", newObj.GetName())
 
-	// Compare oldObj with newObj here.
+	// TODO(user): compare oldObj with newObj here.
 	return nil, nil
 }
 
@@ -70,5 +70,6 @@ func (v *HealthCheckPolicyCustomValidator) ValidateUpdate(_ context.Context, old
 func (v *HealthCheckPolicyCustomValidator) ValidateDelete(_ context.Context, obj *foopolicyv1.HealthCheckPolicy) (admission.Warnings, error) {
 	healthCheckPolicyLog.V(1).Info("Validating deletion", "name", obj.GetName())
 
+	// TODO(user): refuse deletions that must not happen, if any.
 	return nil, nil
 }

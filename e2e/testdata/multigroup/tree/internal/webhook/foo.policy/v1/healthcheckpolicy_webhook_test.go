@@ -64,7 +64,7 @@ var _ = Describe("HealthCheckPolicy validating webhook", func() {
 			Expect(k8sClient.Update(ctx, obj)).To(Succeed())
 		})
 
-		// Add a test for every rule you implement, e.g. that an invalid HealthCheckPolicy is rejected:
+		// TODO(user): add a test for every rule you implement, e.g. that an invalid HealthCheckPolicy is rejected:
 		// _, err := (&HealthCheckPolicyCustomValidator{}).ValidateCreate(ctx, invalidObj)
 		// Expect(err).To(HaveOccurred())
 	})

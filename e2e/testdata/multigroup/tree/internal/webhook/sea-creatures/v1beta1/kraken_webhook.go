@@ -43,7 +43,7 @@ func SetupKrakenWebhookWithManager(mgr ctrl.Manager) error {
 
 // KrakenCustomDefaulter fills in default values of Kraken objects when they are created or updated.
 type KrakenCustomDefaulter struct {
-	// Add anything the defaults depend on, e.g. values read from flags.
+	// TODO(user): add anything the defaults depend on, e.g. values read from flags.
 }
 
 var _ admission.Defaulter[*seacreaturesv1beta1.Kraken] = &KrakenCustomDefaulter{}
@@ -53,7 +53,7 @@ var _ admission.Defaulter[*seacreaturesv1beta1.Kraken] = &KrakenCustomDefaulter{
 func (d *KrakenCustomDefaulter) Default(_ context.Context, obj *seacreaturesv1beta1.Kraken) error {
 	krakenLog.V(1).Info("Applying defaults", "name", obj.GetName())
 
-	// An example to replace with the defaults of your own fields.
+	// TODO(user): replace this example with the defaults of your own fields.
 	if obj.Spec.Foo == nil {
 		foo := "default"
 		obj.Spec.Foo = &foo
@@ -68,7 +68,7 @@ func (d *KrakenCustomDefaulter) Default(_ context.Context, obj *seacreaturesv1be
 
 // KrakenCustomValidator accepts or rejects Kraken objects on creation, update and deletion.
 type KrakenCustomValidator struct {
-	// Add anything the checks depend on, e.g. a client to look up other objects.
+	// TODO(user): add anything the checks depend on, e.g. a client to look up other objects.
 }
 
 var _ admission.Validator[*seacreaturesv1beta1.Kraken] = &KrakenCustomValidator{}
@@ -78,7 +78,7 @@ var _ admission.Validator[*seacreaturesv1beta1.Kraken] = &KrakenCustomValidator{
 func (v *KrakenCustomValidator) ValidateCreate(_ context.Context, obj *seacreaturesv1beta1.Kraken) (admission.Warnings, error) {
 	krakenLog.V(1).Info("Validating creation", "name", obj.GetName())
 
-	// Check obj here, e.g. return nil, field.Invalid(...).ToAggregate() for a bad field.
+	// TODO(user): check obj here, e.g. return nil, field.Invalid(...).ToAggregate() for a bad field.
 	return nil, nil
 }
 
@@ -86,7 +86,7 @@ func (v *KrakenCustomValidator) ValidateCreate(_ context.Context, obj *seacreatu
 func (v *KrakenCustomValidator) ValidateUpdate(_ context.Context, oldObj, newObj *seacreaturesv1beta1.Kraken) (admission.Warnings, error) {
 	krakenLog.V(1).Info("Validating update", "name", newObj.GetName())
 
-	// Compare oldObj with newObj here.
+	// TODO(user): compare oldObj with newObj here.
 	return nil, nil
 }
 
@@ -94,5 +94,6 @@ func (v *KrakenCustomValidator) ValidateUpdate(_ context.Context, oldObj, newObj
 func (v *KrakenCustomValidator) ValidateDelete(_ context.Context, obj *seacreaturesv1beta1.Kraken) (admission.Warnings, error) {
 	krakenLog.V(1).Info("Validating deletion", "name", obj.GetName())
 
+	// TODO(user): refuse deletions that must not happen, if any.
 	return nil, nil
 }

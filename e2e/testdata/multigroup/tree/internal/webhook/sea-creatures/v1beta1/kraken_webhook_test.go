@@ -99,7 +99,7 @@ var _ = Describe("Kraken validating webhook", func() {
 			Expect(k8sClient.Update(ctx, obj)).To(Succeed())
 		})
 
-		// Add a test for every rule you implement, e.g. that an invalid Kraken is rejected:
+		// TODO(user): add a test for every rule you implement, e.g. that an invalid Kraken is rejected:
 		// _, err := (&KrakenCustomValidator{}).ValidateCreate(ctx, invalidObj)
 		// Expect(err).To(HaveOccurred())
 	})

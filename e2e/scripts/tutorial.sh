@@ -1,0 +1,163 @@
+#!/usr/bin/env bash
+# Execute docs/tutorial.md, so that the tutorial and the code it builds cannot drift apart.
+#
+# The page is turned into one bash script (`tutorial.sh --print` shows it):
+#   - a fenced block right after `<!-- file: PATH -->` is written to PATH (relative to the
+#     directory the tutorial has cd'ed into); every go and yaml block must have one;
+#   - a `sh` block is run as it is, in order, in one shell (so `cd` carries over);
+#   - a `sh` block right after `<!-- run: background -->` is started in the background
+#     (the manager of `make run`) and stopped at the end;
+#   - `text` blocks are output shown to the reader and are not run.
+# The script runs in an empty directory with opbuilder on PATH, against a throwaway control
+# plane (control-plane.sh) that is the cluster of the kubeconfig, with KUBEBUILDER_ASSETS set
+# to the e2e control-plane binaries (the tutorial's `make test` honours it). Afterwards this
+# runner checks that the manager created at least two Jobs controlled by mycronjob-sample and
+# recorded them in its status.
+#
+# Usage: tutorial.sh [--print | --file PATH]
+#   --print      print the script and exit
+#   --file PATH  print the code block for PATH and exit (the mycronjob scenario builds these)
+# Environment: OPBUILDER_BIN (default target/debug/opbuilder), TUTORIAL_KEEP=1 keeps the
+# directory, TUTORIAL_JOBS_TIMEOUT (seconds to wait for the Jobs, default 120).
+set -euo pipefail
+
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+doc="$OPBUILDER_ROOT/docs/tutorial.md"
+
+# extract DOC: print the bash script that performs the page.
+extract() {
+	awk '
+		function fail(msg) { printf "%s:%d: %s\n", FILENAME, NR, msg > "/dev/stderr"; bad = 1; exit 1 }
+		!fence && /^<!-- file: [^ ]+ -->$/ { file = $3; next }
+		!fence && /^<!-- run: background -->$/ { background = 1; next }
+		!fence && /^```/ {
+			fence = 1
+			lang = substr($0, 4)
+			if (file != "") {
+				printf "mkdir -p \"$(dirname %s)\"\ncat >%s <<'\''TUTORIAL_EOF'\''\n", file, file
+				mode = "file"
+			} else if (lang == "sh" && background) {
+				print "tutorial_background <<'\''TUTORIAL_EOF'\''"
+				mode = "file"
+			} else if (lang == "sh") {
+				mode = "run"
+			} else if (lang == "text") {
+				mode = "skip"
+			} else {
+				fail("a ```" lang " block needs a <!-- file: PATH --> comment right before it")
+			}
+			file = ""; background = 0
+			next
+		}
+		fence && /^```$/ {
+			fence = 0
+			if (mode == "file") print "TUTORIAL_EOF"
+			next
+		}
+		fence && mode != "skip" { print }
+		!fence && (file != "" || background) && !/^[[:space:]]*$/ {
+			fail("<!-- file --> or <!-- run --> must come right before a fenced block")
+		}
+		END { if (!bad && fence) fail("unclosed fenced block") }
+	' "$1"
+}
+
+case ${1:-} in
+--print)
+	extract "$doc"
+	exit 0
+	;;
+--file)
+	[[ -n ${2:-} ]] || die "usage: $0 --file PATH"
+	awk -v want="<!-- file: $2 -->" '
+		$0 == want { take = 1; next }
+		take && /^```/ { if (inside) exit; inside = 1; next }
+		take && inside { print; found = 1 }
+		END { exit !found }
+	' "$doc" || die "docs/tutorial.md has no code block for $2"
+	exit 0
+	;;
+esac
+
+need_cmd go make curl setsid
+OPBUILDER_BIN=${OPBUILDER_BIN:-$OPBUILDER_ROOT/target/debug/opbuilder}
+[[ -x $OPBUILDER_BIN ]] || die "opbuilder binary $OPBUILDER_BIN missing: run 'cargo build' (or set OPBUILDER_BIN)"
+"$here/build-control-plane.sh" >/dev/null
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/opbuilder-tutorial.XXXXXX")
+plane="$work/plane"
+extract "$doc" >"$work/tutorial-steps.sh"
+cleanup() {
+	local rc=$?
+	if [[ -f $work/manager.pid ]]; then
+		# make run -> go run -> the manager: one process group, started by setsid.
+		kill -TERM -- "-$(cat "$work/manager.pid")" 2>/dev/null || true
+		sleep 2
+		kill -KILL -- "-$(cat "$work/manager.pid")" 2>/dev/null || true
+	fi
+	"$here/control-plane.sh" stop "$plane" >/dev/null 2>&1 || true
+	if ((rc == 0)) && [[ ${TUTORIAL_KEEP:-0} != 1 ]]; then
+		rm -rf "$work"
+	else
+		log_info "kept $work (steps: tutorial-steps.sh, manager log: manager.log)"
+	fi
+	exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 143' TERM
+trap 'exit 130' INT
+
+"$here/control-plane.sh" start "$plane"
+eval "$("$here/control-plane.sh" env "$plane")"
+mkdir -p "$work/path" "$work/run"
+ln -s "$OPBUILDER_BIN" "$work/path/opbuilder"
+ln -s "$OPBUILDER_E2E_KUBECTL" "$work/path/kubectl"
+export PATH="$work/path:$PATH"
+KUBEBUILDER_ASSETS=$(k8s_bin_dir)
+export KUBEBUILDER_ASSETS KUBEBUILDER_CONTROLPLANE_START_TIMEOUT=${KUBEBUILDER_CONTROLPLANE_START_TIMEOUT:-180s}
+# The manager of `make run` serves its probes on :8081; another process there would make it fail.
+if (exec 3<>/dev/tcp/127.0.0.1/8081) 2>/dev/null; then
+	die "port 8081 is taken; the tutorial's \`make run\` needs it"
+fi
+
+log_info "running docs/tutorial.md in $work/run"
+start=$SECONDS
+(
+	cd "$work/run"
+	# Tools for `make` (controller-gen, kustomize) come from the e2e cache once the
+	# project exists; seeding them only saves building them again.
+	tutorial_background() {
+		local script
+		script=$(cat)
+		log_info "background: $script"
+		setsid bash -c "$script" </dev/null >"$work/manager.log" 2>&1 &
+		echo $! >"$work/manager.pid"
+		wait_for 600 "the manager to start" grep -q 'Starting workers' "$work/manager.log" ||
+			{ tail -n 40 "$work/manager.log" >&2; die "the manager of the tutorial did not start"; }
+	}
+	opbuilder() {
+		[[ ! -f Makefile ]] || "$here/seed-tools.sh" "$PWD" >/dev/null
+		command opbuilder "$@"
+		[[ ! -f Makefile ]] || "$here/seed-tools.sh" "$PWD" >/dev/null
+	}
+	set -x
+	# shellcheck disable=SC1091
+	source "$work/tutorial-steps.sh"
+)
+log_info "tutorial commands done in $(fmt_duration $((SECONDS - start)))"
+
+uid=$(kubectl -n default get mycronjob mycronjob-sample -o 'jsonpath={.metadata.uid}')
+[[ -n $uid ]] || die "mycronjob-sample does not exist"
+owned_jobs() {
+	kubectl -n default get jobs -o 'jsonpath={range .items[*]}{.metadata.name}{"\t"}{.metadata.ownerReferences[?(@.controller==true)].uid}{"\n"}{end}' |
+		awk -F'\t' -v uid="$uid" '$2 == uid { n++ } END { exit !(n >= 2) }'
+}
+wait_for "${TUTORIAL_JOBS_TIMEOUT:-120}" "2 Jobs controlled by mycronjob-sample" owned_jobs ||
+	{ tail -n 40 "$work/manager.log" >&2; die "the tutorial's operator did not create 2 Jobs"; }
+last=$(kubectl -n default get mycronjob mycronjob-sample -o 'jsonpath={.status.lastScheduleTime}')
+active=$(kubectl -n default get mycronjob mycronjob-sample -o 'jsonpath={.status.active[*].name}')
+[[ -n $last && -n $active ]] || die "status not recorded: lastScheduleTime='$last' active='$active'"
+log_info "Jobs created by the tutorial's operator: $active (last run $last)"
+log_info "tutorial: ok in $(fmt_duration $((SECONDS - start)))"
