@@ -20,6 +20,8 @@ if [[ ${#scenarios[@]} -eq 0 ]]; then
 fi
 work=$(mktemp -d "${TMPDIR:-/tmp}/opbuilder-golden.XXXXXX")
 trap 'rm -rf "$work"' EXIT
+# One golangci-lint cache for the trees of this run (see verify-project.sh).
+export OPBUILDER_LINT_CACHE="$work/.golangci-cache"
 failed=()
 passed=0
 for s in "${scenarios[@]}"; do
