@@ -25,39 +25,33 @@ fn go_create_api(cx: &mut Cx, res: &ResolvedResource) -> Result<()> {
 // create webhook: the go/v4 webhook files are still planned inline by
 // `commands::webhook::plan`, before the chain's hooks run; this plugin adds nothing more there.
 
-impl Plugin for GoV4 {
-    fn key(&self) -> &'static str {
-        "go.kubebuilder.io/v4"
-    }
-    fn init(&self, cx: &mut Cx, boilerplate: Option<&str>) -> Result<()> {
-        go_init(cx, boilerplate)
-    }
-    fn create_api(&self, cx: &mut Cx, res: &ResolvedResource) -> Result<()> {
-        go_create_api(cx, res)
-    }
-    fn edit(&self, cx: &mut Cx, args: &EditArgs) -> Result<()> {
-        edit::plan_go(cx, args)
-    }
+/// go/v4 and base.go/v4 plan the same files (opbuilder's templates hold both halves of the
+/// go/v4 bundle); only their keys differ.
+macro_rules! go_plugin {
+    ($ty:ty, $key:literal) => {
+        impl Plugin for $ty {
+            fn key(&self) -> &'static str {
+                $key
+            }
+            fn init(&self, cx: &mut Cx, boilerplate: Option<&str>) -> Result<()> {
+                go_init(cx, boilerplate)
+            }
+            fn create_api(&self, cx: &mut Cx, res: &ResolvedResource) -> Result<()> {
+                go_create_api(cx, res)
+            }
+            fn edit(&self, cx: &mut Cx, args: &EditArgs) -> Result<()> {
+                edit::plan_go(cx, args)
+            }
+        }
+    };
 }
+
+go_plugin!(GoV4, "go.kubebuilder.io/v4");
 
 /// `base.go.kubebuilder.io/v4`: go/v4 named as its two halves (`--plugins=kustomize/v2,base.go.kubebuilder.io/v4`).
-/// opbuilder's templates hold both halves, so this plugin plans what go/v4 does.
 pub struct BaseGoV4;
 
-impl Plugin for BaseGoV4 {
-    fn key(&self) -> &'static str {
-        "base.go.kubebuilder.io/v4"
-    }
-    fn init(&self, cx: &mut Cx, boilerplate: Option<&str>) -> Result<()> {
-        go_init(cx, boilerplate)
-    }
-    fn create_api(&self, cx: &mut Cx, res: &ResolvedResource) -> Result<()> {
-        go_create_api(cx, res)
-    }
-    fn edit(&self, cx: &mut Cx, args: &EditArgs) -> Result<()> {
-        edit::plan_go(cx, args)
-    }
-}
+go_plugin!(BaseGoV4, "base.go.kubebuilder.io/v4");
 
 /// `kustomize.common.kubebuilder.io/v2`: accepted only next to base.go/v4 (see
 /// `plugins::go_layout`), whose templates already hold the kustomize files; it adds nothing itself.
