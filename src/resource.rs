@@ -323,6 +323,11 @@ pub struct ResourceCtx {
     pub controller_name: String,
     pub has_api: bool,
     pub has_types: bool,
+    /// Server-side apply (`create api --ssa`): the types carry the apply-configuration markers.
+    pub ssa: bool,
+    /// Another kind of this group/version uses server-side apply, so this kind opts out of the
+    /// package's apply-configuration generation.
+    pub ac_opt_out: bool,
     pub crd_path_elems: String,
     pub bin_path_elems: String,
     pub rbac_group: String,
@@ -432,6 +437,8 @@ impl ResourceCtx {
             controller_name,
             has_api: i.has_api,
             has_types: !i.api_path.is_empty(),
+            ssa: false,
+            ac_opt_out: false,
             crd_path_elems: path_elems(&lay.controller_dir, &["config", "crd", "bases"]),
             bin_path_elems: path_elems(&lay.controller_dir, &["bin", "k8s"]),
             rbac_group: qgroup.clone(),

@@ -126,6 +126,9 @@ fn replay(project: &Project, license_file: Option<&Path>) -> Result<Vec<Step>> {
             c.push("--resource".into());
             c.push(flag("controller", first_unnamed.to_string()));
             c.push(flag("namespaced", api.namespaced.to_string()));
+            if api.ssa {
+                c.push("--ssa".into());
+            }
             s(c);
         } else if first_unnamed {
             let mut c = base.clone();

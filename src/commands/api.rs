@@ -28,7 +28,8 @@ pub const MAIN_GO: &str = "cmd/main.go";
   opbuilder create api --group apps --version v1 --kind Deployment \\
       --resource=false --controller
   opbuilder create api --group ingress --version v1beta1 --kind App \\
-      --resource=false --controller-name app-audit")]
+      --resource=false --controller-name app-audit
+  opbuilder create api --group ingress --version v1 --kind Ticket --ssa")]
 pub struct ApiArgs {
     #[command(flatten)]
     pub res: super::ResourceFlags,
@@ -44,6 +45,10 @@ pub struct ApiArgs {
     /// Namespace-scoped resource; --namespaced=false makes a cluster-scoped CRD
     #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true", default_value = "true", value_name = "BOOL")]
     pub namespaced: bool,
+    /// (alpha, beyond Kubebuilder v4.15) Scaffold the types for server-side apply: `make
+    /// manifests` also generates their apply configurations (needs --resource)
+    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true", default_value = "false", value_name = "BOOL")]
+    pub ssa: bool,
     /// Scaffold again over an existing API or controller (replaces its generated files)
     #[arg(long)]
     pub force: bool,
@@ -139,6 +144,8 @@ pub struct ResolvedResource {
     pub external_module: Option<String>,
     pub controller_name: Option<String>,
     pub namespaced: bool,
+    /// Server-side apply: the types get apply configurations (`--ssa`, or recorded in PROJECT).
+    pub ssa: bool,
     pub force: bool,
 }
 
@@ -166,6 +173,12 @@ pub fn resolve(project: &Project, args: &ApiArgs) -> Result<ResolvedResource> {
                 "--external-api-path refers to types that already exist elsewhere: use it with --resource=false",
             ));
         }
+        if args.ssa {
+            return Err(usage(
+                "--ssa scaffolds apply configurations for types created in this project; it cannot be used with \
+                 --external-api-path.\n  Example: opbuilder create api --group ship --version v1 --kind Frigate --ssa",
+            ));
+        }
         if let Some(d) = &args.res.external_api_domain {
             validate::dns1123_subdomain(d)
                 .map_err(|r| bad_flag("--external-api-domain", d, &r, "cert-manager.io"))?;
@@ -177,11 +190,23 @@ pub fn resolve(project: &Project, args: &ApiArgs) -> Result<ResolvedResource> {
         check_controller_name(n, &kind_lower, existing.as_ref())?;
     }
 
+    if args.ssa && args.resource == Some(false) {
+        return Err(usage(
+            "--ssa applies to the API types, so it needs --resource (got --resource=false).\n  \
+             Example: opbuilder create api --group ship --version v1 --kind Frigate --resource --ssa",
+        ));
+    }
     let do_resource = if external {
         false
     } else {
         decide(args.resource, "Create Resource", "--resource")?
     };
+    if args.ssa && !do_resource {
+        return Err(usage(
+            "--ssa applies to the API types, so it needs --resource.\n  \
+             Example: opbuilder create api --group ship --version v1 --kind Frigate --resource --ssa",
+        ));
+    }
     let do_controller = decide(args.controller, "Create Controller", "--controller")?;
     if !do_resource && !do_controller {
         return Err(usage(
@@ -319,6 +344,14 @@ pub fn resolve(project: &Project, args: &ApiArgs) -> Result<ResolvedResource> {
         external_module: args.res.external_api_module.clone(),
         controller_name: args.controller_name.clone(),
         namespaced: args.namespaced,
+        // Like Kubebuilder, server-side apply cannot be switched off again: scaffolding existing
+        // types again (--force) keeps what PROJECT records.
+        ssa: do_resource
+            && (args.ssa
+                || existing
+                    .as_ref()
+                    .and_then(|r| r.api.as_ref())
+                    .is_some_and(|a| a.ssa)),
         force: args.force,
     })
 }
@@ -330,6 +363,7 @@ pub fn plan_files(
     project: &Project,
     res: &ResolvedResource,
     plan: &mut Plan,
+    notes: &mut Vec<String>,
 ) -> Result<()> {
     let ResolvedResource {
         gvk,
@@ -350,7 +384,7 @@ pub fn plan_files(
         *external,
     );
     let pctx = ProjectCtx::load(root, project)?;
-    let ctx = ResourceCtx::new(CtxInput {
+    let mut ctx = ResourceCtx::new(CtxInput {
         project,
         pctx,
         gvk,
@@ -362,6 +396,8 @@ pub fn plan_files(
         controller_name: res.controller_name.as_deref(),
         has_api: do_resource || in_project_api,
     });
+    ctx.ssa = res.ssa;
+    ctx.ac_opt_out = !res.ssa && ssa_kinds_beside(project, gvk).next().is_some();
 
     let repo = project.repo.clone();
     let replace = |normal: IfExists| {
@@ -383,6 +419,9 @@ pub fn plan_files(
                 _ => IfExists::Skip,
             };
             plan.create(f.path, f.content, policy);
+        }
+        if res.ssa {
+            plan_ssa(root, project, &ctx, plan, notes)?;
         }
         plan.above_marker(
             "config/crd/kustomization.yaml",
@@ -481,6 +520,157 @@ pub fn plan_files(
     Ok(())
 }
 
+/// The other kinds of `gvk`'s group/version that PROJECT records with server-side apply.
+fn ssa_kinds_beside<'a>(project: &'a Project, gvk: &'a Gvk) -> impl Iterator<Item = &'a Resource> {
+    project.resources.iter().filter(move |r| {
+        r.group == gvk.group
+            && r.version == gvk.version
+            && r.kind != gvk.kind
+            && r.api.as_ref().is_some_and(|a| a.ssa)
+    })
+}
+
+const AC_ENABLE: &str = "// +kubebuilder:ac:generate=true";
+const AC_DISABLE: &str = "// +kubebuilder:ac:generate=false";
+const OBJECT_GENERATE: &str = "// +kubebuilder:object:generate=true";
+const OBJECT_ROOT: &str = "// +kubebuilder:object:root=true";
+/// The generators of the Makefile's manifests recipe, and what server-side apply adds to them.
+const MANIFESTS_GENERATORS: &str = "rbac:roleName=manager-role crd webhook";
+const MANIFESTS_HELP: &str =
+    "## Regenerate CRDs, RBAC (config/rbac/role.yaml) and webhook configurations from the code markers.";
+const MANIFESTS_HELP_SSA: &str = "## Regenerate CRDs, RBAC (config/rbac/role.yaml), webhook configurations and apply \
+     configurations from the code markers.";
+
+fn read_project_file(root: &Path, rel: &str) -> Option<String> {
+    crate::fsx::read_text(&root.join(rel), 4 << 20).ok().flatten()
+}
+
+/// Server-side apply (`--ssa`), beyond the types template: turn on apply-configuration
+/// generation for the group/version package, keep the package's other kinds out of it, and make
+/// `make manifests` generate the apply configurations. As in Kubebuilder, a file that has been
+/// changed so that the edit has no place is reported with the change to make by hand; the
+/// command goes on.
+fn plan_ssa(
+    root: &Path,
+    project: &Project,
+    ctx: &ResourceCtx,
+    plan: &mut Plan,
+    notes: &mut Vec<String>,
+) -> Result<()> {
+    // The package marker. A new package gets it from the template.
+    let gv_file = format!("{}/groupversion_info.go", ctx.api_dir);
+    if let Some(text) = read_project_file(root, &gv_file) {
+        if !text.contains("+kubebuilder:ac:generate=true") {
+            if text.lines().any(|l| l == OBJECT_GENERATE) {
+                plan.update(
+                    &gv_file,
+                    Edit::AfterLine {
+                        anchor: OBJECT_GENERATE.into(),
+                        text: AC_ENABLE.into(),
+                    },
+                );
+            } else {
+                notes.push(format!(
+                    "warning: {gv_file} has no `{OBJECT_GENERATE}` line; add `{AC_ENABLE}` to its package comment \
+                     by hand to generate apply configurations for {}/{}",
+                    ctx.group, ctx.version
+                ));
+            }
+        }
+    }
+    // The package marker covers every kind in it: the kinds made without --ssa opt out.
+    let mut known = vec![format!("{}_types.go", ctx.kind_lower)];
+    for r in project
+        .resources
+        .iter()
+        .filter(|r| r.group == ctx.group && r.version == ctx.version)
+    {
+        let file = format!("{}_types.go", r.kind.to_ascii_lowercase());
+        known.push(file.clone());
+        if r.kind == ctx.kind || r.api.as_ref().is_none_or(|a| a.ssa) {
+            continue;
+        }
+        let path = format!("{}/{file}", ctx.api_dir);
+        let manual = |why: &str| {
+            format!(
+                "warning: {path} {why}; add `{AC_DISABLE}` above the {} type by hand to keep it out of \
+                 apply-configuration generation",
+                r.kind
+            )
+        };
+        match read_project_file(root, &path) {
+            None => notes.push(manual("cannot be read")),
+            Some(t) if t.contains("+kubebuilder:ac:generate") => {}
+            Some(t) if t.lines().any(|l| l == OBJECT_ROOT) => plan.update(
+                &path,
+                Edit::AfterLine {
+                    anchor: OBJECT_ROOT.into(),
+                    text: AC_DISABLE.into(),
+                },
+            ),
+            Some(_) => notes.push(manual(&format!("has no `{OBJECT_ROOT}` line"))),
+        }
+    }
+    if let Ok(rd) = std::fs::read_dir(root.join(&ctx.api_dir)) {
+        let mut untracked: Vec<String> = rd
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            .filter(|n| n.ends_with("_types.go") && !known.contains(n))
+            .collect();
+        untracked.sort();
+        for n in untracked {
+            notes.push(format!(
+                "warning: {}/{n} holds types PROJECT does not list; if they should not get apply configurations, \
+                 add `{AC_DISABLE}` above each of them",
+                ctx.api_dir
+            ));
+        }
+    }
+    // The Makefile: the first kind with server-side apply adds the generator.
+    let header = if root.join(crate::context::BOILERPLATE_FILE).is_file() {
+        ":headerFile=\"hack/boilerplate.go.txt\""
+    } else {
+        ""
+    };
+    let generators = format!("{MANIFESTS_GENERATORS} applyconfiguration{header}");
+    match read_project_file(root, "Makefile") {
+        Some(text) if text.contains("applyconfiguration") => {}
+        Some(text) => match makefile_with_applyconfiguration(&text, &generators) {
+            Some(new) => plan.create("Makefile", new, IfExists::Overwrite),
+            None => notes.push(format!(
+                "warning: the Makefile's manifests recipe has no `{MANIFESTS_GENERATORS}`; add \
+                 `applyconfiguration{header}` to its controller-gen generators by hand"
+            )),
+        },
+        None => notes.push(format!(
+            "warning: no Makefile; run controller-gen with `applyconfiguration{header}` to generate the apply configurations"
+        )),
+    }
+    Ok(())
+}
+
+/// The Makefile with the apply-configuration generator in the `manifests` recipe (and its help
+/// text updated when it is still ours), or None when the recipe is not recognised.
+fn makefile_with_applyconfiguration(text: &str, generators: &str) -> Option<String> {
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let target = lines.iter().position(|l| l.starts_with("manifests:"))?;
+    let recipe = target + 1;
+    let line = lines.get(recipe)?;
+    if !line.starts_with('\t') || !line.contains(MANIFESTS_GENERATORS) {
+        return None;
+    }
+    let mut out = String::with_capacity(text.len() + 80);
+    for (i, l) in lines.iter().enumerate() {
+        if i == target {
+            out.push_str(&l.replacen(MANIFESTS_HELP, MANIFESTS_HELP_SSA, 1));
+        } else if i == recipe {
+            out.push_str(&l.replacen(MANIFESTS_GENERATORS, generators, 1));
+        } else {
+            out.push_str(l);
+        }
+    }
+    Some(out)
+}
+
 impl ResolvedResource {
     /// Record the resource in PROJECT as Kubebuilder does: one entry per group/version/kind.
     pub fn record(&self, project: &mut Project) {
@@ -511,7 +701,7 @@ impl ResolvedResource {
             entry.api = Some(Api {
                 crd_version: "v1".into(),
                 namespaced: self.namespaced,
-                ssa: entry.api.as_ref().is_some_and(|a| a.ssa),
+                ssa: self.ssa || entry.api.as_ref().is_some_and(|a| a.ssa),
             });
             entry.plural = if plural != default_plural {
                 plural.clone()
@@ -547,7 +737,7 @@ impl ResolvedResource {
 
 /// Plan `create api`: decide what the resource is, then let the plugin chain plan its files and
 /// record it in PROJECT.
-pub fn plan(root: &Path, args: &ApiArgs) -> Result<(Plan, bool, bool)> {
+pub fn plan(root: &Path, args: &ApiArgs) -> Result<(Plan, bool, bool, Vec<String>)> {
     let flag = plugins::parse_flag(args.run.plugins.as_deref())?;
     let mut project = Project::load(root)?;
     let chain = plugins::Chain::for_command(Some(&project), flag, plugins::Command::CreateApi)?;
@@ -564,11 +754,11 @@ pub fn plan(root: &Path, args: &ApiArgs) -> Result<(Plan, bool, bool)> {
         &res,
     )?;
     plan.project = Some(project.to_yaml());
-    Ok((plan, res.do_resource, res.external))
+    Ok((plan, res.do_resource, res.external, notes))
 }
 
 pub fn run(root: &Path, args: &ApiArgs) -> Result<()> {
-    let (plan, did_resource, _external) = plan(root, args)?;
+    let (plan, did_resource, _external, notes) = plan(root, args)?;
     if !super::execute(
         root,
         &plan,
@@ -580,6 +770,9 @@ pub fn run(root: &Path, args: &ApiArgs) -> Result<()> {
         ),
     )? {
         return Ok(());
+    }
+    for n in &notes {
+        errln!("{n}");
     }
     if !args.run.skip_post_steps {
         let mut steps = vec![];

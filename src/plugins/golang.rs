@@ -17,7 +17,7 @@ fn go_init(cx: &mut Cx, boilerplate: Option<&str>) -> Result<()> {
 }
 
 fn go_create_api(cx: &mut Cx, res: &ResolvedResource) -> Result<()> {
-    api::plan_files(cx.root, cx.project, res, cx.plan)?;
+    api::plan_files(cx.root, cx.project, res, cx.plan, cx.notes)?;
     res.record(cx.project);
     Ok(())
 }
