@@ -538,11 +538,14 @@ const OBJECT_ROOT: &str = "// +kubebuilder:object:root=true";
 const MANIFESTS_GENERATORS: &str = "rbac:roleName=manager-role crd webhook";
 const MANIFESTS_HELP: &str =
     "## Regenerate CRDs, RBAC (config/rbac/role.yaml) and webhook configurations from the code markers.";
-const MANIFESTS_HELP_SSA: &str = "## Regenerate CRDs, RBAC (config/rbac/role.yaml), webhook configurations and apply \
+const MANIFESTS_HELP_SSA: &str =
+    "## Regenerate CRDs, RBAC (config/rbac/role.yaml), webhook configurations and apply \
      configurations from the code markers.";
 
 fn read_project_file(root: &Path, rel: &str) -> Option<String> {
-    crate::fsx::read_text(&root.join(rel), 4 << 20).ok().flatten()
+    crate::fsx::read_text(&root.join(rel), 4 << 20)
+        .ok()
+        .flatten()
 }
 
 /// Server-side apply (`--ssa`), beyond the types template: turn on apply-configuration

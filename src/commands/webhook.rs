@@ -1,44 +1,17 @@
 //! `opbuilder create webhook`: defaulting, validating and conversion webhooks for a kind.
 
-use super::api::MAIN_GO;
-use crate::context::ProjectCtx;
 use crate::error::{bad_flag, usage};
 use crate::flect;
 use crate::out::outln;
-use crate::plan::{Edit, IfExists, Plan};
+use crate::plan::Plan;
 use crate::plugins;
 use crate::post::{self, Step};
-use crate::project::{Project, Resource};
-use crate::resource::{self, CtxInput, Gvk, ResourceCtx};
-use crate::templates;
+use crate::project::{Project, Resource, Webhooks};
+use crate::resource::{self, Gvk};
 use crate::validate;
 use anyhow::{bail, Result};
 use clap::Args;
 use std::path::Path;
-
-const DEFAULT_KUSTOMIZATION: &str = "config/default/kustomization.yaml";
-
-/// The lines that identify a replacement entry copying `field` of the webhook Service into the
-/// serving Certificate's DNS names.
-fn service_entry(field: &str) -> Vec<String> {
-    vec![
-        "kind: Service".into(),
-        "name: webhook-service".into(),
-        format!("fieldPath: {field}"),
-        "kind: Certificate".into(),
-    ]
-}
-
-/// The lines that identify a replacement entry copying `field` of the serving Certificate into
-/// the `cert-manager.io/inject-ca-from` annotation of objects of kind `target`.
-fn certificate_entry(field: &str, target: &str) -> Vec<String> {
-    vec![
-        "kind: Certificate".into(),
-        format!("fieldPath: {field}"),
-        "- .metadata.annotations.[cert-manager.io/inject-ca-from]".into(),
-        format!("kind: {target}"),
-    ]
-}
 
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:
@@ -96,10 +69,34 @@ fn check_path_flag(flag: &str, value: &str) -> Result<()> {
     }
 }
 
-pub fn plan(root: &Path, args: &WebhookArgs) -> Result<(Plan, Vec<String>)> {
-    let flag = plugins::parse_flag(args.run.plugins.as_deref())?;
-    let mut project = Project::load(root)?;
-    let chain = plugins::Chain::for_command(Some(&project), flag, plugins::Command::CreateWebhook)?;
+/// What `create webhook` will make, decided from the flags, the names and PROJECT's rules,
+/// before any file is planned.
+#[derive(Debug, Clone)]
+pub struct ResolvedWebhook {
+    pub gvk: Gvk,
+    pub plural: String,
+    /// Go import path of the types.
+    pub api_path: String,
+    pub core: bool,
+    pub external: bool,
+    pub external_api_module: Option<String>,
+    /// PROJECT's entry for the kind before this command.
+    pub existing: Option<Resource>,
+    /// The webhooks the kind had before this command.
+    pub had: Webhooks,
+    /// The webhook types asked for.
+    pub defaulting: bool,
+    pub programmatic_validation: bool,
+    pub conversion: bool,
+    pub spoke: Vec<String>,
+    pub defaulting_path: Option<String>,
+    pub validation_path: Option<String>,
+    pub force: bool,
+}
+
+/// Decide what the webhooks are: check the flags, derive names, apply PROJECT's rules. Nothing
+/// is planned or written; usage errors exit 2, rule violations 1.
+pub fn resolve(project: &Project, args: &WebhookArgs) -> Result<ResolvedWebhook> {
     let group = args.res.group.trim().to_string();
     let version = args.res.version.trim().to_string();
     let kind = args.res.kind.trim().to_string();
@@ -222,423 +219,92 @@ pub fn plan(root: &Path, args: &WebhookArgs) -> Result<(Plan, Vec<String>)> {
         }
     }
 
-    let gvk = Gvk {
-        group: group.clone(),
-        version: version.clone(),
-        kind: kind.clone(),
-        domain,
-    };
-    let pctx = ProjectCtx::load(root, &project)?;
-    let mut ctx = ResourceCtx::new(CtxInput {
-        project: &project,
-        pctx,
-        gvk: &gvk,
-        plural: &plural,
-        api_path: &api_path,
-        cluster_scoped: existing
-            .as_ref()
-            .and_then(|r| r.api.as_ref())
-            .is_some_and(|a| !a.namespaced),
+    Ok(ResolvedWebhook {
+        gvk: Gvk {
+            group,
+            version,
+            kind,
+            domain,
+        },
+        plural,
+        api_path,
         core,
         external,
-        controller_name: None,
-        has_api: existing.as_ref().is_some_and(|r| r.api.is_some()),
-    });
-    // What the files should hold once this command is done.
-    ctx.defaulting = args.defaulting || had.defaulting;
-    ctx.validation = args.programmatic_validation || had.validation;
-    ctx.conversion = args.conversion || had.conversion;
-    let dpath = args
-        .defaulting_path
-        .clone()
-        .unwrap_or(had.defaulting_path.clone());
-    let vpath = args
-        .validation_path
-        .clone()
-        .unwrap_or(had.validation_path.clone());
-    if !dpath.is_empty() {
-        ctx.mutating_path = dpath.clone();
-        ctx.custom_defaulting_path = dpath.clone();
-    }
-    if !vpath.is_empty() {
-        ctx.validating_path = vpath.clone();
-        ctx.custom_validation_path = vpath.clone();
-    }
+        external_api_module: args.res.external_api_module.clone(),
+        existing,
+        had,
+        defaulting: args.defaulting,
+        programmatic_validation: args.programmatic_validation,
+        conversion: args.conversion,
+        spoke: args.spoke.clone(),
+        defaulting_path: args.defaulting_path.clone(),
+        validation_path: args.validation_path.clone(),
+        force: args.force,
+    })
+}
 
+impl ResolvedWebhook {
+    /// Record the webhooks in PROJECT as Kubebuilder does (the kind's entry is added when it has
+    /// none, as for a core or external type).
+    pub fn record(&self, project: &mut Project) {
+        let gvk = &self.gvk;
+        let entry = match project.find_mut(&gvk.group, &gvk.version, &gvk.kind) {
+            Some(r) => r,
+            None => {
+                project.resources.push(Resource {
+                    group: gvk.group.clone(),
+                    version: gvk.version.clone(),
+                    kind: gvk.kind.clone(),
+                    domain: gvk.domain.clone(),
+                    path: self.api_path.clone(),
+                    core: self.core,
+                    external: self.external,
+                    module: self.external_api_module.clone().unwrap_or_default(),
+                    ..Default::default()
+                });
+                project.resources.last_mut().expect("just pushed")
+            }
+        };
+        let mut w = entry.webhooks.clone().unwrap_or_default();
+        w.defaulting |= self.defaulting;
+        w.validation |= self.programmatic_validation;
+        w.conversion |= self.conversion;
+        if let Some(p) = &self.defaulting_path {
+            w.defaulting_path = p.clone();
+        }
+        if let Some(p) = &self.validation_path {
+            w.validation_path = p.clone();
+        }
+        for s in &self.spoke {
+            if !w.spoke.contains(s) {
+                w.spoke.push(s.clone());
+            }
+        }
+        w.webhook_version = "v1".into();
+        entry.webhooks = Some(w);
+    }
+}
+
+/// Plan `create webhook`: decide what the webhooks are, then let the plugin chain plan their
+/// files and record them in PROJECT.
+pub fn plan(root: &Path, args: &WebhookArgs) -> Result<(Plan, Vec<String>)> {
+    let flag = plugins::parse_flag(args.run.plugins.as_deref())?;
+    let mut project = Project::load(root)?;
+    let chain = plugins::Chain::for_command(Some(&project), flag, plugins::Command::CreateWebhook)?;
+    let hook = resolve(&project, args)?;
     let mut plan = Plan::default();
     let mut notes = vec![];
-    let repo = project.repo.clone();
-    let hook_file = format!("{}/{}_webhook.go", ctx.webhook_dir, ctx.kind_lower);
-    let test_file = format!("{}/{}_webhook_test.go", ctx.webhook_dir, ctx.kind_lower);
-    let merge = !args.force && root.join(&hook_file).exists();
-    // Webhook and test files are rendered with every type the kind has after this run; when
-    // they already exist (and no --force), the new types are merged into them instead.
-    for f in templates::render_tree("webhook", &ctx, |_| true)? {
-        let t = f.template.as_str();
-        let is_code = t.ends_with("_webhook.go") || t.ends_with("_webhook_test.go");
-        if is_code && merge {
-            continue;
-        }
-        let policy = match t {
-            _ if is_code => {
-                if args.force {
-                    IfExists::Overwrite
-                } else {
-                    IfExists::Error
-                }
-            }
-            "config/webhook/kustomization.yaml" if args.force => IfExists::Overwrite,
-            _ => IfExists::Skip,
-        };
-        plan.create(f.path, f.content, policy);
-    }
-    if merge {
-        merge_sections(&mut plan, &ctx, &hook_file, &test_file, args, &repo)?;
-    }
-
-    // Webhook suite: the API scheme and the setup call.
-    let suite = format!("{}/webhook_suite_test.go", ctx.webhook_dir);
-    if !core {
-        plan.go_import(&suite, Some(&ctx.import_alias), &api_path, &repo);
-        plan.above_marker(
-            &suite,
-            "scheme",
-            vec![templates::render("fragments/suite_scheme.go", &ctx)?],
-        );
-    }
-    plan.above_marker(
-        &suite,
-        "webhook",
-        vec![templates::render("fragments/webhook_suite_setup.go", &ctx)?],
-    );
-
-    // cmd/main.go.
-    let hook_alias = format!(
-        "webhook{}",
-        if project.multigroup && !group.is_empty() {
-            &ctx.import_alias
-        } else {
-            &ctx.webhook_pkg
-        }
-    );
-    if external && existing.is_none() {
-        plan.go_import(MAIN_GO, Some(&ctx.import_alias), &api_path, &repo);
-        plan.above_marker(
-            MAIN_GO,
-            "scheme",
-            vec![templates::render("fragments/main_scheme.go", &ctx)?],
-        );
-    }
-    plan.go_import(
-        MAIN_GO,
-        Some(&hook_alias),
-        &format!("{repo}/{}", ctx.webhook_dir),
-        &repo,
-    );
-    plan.above_marker(
-        MAIN_GO,
-        "builder",
-        vec![templates::render("fragments/main_setup_webhook.go", &ctx)?],
-    );
-
-    // test/e2e checks (the file may have been removed by the user: then only warn).
-    let e2e = "test/e2e/e2e_test.go";
-    if root.join(e2e).exists() {
-        let mut checks = vec![templates::render(
-            "fragments/e2e_webhooks_checks_cert.go",
-            &ctx,
-        )?];
-        let mut ready = vec![];
-        if args.defaulting || args.programmatic_validation {
-            ready.push(templates::render(
-                "fragments/e2e_readiness_webhook_endpoints.go",
-                &ctx,
-            )?);
-        }
-        if args.defaulting {
-            checks.push(templates::render(
-                "fragments/e2e_webhooks_checks_mutating.go",
-                &ctx,
-            )?);
-            ready.push(templates::render(
-                "fragments/e2e_readiness_mutating_ca.go",
-                &ctx,
-            )?);
-        }
-        if args.programmatic_validation {
-            checks.push(templates::render(
-                "fragments/e2e_webhooks_checks_validating.go",
-                &ctx,
-            )?);
-            ready.push(templates::render(
-                "fragments/e2e_readiness_validating_ca.go",
-                &ctx,
-            )?);
-        }
-        if args.conversion {
-            checks.push(templates::render(
-                "fragments/e2e_webhooks_checks_conversion.go",
-                &ctx,
-            )?);
-        }
-        plan.above_marker(e2e, "e2e-webhooks-checks", checks);
-        if !ready.is_empty() {
-            plan.above_marker(e2e, "e2e-metrics-webhooks-readiness", ready);
-        }
-    }
-
-    // Kustomize: switch webhooks and cert-manager on in config/default. The blocks are found by
-    // their YAML, whether the file is opbuilder's or Kubebuilder's.
-    for block in [
-        "- ../webhook",
-        "- ../certmanager",
-        "patches:",
-        "- path: manager_webhook_patch.yaml\n  target:\n    kind: Deployment",
-        "replacements:",
-    ] {
-        plan.update(
-            DEFAULT_KUSTOMIZATION,
-            Edit::Uncomment {
-                block: block.into(),
-                required: false,
-            },
-        );
-    }
-    let mut entries = vec![
-        service_entry(".metadata.name"),
-        service_entry(".metadata.namespace"),
-    ];
-    let mut targets = vec![];
-    if ctx.defaulting {
-        targets.push("MutatingWebhookConfiguration");
-    }
-    if ctx.validation {
-        targets.push("ValidatingWebhookConfiguration");
-    }
-    if ctx.conversion {
-        // The CRD becomes a target of both Certificate entries (inserted commented, in the form
-        // Kubebuilder writes), then those entries are enabled with everything they hold.
-        for (marker, fragment) in [
-            ("crdkustomizecainjectionns", "ns"),
-            ("crdkustomizecainjectionname", "name"),
-        ] {
-            let select = templates::render(
-                &format!("fragments/kustomize_default_cainjection_{fragment}.yaml"),
-                &ctx,
-            )?;
-            plan.above_marker(DEFAULT_KUSTOMIZATION, marker, vec![select]);
-        }
-        targets.push("CustomResourceDefinition");
-    }
-    for target in targets {
-        entries.push(certificate_entry(".metadata.namespace", target));
-        entries.push(certificate_entry(".metadata.name", target));
-    }
-    for needs in entries {
-        plan.update(
-            DEFAULT_KUSTOMIZATION,
-            Edit::EnableEntry {
-                start: "- source:".into(),
-                needs,
-            },
-        );
-    }
-    plan.update(
-        "config/network-policy/kustomization.yaml",
-        Edit::AfterLine {
-            anchor: "resources:".into(),
-            text: "- allow-webhook-traffic.yaml".into(),
+    chain.create_webhook(
+        &mut plugins::Cx {
+            root,
+            plan: &mut plan,
+            project: &mut project,
+            notes: &mut notes,
         },
-    );
-
-    if args.conversion {
-        let crd_patch = templates::render("fragments/kustomize_crd_webhook_patch.yaml", &ctx)?;
-        plan.above_marker(
-            "config/crd/kustomization.yaml",
-            "crdkustomizewebhookpatch",
-            vec![crd_patch],
-        );
-        plan.update(
-            "config/crd/kustomization.yaml",
-            Edit::Uncomment {
-                block: "configurations:\n- kustomizeconfig.yaml".into(),
-                required: false,
-            },
-        );
-        conversion_files(&mut plan, &project, &ctx, &args.spoke, args.force)?;
-        notes.push(format!(
-            "Conversion: {kind} {version} is now the hub (storage version). Fill in ConvertTo and ConvertFrom \
-             in each spoke's {}_conversion.go.",
-            ctx.kind_lower
-        ));
-    }
-    if core {
-        notes.push(
-            "warning: a webhook on a core type intercepts every such object in the cluster, including the \
-             manager's own Pods; scope it (namespaceSelector/objectSelector) so the manager can still start."
-                .into(),
-        );
-    }
-
-    // PROJECT.
-    let entry = match project.find_mut(&group, &version, &kind) {
-        Some(r) => r,
-        None => {
-            project.resources.push(Resource {
-                group: group.clone(),
-                version: version.clone(),
-                kind: kind.clone(),
-                domain: gvk.domain.clone(),
-                path: api_path.clone(),
-                core,
-                external,
-                module: args.res.external_api_module.clone().unwrap_or_default(),
-                ..Default::default()
-            });
-            project.resources.last_mut().expect("just pushed")
-        }
-    };
-    let mut w = entry.webhooks.clone().unwrap_or_default();
-    w.defaulting |= args.defaulting;
-    w.validation |= args.programmatic_validation;
-    w.conversion |= args.conversion;
-    if let Some(p) = &args.defaulting_path {
-        w.defaulting_path = p.clone();
-    }
-    if let Some(p) = &args.validation_path {
-        w.validation_path = p.clone();
-    }
-    for s in &args.spoke {
-        if !w.spoke.contains(s) {
-            w.spoke.push(s.clone());
-        }
-    }
-    w.webhook_version = "v1".into();
-    entry.webhooks = Some(w);
-    chain.create_webhook(&mut plugins::Cx {
-        root,
-        plan: &mut plan,
-        project: &mut project,
-        notes: &mut notes,
-    })?;
+        &hook,
+    )?;
     plan.project = Some(project.to_yaml());
     Ok((plan, notes))
-}
-
-/// Hub file, storage-version marker, and one conversion file per spoke.
-fn conversion_files(
-    plan: &mut Plan,
-    project: &Project,
-    ctx: &ResourceCtx,
-    spokes: &[String],
-    force: bool,
-) -> Result<()> {
-    let policy = if force {
-        IfExists::Overwrite
-    } else {
-        IfExists::Skip
-    };
-    for f in templates::render_tree("webhook-conversion", ctx, |_| true)? {
-        plan.create(f.path, f.content, policy);
-    }
-    let types = format!("{}/{}_types.go", ctx.api_dir, ctx.kind_lower);
-    plan.update(
-        types,
-        Edit::AfterLine {
-            anchor: "// +kubebuilder:object:root=true".into(),
-            text: "// +kubebuilder:storageversion".into(),
-        },
-    );
-    for s in spokes {
-        let mut sc = ctx.clone();
-        sc.hub_import_alias = ctx.import_alias.clone();
-        sc.hub_api_path = ctx.api_path.clone();
-        sc.spoke_version = s.clone();
-        sc.spoke_dir = resource::layout(project, &ctx.group, s).api_dir;
-        for f in templates::render_tree("webhook-spoke", &sc, |_| true)? {
-            plan.create(f.path, f.content, policy);
-        }
-    }
-    Ok(())
-}
-
-/// Add newly requested webhook types to existing webhook and test files.
-fn merge_sections(
-    plan: &mut Plan,
-    ctx: &ResourceCtx,
-    hook: &str,
-    test: &str,
-    args: &WebhookArgs,
-    repo: &str,
-) -> Result<()> {
-    let mut add = |kind: &str, builder: String| -> Result<()> {
-        let section = templates::render(&format!("fragments/webhook/{kind}.go"), ctx)?;
-        plan.update(
-            hook,
-            Edit::Append {
-                text: format!("\n{}", section.trim_start_matches('\n')),
-            },
-        );
-        plan.update(
-            hook,
-            Edit::BeforeLine {
-                anchor: "Complete()".into(),
-                text: builder,
-            },
-        );
-        let tests = templates::render(&format!("fragments/webhook/{kind}_test.go"), ctx)?;
-        plan.update(
-            test,
-            Edit::Append {
-                text: format!("\n{}", tests.trim_start_matches('\n')),
-            },
-        );
-        Ok(())
-    };
-    if args.defaulting {
-        let mut b = format!("WithDefaulter(&{}CustomDefaulter{{}}).", ctx.kind);
-        if !ctx.custom_defaulting_path.is_empty() {
-            b.push_str(&format!(
-                "\nWithDefaulterCustomPath(\"{}\").",
-                ctx.custom_defaulting_path
-            ));
-        }
-        add("defaulter", b)?;
-    }
-    if args.programmatic_validation {
-        let mut b = format!("WithValidator(&{}CustomValidator{{}}).", ctx.kind);
-        if !ctx.custom_validation_path.is_empty() {
-            b.push_str(&format!(
-                "\nWithValidatorCustomPath(\"{}\").",
-                ctx.custom_validation_path
-            ));
-        }
-        add("validator", b)?;
-    }
-    if args.defaulting || args.programmatic_validation {
-        for import in [
-            "context",
-            "sigs.k8s.io/controller-runtime/pkg/webhook/admission",
-        ] {
-            plan.go_import(hook, None, import, repo);
-        }
-    }
-    if args.conversion {
-        let tests = templates::render("fragments/webhook/conversion_test.go", ctx)?;
-        plan.update(
-            test,
-            Edit::Append {
-                text: format!("\n{}", tests.trim_start_matches('\n')),
-            },
-        );
-        for import in [
-            "k8s.io/apimachinery/pkg/runtime",
-            "sigs.k8s.io/controller-runtime/pkg/conversion",
-        ] {
-            plan.go_import(test, None, import, repo);
-        }
-    }
-    Ok(())
 }
 
 pub fn run(root: &Path, args: &WebhookArgs) -> Result<()> {

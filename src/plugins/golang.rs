@@ -1,13 +1,22 @@
 //! go/v4: the default layout (Kubebuilder's `go.kubebuilder.io/v4`, the bundle of
 //! `base.go.kubebuilder.io/v4` and `kustomize.common.kubebuilder.io/v2`). Its templates are the
-//! `init`, `api`, `controller`, `webhook` and `fragments` trees of scaffolds/; the planning code
-//! is in the command modules, which this plugin calls.
+//! `init`, `api`, `controller`, `webhook` and `fragments` trees of scaffolds/. The commands
+//! decide what is asked (`api::resolve`, `webhook::resolve`); this plugin plans the files (init's,
+//! create api's in `api::plan_files`, create webhook's here) and records the result in PROJECT.
 
 use super::{Cx, Plugin};
+use crate::commands::api::MAIN_GO;
 use crate::commands::api::{self, ResolvedResource};
 use crate::commands::edit::{self, EditArgs};
 use crate::commands::init;
+use crate::commands::webhook::ResolvedWebhook;
+use crate::context::ProjectCtx;
+use crate::plan::{Edit, IfExists, Plan};
+use crate::project::Project;
+use crate::resource::{self, CtxInput, ResourceCtx};
+use crate::templates;
 use anyhow::Result;
+use std::path::Path;
 
 /// `go.kubebuilder.io/v4`.
 pub struct GoV4;
@@ -22,8 +31,11 @@ fn go_create_api(cx: &mut Cx, res: &ResolvedResource) -> Result<()> {
     Ok(())
 }
 
-// create webhook: the go/v4 webhook files are still planned inline by
-// `commands::webhook::plan`, before the chain's hooks run; this plugin adds nothing more there.
+fn go_create_webhook(cx: &mut Cx, hook: &ResolvedWebhook) -> Result<()> {
+    plan_webhook_files(cx.root, cx.project, hook, cx.plan, cx.notes)?;
+    hook.record(cx.project);
+    Ok(())
+}
 
 /// go/v4 and base.go/v4 plan the same files (opbuilder's templates hold both halves of the
 /// go/v4 bundle); only their keys differ.
@@ -38,6 +50,9 @@ macro_rules! go_plugin {
             }
             fn create_api(&self, cx: &mut Cx, res: &ResolvedResource) -> Result<()> {
                 go_create_api(cx, res)
+            }
+            fn create_webhook(&self, cx: &mut Cx, hook: &ResolvedWebhook) -> Result<()> {
+                go_create_webhook(cx, hook)
             }
             fn edit(&self, cx: &mut Cx, args: &EditArgs) -> Result<()> {
                 edit::plan_go(cx, args)
@@ -61,4 +76,419 @@ impl Plugin for KustomizeV2 {
     fn key(&self) -> &'static str {
         "kustomize.common.kubebuilder.io/v2"
     }
+}
+
+// ---- create webhook ----
+
+const DEFAULT_KUSTOMIZATION: &str = "config/default/kustomization.yaml";
+
+/// The lines that identify a replacement entry copying `field` of the webhook Service into the
+/// serving Certificate's DNS names.
+fn service_entry(field: &str) -> Vec<String> {
+    vec![
+        "kind: Service".into(),
+        "name: webhook-service".into(),
+        format!("fieldPath: {field}"),
+        "kind: Certificate".into(),
+    ]
+}
+
+/// The lines that identify a replacement entry copying `field` of the serving Certificate into
+/// the `cert-manager.io/inject-ca-from` annotation of objects of kind `target`.
+fn certificate_entry(field: &str, target: &str) -> Vec<String> {
+    vec![
+        "kind: Certificate".into(),
+        format!("fieldPath: {field}"),
+        "- .metadata.annotations.[cert-manager.io/inject-ca-from]".into(),
+        format!("kind: {target}"),
+    ]
+}
+
+/// go/v4's files for resolved webhooks: the webhook and its test (or the new sections merged into
+/// them), the suite, cmd/main.go, the e2e checks, kustomize and conversion. Adds to `plan`;
+/// PROJECT is not touched.
+pub fn plan_webhook_files(
+    root: &Path,
+    project: &Project,
+    hook: &ResolvedWebhook,
+    plan: &mut Plan,
+    notes: &mut Vec<String>,
+) -> Result<()> {
+    let ResolvedWebhook {
+        gvk,
+        plural,
+        api_path,
+        existing,
+        had,
+        ..
+    } = hook;
+    let (core, external) = (hook.core, hook.external);
+    let (group, version, kind) = (&gvk.group, &gvk.version, &gvk.kind);
+    let pctx = ProjectCtx::load(root, project)?;
+    let mut ctx = ResourceCtx::new(CtxInput {
+        project,
+        pctx,
+        gvk,
+        plural,
+        api_path,
+        cluster_scoped: existing
+            .as_ref()
+            .and_then(|r| r.api.as_ref())
+            .is_some_and(|a| !a.namespaced),
+        core,
+        external,
+        controller_name: None,
+        has_api: existing.as_ref().is_some_and(|r| r.api.is_some()),
+    });
+    // What the files should hold once this command is done.
+    ctx.defaulting = hook.defaulting || had.defaulting;
+    ctx.validation = hook.programmatic_validation || had.validation;
+    ctx.conversion = hook.conversion || had.conversion;
+    let dpath = hook
+        .defaulting_path
+        .clone()
+        .unwrap_or(had.defaulting_path.clone());
+    let vpath = hook
+        .validation_path
+        .clone()
+        .unwrap_or(had.validation_path.clone());
+    if !dpath.is_empty() {
+        ctx.mutating_path = dpath.clone();
+        ctx.custom_defaulting_path = dpath.clone();
+    }
+    if !vpath.is_empty() {
+        ctx.validating_path = vpath.clone();
+        ctx.custom_validation_path = vpath.clone();
+    }
+
+    let repo = project.repo.clone();
+    let hook_file = format!("{}/{}_webhook.go", ctx.webhook_dir, ctx.kind_lower);
+    let test_file = format!("{}/{}_webhook_test.go", ctx.webhook_dir, ctx.kind_lower);
+    let merge = !hook.force && root.join(&hook_file).exists();
+    // Webhook and test files are rendered with every type the kind has after this run; when
+    // they already exist (and no --force), the new types are merged into them instead.
+    for f in templates::render_tree("webhook", &ctx, |_| true)? {
+        let t = f.template.as_str();
+        let is_code = t.ends_with("_webhook.go") || t.ends_with("_webhook_test.go");
+        if is_code && merge {
+            continue;
+        }
+        let policy = match t {
+            _ if is_code => {
+                if hook.force {
+                    IfExists::Overwrite
+                } else {
+                    IfExists::Error
+                }
+            }
+            "config/webhook/kustomization.yaml" if hook.force => IfExists::Overwrite,
+            _ => IfExists::Skip,
+        };
+        plan.create(f.path, f.content, policy);
+    }
+    if merge {
+        merge_sections(plan, &ctx, &hook_file, &test_file, hook, &repo)?;
+    }
+
+    // Webhook suite: the API scheme and the setup call.
+    let suite = format!("{}/webhook_suite_test.go", ctx.webhook_dir);
+    if !core {
+        plan.go_import(&suite, Some(&ctx.import_alias), api_path, &repo);
+        plan.above_marker(
+            &suite,
+            "scheme",
+            vec![templates::render("fragments/suite_scheme.go", &ctx)?],
+        );
+    }
+    plan.above_marker(
+        &suite,
+        "webhook",
+        vec![templates::render("fragments/webhook_suite_setup.go", &ctx)?],
+    );
+
+    // cmd/main.go.
+    let hook_alias = format!(
+        "webhook{}",
+        if project.multigroup && !group.is_empty() {
+            &ctx.import_alias
+        } else {
+            &ctx.webhook_pkg
+        }
+    );
+    if external && existing.is_none() {
+        plan.go_import(MAIN_GO, Some(&ctx.import_alias), api_path, &repo);
+        plan.above_marker(
+            MAIN_GO,
+            "scheme",
+            vec![templates::render("fragments/main_scheme.go", &ctx)?],
+        );
+    }
+    plan.go_import(
+        MAIN_GO,
+        Some(&hook_alias),
+        &format!("{repo}/{}", ctx.webhook_dir),
+        &repo,
+    );
+    plan.above_marker(
+        MAIN_GO,
+        "builder",
+        vec![templates::render("fragments/main_setup_webhook.go", &ctx)?],
+    );
+
+    // test/e2e checks (the file may have been removed by the user: then only warn).
+    let e2e = "test/e2e/e2e_test.go";
+    if root.join(e2e).exists() {
+        let mut checks = vec![templates::render(
+            "fragments/e2e_webhooks_checks_cert.go",
+            &ctx,
+        )?];
+        let mut ready = vec![];
+        if hook.defaulting || hook.programmatic_validation {
+            ready.push(templates::render(
+                "fragments/e2e_readiness_webhook_endpoints.go",
+                &ctx,
+            )?);
+        }
+        if hook.defaulting {
+            checks.push(templates::render(
+                "fragments/e2e_webhooks_checks_mutating.go",
+                &ctx,
+            )?);
+            ready.push(templates::render(
+                "fragments/e2e_readiness_mutating_ca.go",
+                &ctx,
+            )?);
+        }
+        if hook.programmatic_validation {
+            checks.push(templates::render(
+                "fragments/e2e_webhooks_checks_validating.go",
+                &ctx,
+            )?);
+            ready.push(templates::render(
+                "fragments/e2e_readiness_validating_ca.go",
+                &ctx,
+            )?);
+        }
+        if hook.conversion {
+            checks.push(templates::render(
+                "fragments/e2e_webhooks_checks_conversion.go",
+                &ctx,
+            )?);
+        }
+        plan.above_marker(e2e, "e2e-webhooks-checks", checks);
+        if !ready.is_empty() {
+            plan.above_marker(e2e, "e2e-metrics-webhooks-readiness", ready);
+        }
+    }
+
+    // Kustomize: switch webhooks and cert-manager on in config/default. The blocks are found by
+    // their YAML, whether the file is opbuilder's or Kubebuilder's.
+    for block in [
+        "- ../webhook",
+        "- ../certmanager",
+        "patches:",
+        "- path: manager_webhook_patch.yaml\n  target:\n    kind: Deployment",
+        "replacements:",
+    ] {
+        plan.update(
+            DEFAULT_KUSTOMIZATION,
+            Edit::Uncomment {
+                block: block.into(),
+                required: false,
+            },
+        );
+    }
+    let mut entries = vec![
+        service_entry(".metadata.name"),
+        service_entry(".metadata.namespace"),
+    ];
+    let mut targets = vec![];
+    if ctx.defaulting {
+        targets.push("MutatingWebhookConfiguration");
+    }
+    if ctx.validation {
+        targets.push("ValidatingWebhookConfiguration");
+    }
+    if ctx.conversion {
+        // The CRD becomes a target of both Certificate entries (inserted commented, in the form
+        // Kubebuilder writes), then those entries are enabled with everything they hold.
+        for (marker, fragment) in [
+            ("crdkustomizecainjectionns", "ns"),
+            ("crdkustomizecainjectionname", "name"),
+        ] {
+            let select = templates::render(
+                &format!("fragments/kustomize_default_cainjection_{fragment}.yaml"),
+                &ctx,
+            )?;
+            plan.above_marker(DEFAULT_KUSTOMIZATION, marker, vec![select]);
+        }
+        targets.push("CustomResourceDefinition");
+    }
+    for target in targets {
+        entries.push(certificate_entry(".metadata.namespace", target));
+        entries.push(certificate_entry(".metadata.name", target));
+    }
+    for needs in entries {
+        plan.update(
+            DEFAULT_KUSTOMIZATION,
+            Edit::EnableEntry {
+                start: "- source:".into(),
+                needs,
+            },
+        );
+    }
+    plan.update(
+        "config/network-policy/kustomization.yaml",
+        Edit::AfterLine {
+            anchor: "resources:".into(),
+            text: "- allow-webhook-traffic.yaml".into(),
+        },
+    );
+
+    if hook.conversion {
+        let crd_patch = templates::render("fragments/kustomize_crd_webhook_patch.yaml", &ctx)?;
+        plan.above_marker(
+            "config/crd/kustomization.yaml",
+            "crdkustomizewebhookpatch",
+            vec![crd_patch],
+        );
+        plan.update(
+            "config/crd/kustomization.yaml",
+            Edit::Uncomment {
+                block: "configurations:\n- kustomizeconfig.yaml".into(),
+                required: false,
+            },
+        );
+        conversion_files(plan, project, &ctx, &hook.spoke, hook.force)?;
+        notes.push(format!(
+            "Conversion: {kind} {version} is now the hub (storage version). Fill in ConvertTo and ConvertFrom \
+             in each spoke's {}_conversion.go.",
+            ctx.kind_lower
+        ));
+    }
+    if core {
+        notes.push(
+            "warning: a webhook on a core type intercepts every such object in the cluster, including the \
+             manager's own Pods; scope it (namespaceSelector/objectSelector) so the manager can still start."
+                .into(),
+        );
+    }
+
+    Ok(())
+}
+
+/// Hub file, storage-version marker, and one conversion file per spoke.
+fn conversion_files(
+    plan: &mut Plan,
+    project: &Project,
+    ctx: &ResourceCtx,
+    spokes: &[String],
+    force: bool,
+) -> Result<()> {
+    let policy = if force {
+        IfExists::Overwrite
+    } else {
+        IfExists::Skip
+    };
+    for f in templates::render_tree("webhook-conversion", ctx, |_| true)? {
+        plan.create(f.path, f.content, policy);
+    }
+    let types = format!("{}/{}_types.go", ctx.api_dir, ctx.kind_lower);
+    plan.update(
+        types,
+        Edit::AfterLine {
+            anchor: "// +kubebuilder:object:root=true".into(),
+            text: "// +kubebuilder:storageversion".into(),
+        },
+    );
+    for s in spokes {
+        let mut sc = ctx.clone();
+        sc.hub_import_alias = ctx.import_alias.clone();
+        sc.hub_api_path = ctx.api_path.clone();
+        sc.spoke_version = s.clone();
+        sc.spoke_dir = resource::layout(project, &ctx.group, s).api_dir;
+        for f in templates::render_tree("webhook-spoke", &sc, |_| true)? {
+            plan.create(f.path, f.content, policy);
+        }
+    }
+    Ok(())
+}
+
+/// Add newly requested webhook types to existing webhook and test files.
+fn merge_sections(
+    plan: &mut Plan,
+    ctx: &ResourceCtx,
+    hook_file: &str,
+    test: &str,
+    hook: &ResolvedWebhook,
+    repo: &str,
+) -> Result<()> {
+    let mut add = |kind: &str, builder: String| -> Result<()> {
+        let section = templates::render(&format!("fragments/webhook/{kind}.go"), ctx)?;
+        plan.update(
+            hook_file,
+            Edit::Append {
+                text: format!("\n{}", section.trim_start_matches('\n')),
+            },
+        );
+        plan.update(
+            hook_file,
+            Edit::BeforeLine {
+                anchor: "Complete()".into(),
+                text: builder,
+            },
+        );
+        let tests = templates::render(&format!("fragments/webhook/{kind}_test.go"), ctx)?;
+        plan.update(
+            test,
+            Edit::Append {
+                text: format!("\n{}", tests.trim_start_matches('\n')),
+            },
+        );
+        Ok(())
+    };
+    if hook.defaulting {
+        let mut b = format!("WithDefaulter(&{}CustomDefaulter{{}}).", ctx.kind);
+        if !ctx.custom_defaulting_path.is_empty() {
+            b.push_str(&format!(
+                "\nWithDefaulterCustomPath(\"{}\").",
+                ctx.custom_defaulting_path
+            ));
+        }
+        add("defaulter", b)?;
+    }
+    if hook.programmatic_validation {
+        let mut b = format!("WithValidator(&{}CustomValidator{{}}).", ctx.kind);
+        if !ctx.custom_validation_path.is_empty() {
+            b.push_str(&format!(
+                "\nWithValidatorCustomPath(\"{}\").",
+                ctx.custom_validation_path
+            ));
+        }
+        add("validator", b)?;
+    }
+    if hook.defaulting || hook.programmatic_validation {
+        for import in [
+            "context",
+            "sigs.k8s.io/controller-runtime/pkg/webhook/admission",
+        ] {
+            plan.go_import(hook_file, None, import, repo);
+        }
+    }
+    if hook.conversion {
+        let tests = templates::render("fragments/webhook/conversion_test.go", ctx)?;
+        plan.update(
+            test,
+            Edit::Append {
+                text: format!("\n{}", tests.trim_start_matches('\n')),
+            },
+        );
+        for import in [
+            "k8s.io/apimachinery/pkg/runtime",
+            "sigs.k8s.io/controller-runtime/pkg/conversion",
+        ] {
+            plan.go_import(test, None, import, repo);
+        }
+    }
+    Ok(())
 }

@@ -16,6 +16,7 @@ pub mod grafana;
 
 use crate::commands::api::ResolvedResource;
 use crate::commands::edit::EditArgs;
+use crate::commands::webhook::ResolvedWebhook;
 use crate::error::usage;
 use crate::out::errln;
 use crate::plan::Plan;
@@ -43,7 +44,7 @@ pub trait Plugin: Sync {
     fn create_api(&self, _cx: &mut Cx, _res: &ResolvedResource) -> Result<()> {
         Ok(())
     }
-    fn create_webhook(&self, _cx: &mut Cx) -> Result<()> {
+    fn create_webhook(&self, _cx: &mut Cx, _hook: &ResolvedWebhook) -> Result<()> {
         Ok(())
     }
     fn edit(&self, _cx: &mut Cx, _args: &EditArgs) -> Result<()> {
@@ -367,8 +368,8 @@ impl Chain {
     pub fn create_api(&self, cx: &mut Cx, res: &ResolvedResource) -> Result<()> {
         self.each(|p| p.create_api(cx, res))
     }
-    pub fn create_webhook(&self, cx: &mut Cx) -> Result<()> {
-        self.each(|p| p.create_webhook(cx))
+    pub fn create_webhook(&self, cx: &mut Cx, hook: &ResolvedWebhook) -> Result<()> {
+        self.each(|p| p.create_webhook(cx, hook))
     }
     pub fn edit(&self, cx: &mut Cx, args: &EditArgs) -> Result<()> {
         self.each(|p| p.edit(cx, args))
