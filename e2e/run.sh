@@ -6,6 +6,8 @@
 #   bash e2e/run.sh golden       # only the golden-tree checks (with make test)
 #   bash e2e/run.sh scenarios    # only the scenarios on a live control plane
 #   bash e2e/run.sh parity [SCENARIO...]  # only the differential suite against Kubebuilder v4.15.0
+#                                         # (and generate-parity below, for Kubebuilder's scripts)
+#   bash e2e/run.sh generate-parity [SCENARIO...]  # only `alpha generate` of Kubebuilder's scripts
 #   bash e2e/run.sh faults       # only kill -9 at random points and ENOSPC on a tmpfs (root)
 #   bash e2e/run.sh envtest-offline  # make envtest-from-source + make test of a golden project, no helpers
 #   bash e2e/run.sh tutorial     # docs/tutorial.md, executed against a live control plane
@@ -31,7 +33,7 @@ log_info "building opbuilder"
 cargo build --quiet --manifest-path "$OPBUILDER_ROOT/Cargo.toml"
 export OPBUILDER_BIN="$OPBUILDER_ROOT/target/debug/opbuilder"
 
-if [[ $what != parity ]]; then
+if [[ $what != parity && $what != generate-parity ]]; then
 	log_info "control-plane binaries (cached by version)"
 	"$here/scripts/build-control-plane.sh"
 fi
@@ -50,6 +52,9 @@ if [[ $what == all || $what == envtest-offline ]]; then
 fi
 if [[ $what == all || $what == tutorial ]]; then
 	"$here/scripts/tutorial.sh"
+fi
+if [[ $what == all || $what == parity || $what == generate-parity ]]; then
+	"$here/scripts/generate-parity.sh" "$@"
 fi
 if [[ $what == all || $what == parity ]]; then
 	"$here/scripts/parity.sh" "$@"
