@@ -1,0 +1,106 @@
+/*
+Copyright 2026 The Armada Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1
+
+import (
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	shipv1 "example.com/armada/api/v1"
+)
+
+// Tests of the Cruiser webhooks. Besides calling the handlers directly, the tests that create
+// objects go through the test API server and so also check that the webhook markers (run
+// "make manifests" after changing one) match the paths the manager serves.
+
+// Tests of the Cruiser defaulter: called directly, and through the test API server.
+var _ = Describe("Cruiser defaulting webhook", func() {
+	Context("defaulting", func() {
+		It("runs without error on an empty Cruiser", func() {
+			obj := &shipv1.Cruiser{}
+			Expect((&CruiserCustomDefaulter{}).Default(ctx, obj)).To(Succeed())
+		})
+
+		It("fills in spec.foo when it is empty", func() {
+			obj := &shipv1.Cruiser{}
+			Expect((&CruiserCustomDefaulter{}).Default(ctx, obj)).To(Succeed())
+			Expect(obj.Spec.Foo).NotTo(BeNil())
+		})
+
+		It("keeps a spec.foo that is set", func() {
+			foo := "custom"
+			obj := &shipv1.Cruiser{}
+			obj.Spec.Foo = &foo
+			Expect((&CruiserCustomDefaulter{}).Default(ctx, obj)).To(Succeed())
+			Expect(obj.Spec.Foo).To(HaveValue(Equal("custom")))
+		})
+
+		It("is applied by the API server on create", func() {
+			obj := &shipv1.Cruiser{}
+			obj.SetName("cruiser-defaulting-test")
+			obj.SetNamespace("default")
+			Expect(k8sClient.Create(ctx, obj)).To(Succeed())
+			DeferCleanup(func() {
+				Expect(k8sClient.Delete(ctx, obj)).To(Succeed())
+			})
+			Expect(obj.Spec.Foo).NotTo(BeNil())
+		})
+	})
+})
+
+// Tests of the Cruiser validator: called directly, and through the test API server.
+var _ = Describe("Cruiser validating webhook", func() {
+	Context("validation", func() {
+		It("accepts creating an empty Cruiser", func() {
+			warnings, err := (&CruiserCustomValidator{}).ValidateCreate(ctx, &shipv1.Cruiser{})
+			Expect(err).NotTo(HaveOccurred())
+			Expect(warnings).To(BeEmpty())
+		})
+
+		It("accepts updating the labels of Cruiser objects", func() {
+			oldObj := &shipv1.Cruiser{}
+			newObj := oldObj.DeepCopy()
+			newObj.SetLabels(map[string]string{"changed": "true"})
+			warnings, err := (&CruiserCustomValidator{}).ValidateUpdate(ctx, oldObj, newObj)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(warnings).To(BeEmpty())
+		})
+
+		It("accepts deleting Cruiser objects", func() {
+			warnings, err := (&CruiserCustomValidator{}).ValidateDelete(ctx, &shipv1.Cruiser{})
+			Expect(err).NotTo(HaveOccurred())
+			Expect(warnings).To(BeEmpty())
+		})
+
+		It("is called by the API server on create and update", func() {
+			obj := &shipv1.Cruiser{}
+			obj.SetName("cruiser-validation-test")
+			obj.SetNamespace("default")
+			Expect(k8sClient.Create(ctx, obj)).To(Succeed())
+			DeferCleanup(func() {
+				Expect(k8sClient.Delete(ctx, obj)).To(Succeed())
+			})
+
+			obj.SetLabels(map[string]string{"changed": "true"})
+			Expect(k8sClient.Update(ctx, obj)).To(Succeed())
+		})
+
+		// TODO(user): add a test for every rule you implement, e.g. that an invalid Cruiser is rejected:
+		// _, err := (&CruiserCustomValidator{}).ValidateCreate(ctx, invalidObj)
+		// Expect(err).To(HaveOccurred())
+	})
+})
