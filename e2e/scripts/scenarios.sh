@@ -15,6 +15,11 @@
 #              checks namespace, service account, RBAC, CRD, Deployment image and
 #              metrics Service with kubectl. Pods never run (no kubelet), and
 #              there is no undeploy (namespace deletion needs a controller manager).
+#   ssa        init + `create api --ssa` Ship; a controller (e2e/fixtures/ssa) that
+#              applies the Ship's status with the apply configuration `make
+#              manifests` generated; bin/manager runs against the plane; passes
+#              once the sample's Available condition is set and managedFields
+#              show the controller's Apply on the status subresource.
 #
 # Each scenario runs in a subshell of its own, in a fresh directory
 # $TMPDIR/opbuilder-scenario-NAME.XXXXXX with its own control plane, under an
@@ -45,7 +50,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
 # Scenario names, in the order they run by default. Each has a scenario_<name>.
-SCENARIOS=(mycronjob deploy webhooks)
+SCENARIOS=(mycronjob deploy webhooks ssa)
 
 OPBUILDER_BIN=${OPBUILDER_BIN:-$OPBUILDER_ROOT/target/debug/opbuilder}
 STEP_TIMEOUT=${SCENARIO_STEP_TIMEOUT:-1200}
@@ -118,6 +123,49 @@ scenario_mycronjob() {
 	step 180 "make uninstall" make uninstall ignore-not-found=true KUBECTL="$SC_KUBECTL"
 	wait_for 60 "CRD $crd to be gone" crd_absent "$crd" || fail "CRD $crd still exists after make uninstall"
 	pass "CRD removed"
+}
+
+# Server-side apply: the apply configurations generated for a `create api --ssa` type, used by a
+# controller through controller-runtime's client.
+scenario_ssa() {
+	local proj="$SC_DIR/fleet"
+	mkdir -p "$proj"
+	cd "$proj"
+	step "$STEP_TIMEOUT" "opbuilder init" \
+		"$OPBUILDER_BIN" init --domain example.com --repo example.com/fleet --project-name fleet --owner "The Fleet Authors"
+	step "$STEP_TIMEOUT" "opbuilder create api Ship --ssa" \
+		"$OPBUILDER_BIN" create api --group fleet --version v1 --kind Ship --resource --controller --ssa
+	step "$STEP_TIMEOUT" "make manifests" make manifests
+	local ac=api/v1/applyconfiguration/api/v1
+	[[ -f $ac/ship.go && -f $ac/shipstatus.go ]] || fail "make manifests generated no apply configurations in $ac"
+	pass "apply configurations generated: $(cd "$ac" && ls | xargs)"
+
+	cp -R "$FIXTURES/ssa/." .
+	expect_eq "fixtures are gofmt-clean" "$(gofmt -l internal)" ""
+	step "$STEP_TIMEOUT" "go mod tidy" go mod tidy
+
+	start_plane
+	step "$STEP_TIMEOUT" "make install" make install KUBECTL="$SC_KUBECTL"
+	expect_crd_established ships.fleet.example.com
+	step "$STEP_TIMEOUT" "make build" make build
+	start_manager "$proj"
+	step 60 "kubectl apply -k config/samples/" "$SC_KUBECTL" apply -k config/samples/
+	WAIT_FOR_PID=$MANAGER_PID wait_for 90 "ship-sample to be Available" ship_available || {
+		k get ship ship-sample -o yaml >>"$SC_LOG" 2>&1 || true
+		fail "ship-sample has no Available=True condition (manager log: $SC_DIR/manager.log)"
+	}
+	pass "ship-sample is Available"
+	expect_eq "the condition's message" \
+		"$(k get ship ship-sample -o 'jsonpath={.status.conditions[?(@.type=="Available")].message}')" \
+		"applied by ship-controller"
+	expect_eq "managedFields entry of ship-controller" \
+		"$(k get ship ship-sample --show-managed-fields -o 'jsonpath={range .metadata.managedFields[?(@.manager=="ship-controller")]}{.operation}/{.subresource}{end}')" \
+		"Apply/status"
+	stop_manager
+}
+
+ship_available() {
+	[[ $(k get ship ship-sample -o 'jsonpath={.status.conditions[?(@.type=="Available")].status}') == True ]]
 }
 
 # `make deploy` of a fresh project: every object config/default renders is accepted.
