@@ -48,6 +48,8 @@ pub struct ApiArgs {
     #[arg(long)]
     pub force: bool,
     #[command(flatten)]
+    pub image: plugins::deployimage::ImageFlags,
+    #[command(flatten)]
     pub run: super::RunFlags,
 }
 
@@ -140,6 +142,8 @@ pub struct ResolvedResource {
     pub controller_name: Option<String>,
     pub namespaced: bool,
     pub force: bool,
+    /// The deploy-image plugin's options, when the chain runs it.
+    pub deploy_image: Option<plugins::deployimage::Options>,
 }
 
 /// Decide what the resource is: check the flags, derive names, apply PROJECT's rules. Nothing is
@@ -177,12 +181,14 @@ pub fn resolve(project: &Project, args: &ApiArgs) -> Result<ResolvedResource> {
         check_controller_name(n, &kind_lower, existing.as_ref())?;
     }
 
+    // deploy-image always scaffolds both (plugins::deployimage::check_flags ran first).
+    let both = args.image.image.is_some();
     let do_resource = if external {
         false
     } else {
-        decide(args.resource, "Create Resource", "--resource")?
+        both || decide(args.resource, "Create Resource", "--resource")?
     };
-    let do_controller = decide(args.controller, "Create Controller", "--controller")?;
+    let do_controller = both || decide(args.controller, "Create Controller", "--controller")?;
     if !do_resource && !do_controller {
         return Err(usage(
             "nothing to do: both --resource and --controller are false",
@@ -320,6 +326,7 @@ pub fn resolve(project: &Project, args: &ApiArgs) -> Result<ResolvedResource> {
         controller_name: args.controller_name.clone(),
         namespaced: args.namespaced,
         force: args.force,
+        deploy_image: None,
     })
 }
 
@@ -551,7 +558,9 @@ pub fn plan(root: &Path, args: &ApiArgs) -> Result<(Plan, bool, bool)> {
     let flag = plugins::parse_flag(args.run.plugins.as_deref())?;
     let mut project = Project::load(root)?;
     let chain = plugins::Chain::for_command(Some(&project), flag, plugins::Command::CreateApi)?;
-    let res = resolve(&project, args)?;
+    let image = plugins::deployimage::check_flags(chain.has(plugins::deployimage::NAME), args)?;
+    let mut res = resolve(&project, args)?;
+    res.deploy_image = image;
     let mut plan = Plan::default();
     let mut notes = vec![];
     chain.create_api(
@@ -589,10 +598,21 @@ pub fn run(root: &Path, args: &ApiArgs) -> Result<()> {
         steps.push(Step::GoModTidy);
         if did_resource && args.run.make {
             steps.push(Step::Make("generate"));
+            if args.image.image.is_some() {
+                // As Kubebuilder's deploy-image plugin: the CRD and RBAC follow at once.
+                steps.push(Step::Make("manifests"));
+            }
         }
         post::run(root, &steps)?;
     }
-    if did_resource {
+    if let Some(image) = &args.image.image {
+        outln!(
+            "\nThe controller deploys {image} for each {} object (the image is the {}_IMAGE variable in \
+             config/manager/manager.yaml).\nNext: after changing the *_types.go file, run\n  make manifests",
+            args.res.kind,
+            args.res.kind.to_ascii_uppercase()
+        );
+    } else if did_resource {
         outln!("\nNext: fill in the Spec and Status in the *_types.go file, then run\n  make manifests");
     }
     Ok(())
