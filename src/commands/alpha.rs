@@ -123,9 +123,10 @@ fn replay(project: &Project, license_file: Option<&Path>) -> Result<Vec<Step>> {
             [first, rest @ ..] if *first == kind_lower && !rest.is_empty() => (true, rest.to_vec()),
             _ => (r.controller, named.clone()),
         };
-        let image = deploy_image.iter().rev().find(|d| {
-            d.group == r.group && d.version == r.version && d.kind == r.kind
-        });
+        let image = deploy_image
+            .iter()
+            .rev()
+            .find(|d| d.group == r.group && d.version == r.version && d.kind == r.kind);
         if let (Some(d), Some(_)) = (image, &r.api) {
             let mut c = base.clone();
             let o = &d.options;

@@ -30,7 +30,11 @@ pub struct ImageFlags {
     #[arg(long, value_name = "IMAGE", help_heading = "deploy-image/v1-alpha")]
     pub image: Option<String>,
     /// deploy-image/v1-alpha: the container's command, comma-separated (memcached,--memory-limit=64,-v)
-    #[arg(long, value_name = "CMD,ARG...", help_heading = "deploy-image/v1-alpha")]
+    #[arg(
+        long,
+        value_name = "CMD,ARG...",
+        help_heading = "deploy-image/v1-alpha"
+    )]
     pub image_container_command: Option<String>,
     /// deploy-image/v1-alpha: the container's port; adds spec.containerPort to the API (1-65535)
     #[arg(long, value_name = "PORT", help_heading = "deploy-image/v1-alpha")]
@@ -49,7 +53,10 @@ impl ImageFlags {
                 self.image_container_command.is_some(),
                 "--image-container-command",
             ),
-            (self.image_container_port.is_some(), "--image-container-port"),
+            (
+                self.image_container_port.is_some(),
+                "--image-container-port",
+            ),
             (self.run_as_user.is_some(), "--run-as-user"),
         ]
         .into_iter()
@@ -209,10 +216,7 @@ pub fn check_flags(chain_has_plugin: bool, args: &ApiArgs) -> Result<Option<Opti
         (args.controller == Some(false), "--controller=false"),
         (!args.namespaced, "--namespaced=false"),
         (args.controller_name.is_some(), "--controller-name"),
-        (
-            args.res.external_api_path.is_some(),
-            "--external-api-path",
-        ),
+        (args.res.external_api_path.is_some(), "--external-api-path"),
     ] {
         if refused {
             return Err(usage(format!(
@@ -272,7 +276,10 @@ struct Ctx<'a> {
 /// Replace the content of the file the plan creates at `path`.
 fn replace_created(plan: &mut Plan, path: &str, new: String) -> Result<()> {
     for op in plan.ops.iter_mut() {
-        if let Op::Create { path: p, content, .. } = op {
+        if let Op::Create {
+            path: p, content, ..
+        } = op
+        {
             if p.as_path() == std::path::Path::new(path) {
                 *content = new;
                 return Ok(());
@@ -412,11 +419,26 @@ mod tests {
 
     #[test]
     fn values_are_checked_with_the_rule_and_an_example() {
-        for bad in ["", " ", "mem cached:1", "memcached:\"1\"", "-x", "memcached:"] {
+        for bad in [
+            "",
+            " ",
+            "mem cached:1",
+            "memcached:\"1\"",
+            "-x",
+            "memcached:",
+        ] {
             let e = check_image(bad).unwrap_err().to_string();
-            assert!(e.contains("--image") && e.contains("memcached:1.6.26"), "{bad:?}: {e}");
+            assert!(
+                e.contains("--image") && e.contains("memcached:1.6.26"),
+                "{bad:?}: {e}"
+            );
         }
-        for good in ["memcached:1.6.26-alpine3.19", "busybox", "quay.io/a/b@sha256:0123abcd", "localhost:5000/x:1"] {
+        for good in [
+            "memcached:1.6.26-alpine3.19",
+            "busybox",
+            "quay.io/a/b@sha256:0123abcd",
+            "localhost:5000/x:1",
+        ] {
             check_image(good).unwrap();
         }
         for bad in ["0", "65536", "abc", "-1", "+80", "080", "", "99999999999"] {
@@ -451,6 +473,9 @@ mod tests {
         let v = serde_yaml::to_value(&s).unwrap();
         let text = serde_yaml::to_string(&v).unwrap();
         assert!(text.contains("containerCommand: memcached,-v"), "{text}");
-        assert!(!text.contains("group: ''"), "empty fields are left out: {text}");
+        assert!(
+            !text.contains("group: ''"),
+            "empty fields are left out: {text}"
+        );
     }
 }

@@ -376,7 +376,12 @@ impl Chain {
         let deploy_image = self.has(deployimage::NAME);
         self.each(|p| {
             // deploy-image plans the go/v4 files itself, before replacing some of them.
-            if deploy_image && matches!(p.key(), "go.kubebuilder.io/v4" | "base.go.kubebuilder.io/v4") {
+            if deploy_image
+                && matches!(
+                    p.key(),
+                    "go.kubebuilder.io/v4" | "base.go.kubebuilder.io/v4"
+                )
+            {
                 return Ok(());
             }
             p.create_api(cx, res)
