@@ -28,7 +28,10 @@ pub const MAIN_GO: &str = "cmd/main.go";
   opbuilder create api --group apps --version v1 --kind Deployment \\
       --resource=false --controller
   opbuilder create api --group ingress --version v1beta1 --kind App \\
-      --resource=false --controller-name app-audit")]
+      --resource=false --controller-name app-audit
+  opbuilder create api --group cache --version v1alpha1 --kind Memcached \\
+      --image=memcached:1.6.26-alpine3.19 --image-container-port=11211 \\
+      --plugins=deploy-image/v1-alpha")]
 pub struct ApiArgs {
     #[command(flatten)]
     pub res: super::ResourceFlags,

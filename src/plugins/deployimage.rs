@@ -26,20 +26,20 @@ pub struct DeployImage;
 /// The flags of `create api` that belong to this plugin.
 #[derive(Debug, Default, Clone, Args)]
 pub struct ImageFlags {
-    /// deploy-image/v1-alpha: the image the controller deploys, such as memcached:1.6.26-alpine3.19
+    /// The image the controller deploys, such as memcached:1.6.26-alpine3.19
     #[arg(long, value_name = "IMAGE", help_heading = "deploy-image/v1-alpha")]
     pub image: Option<String>,
-    /// deploy-image/v1-alpha: the container's command, comma-separated (memcached,--memory-limit=64,-v)
+    /// The container's command, comma-separated (memcached,--memory-limit=64,-v)
     #[arg(
         long,
         value_name = "CMD,ARG...",
         help_heading = "deploy-image/v1-alpha"
     )]
     pub image_container_command: Option<String>,
-    /// deploy-image/v1-alpha: the container's port; adds spec.containerPort to the API (1-65535)
+    /// The container's port; adds spec.containerPort to the API (1-65535)
     #[arg(long, value_name = "PORT", help_heading = "deploy-image/v1-alpha")]
     pub image_container_port: Option<String>,
-    /// deploy-image/v1-alpha: the user ID the container runs as (securityContext.runAsUser)
+    /// The user ID the container runs as (securityContext.runAsUser)
     #[arg(long, value_name = "UID", help_heading = "deploy-image/v1-alpha")]
     pub run_as_user: Option<String>,
 }
