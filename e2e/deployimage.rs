@@ -193,8 +193,24 @@ resources:
         ]
     );
 
-    // Again over an existing API: go/v4's rule, --force replaces it.
+    // Again over an existing API: go/v4's rule, --force replaces it and its PROJECT entry.
     refused(d, MEMCACHED, 1, &["already exists", "--force"]);
+    let mut again: Vec<&str> = MEMCACHED
+        .iter()
+        .filter(|a| !a.starts_with("--image="))
+        .copied()
+        .collect();
+    again.extend(["--image=memcached:1.6.29", "--force"]);
+    ok(d, &again);
+    let p: serde_yaml::Value = serde_yaml::from_str(&read(d, "PROJECT")).unwrap();
+    let entries = p["plugins"]["deploy-image.go.kubebuilder.io/v1-alpha"]["resources"]
+        .as_sequence()
+        .unwrap();
+    assert_eq!(entries.len(), 2, "one entry per kind");
+    assert_eq!(entries[0]["options"]["image"], "memcached:1.6.29");
+    let m = read(d, "config/manager/manager.yaml");
+    assert!(m.contains("value: memcached:1.6.29"), "{m}");
+    assert_eq!(m.matches("MEMCACHED_IMAGE").count(), 1, "{m}");
 }
 
 #[test]

@@ -273,6 +273,25 @@ struct Ctx<'a> {
     run_as_user: String,
 }
 
+/// `text` with the value of the environment variable `name` (a `- name: NAME` line followed by
+/// `value: ...`) set to `value`; `None` when there is no such variable.
+fn set_env_value(text: &str, name: &str, value: &str) -> Option<String> {
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let at = lines
+        .iter()
+        .position(|l| l.trim() == format!("- name: {name}"))?;
+    let next = lines.get(at + 1)?;
+    if !next.trim_start().starts_with("value:") {
+        return None;
+    }
+    let indent = &next[..next.len() - next.trim_start().len()];
+    let eol = if next.ends_with('\n') { "\n" } else { "" };
+    let mut out: String = lines[..=at].concat();
+    out.push_str(&format!("{indent}value: {value}{eol}"));
+    out.push_str(&lines[at + 2..].concat());
+    Some(out)
+}
+
 /// Replace the content of the file the plan creates at `path`.
 fn replace_created(plan: &mut Plan, path: &str, new: String) -> Result<()> {
     for op in plan.ops.iter_mut() {
@@ -380,34 +399,53 @@ impl Plugin for DeployImage {
         let setup = templates::render("fragments/deploy_image_main_controller.go", &main_ctx)?;
         replace_fragment(cx.plan, MAIN_GO, &go_setup, setup)?;
 
-        // The image reaches the controller as <KIND>_IMAGE in the manager's environment.
-        cx.plan.update(
-            MANAGER,
-            Edit::AfterLine {
-                anchor: "name: manager".into(),
-                text: "        env:".into(),
-            },
-        );
-        cx.plan.update(
-            MANAGER,
-            Edit::AfterLine {
-                anchor: "env:".into(),
-                text: format!(
-                    "        - name: {}_IMAGE\n          value: {}",
-                    ctx.kind_upper, opts.image
-                ),
-            },
-        );
+        // The image reaches the controller as <KIND>_IMAGE in the manager's environment. Again
+        // with --force, an existing variable gets the new image.
+        let manager = crate::fsx::read_text(&cx.root.join(MANAGER), 1 << 20)
+            .map_err(|e| anyhow::anyhow!("{MANAGER}: {e}"))?
+            .unwrap_or_default();
+        if let Some(updated) =
+            set_env_value(&manager, &format!("{}_IMAGE", ctx.kind_upper), &opts.image)
+        {
+            cx.plan.create(MANAGER, updated, IfExists::Overwrite);
+        } else {
+            cx.plan.update(
+                MANAGER,
+                Edit::AfterLine {
+                    anchor: "name: manager".into(),
+                    text: "        env:".into(),
+                },
+            );
+            cx.plan.update(
+                MANAGER,
+                Edit::AfterLine {
+                    anchor: "env:".into(),
+                    text: format!(
+                        "        - name: {}_IMAGE\n          value: {}",
+                        ctx.kind_upper, opts.image
+                    ),
+                },
+            );
+        }
 
         res.record(cx.project);
         let mut section: Section = cx.project.plugin_config(KEY)?.unwrap_or_default();
-        section.resources.push(ResourceData {
+        let entry = ResourceData {
             group: res.gvk.group.clone(),
             domain: res.gvk.domain.clone(),
             version: res.gvk.version.clone(),
             kind: res.gvk.kind.clone(),
             options: opts.clone(),
-        });
+        };
+        // Again with --force: the entry is updated in place (Kubebuilder appends a second one).
+        match section
+            .resources
+            .iter_mut()
+            .find(|d| d.group == entry.group && d.version == entry.version && d.kind == entry.kind)
+        {
+            Some(d) => *d = entry,
+            None => section.resources.push(entry),
+        }
         cx.project.set_plugin_config(KEY, &section)?;
         Ok(())
     }
@@ -459,6 +497,12 @@ mod tests {
             ["memcached", "--memory-limit=64", "-v"]
         );
         assert_eq!(go_quote(r#"a"b\c"#), r#""a\"b\\c""#);
+        let m = "        env:\n        - name: A_IMAGE\n          value: a:1\n        ports:\n";
+        assert_eq!(
+            set_env_value(m, "A_IMAGE", "a:2").unwrap(),
+            "        env:\n        - name: A_IMAGE\n          value: a:2\n        ports:\n"
+        );
+        assert!(set_env_value(m, "B_IMAGE", "b:1").is_none());
     }
 
     #[test]
