@@ -124,17 +124,6 @@ fn plugins_opbuilder_cannot_run_are_named_with_what_to_do() {
     let d = t.path();
     init(d, &[]);
     // On the command line: usage errors (exit 2), nothing written.
-    let mut args = API.to_vec();
-    args.extend(["--plugins", "deploy-image/v1-alpha"]);
-    refused(
-        d,
-        &args,
-        2,
-        &[
-            "deploy-image.go.kubebuilder.io/v1-alpha",
-            "kubebuilder create api",
-        ],
-    );
     refused(
         d,
         &["edit", "--plugins=helm.kubebuilder.io/v2-alpha"],

@@ -420,11 +420,27 @@ mod tests {
                     let Some(name) = f.path().to_str().and_then(|n| n.strip_suffix(".hbs")) else {
                         continue;
                     };
-                    let json = if name.starts_with("init/") {
+                    let mut json = if name.starts_with("init/") {
                         handlebars::to_json(&pctx)
                     } else {
                         handlebars::to_json(&rctx)
                     };
+                    if name.starts_with("deploy-image/") {
+                        // The plugin's own values, every option set (core: none set).
+                        let m = json.as_object_mut().unwrap();
+                        for (k, v) in [
+                            ("kindUpper", Json::from("KIND")),
+                            ("image", Json::from("memcached:1.6")),
+                            ("hasCommand", Json::from(!core)),
+                            ("command", Json::from(r#"[]string{"a", "b"}"#)),
+                            ("hasPort", Json::from(!core)),
+                            ("port", Json::from("11211")),
+                            ("hasRunAsUser", Json::from(!core)),
+                            ("runAsUser", Json::from("1001")),
+                        ] {
+                            m.insert(k.into(), v);
+                        }
+                    }
                     assert_eq!(
                         render_handlebars(name, &json).unwrap(),
                         plain.render(name, &json).unwrap(),
@@ -471,11 +487,27 @@ mod tests {
                     let Some(name) = f.path().to_str().and_then(|n| n.strip_suffix(".hbs")) else {
                         continue;
                     };
-                    let json = if name.starts_with("init/") {
+                    let mut json = if name.starts_with("init/") {
                         handlebars::to_json(&pctx)
                     } else {
                         handlebars::to_json(&rctx)
                     };
+                    if name.starts_with("deploy-image/") {
+                        // The plugin's own values, every option set (core: none set).
+                        let m = json.as_object_mut().unwrap();
+                        for (k, v) in [
+                            ("kindUpper", Json::from("KIND")),
+                            ("image", Json::from("memcached:1.6")),
+                            ("hasCommand", Json::from(!core)),
+                            ("command", Json::from(r#"[]string{"a", "b"}"#)),
+                            ("hasPort", Json::from(!core)),
+                            ("port", Json::from("11211")),
+                            ("hasRunAsUser", Json::from(!core)),
+                            ("runAsUser", Json::from("1001")),
+                        ] {
+                            m.insert(k.into(), v);
+                        }
+                    }
                     total += 1;
                     match hbs::render_str(f.contents_utf8().unwrap(), &json, &template_text) {
                         Ok(out) => {

@@ -20,6 +20,12 @@
 #              manifests` generated; bin/manager runs against the plane; passes
 #              once the sample's Available condition is set and managedFields
 #              show the controller's Apply on the status subresource.
+#   deployimage  init + `create api --plugins=deploy-image/v1-alpha` Memcached with
+#              image, command, port and user; `make install build`; bin/manager
+#              runs with the image of config/manager/manager.yaml; the sample makes
+#              it create the Deployment (checked field by field) and report
+#              Available; a new size reaches the Deployment; deleting the sample
+#              runs the finalizer (its event is recorded) and the object goes.
 #
 # Each scenario runs in a subshell of its own, in a fresh directory
 # $TMPDIR/opbuilder-scenario-NAME.XXXXXX with its own control plane, under an
@@ -50,7 +56,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
 # Scenario names, in the order they run by default. Each has a scenario_<name>.
-SCENARIOS=(mycronjob deploy webhooks ssa)
+SCENARIOS=(mycronjob deploy webhooks ssa deployimage)
 
 OPBUILDER_BIN=${OPBUILDER_BIN:-$OPBUILDER_ROOT/target/debug/opbuilder}
 STEP_TIMEOUT=${SCENARIO_STEP_TIMEOUT:-1200}
@@ -256,6 +262,90 @@ scenario_deploy() {
 	pass "Service $svc selects the pods of $deploy ($selector)"
 	# No undeploy: deleting the namespace would stay Terminating without a
 	# controller manager. The plane is thrown away with everything in it.
+}
+
+# deploy-image/v1-alpha: the operand's Deployment made by the manager from a Memcached.
+scenario_deployimage() {
+	local proj="$SC_DIR/cache" image=memcached:1.6.26-alpine3.19
+	mkdir -p "$proj"
+	cd "$proj"
+	step "$STEP_TIMEOUT" "opbuilder init" \
+		"$OPBUILDER_BIN" init --domain example.com --repo example.com/cache --project-name cache
+	# Post-steps on: go mod tidy, make generate and make manifests.
+	step "$STEP_TIMEOUT" "opbuilder create api Memcached --plugins=deploy-image/v1-alpha" \
+		"$OPBUILDER_BIN" create api --group cache --version v1alpha1 --kind Memcached \
+		--image="$image" --image-container-command=memcached,--memory-limit=64,-o,modern,-v \
+		--image-container-port=11211 --run-as-user=1001 --plugins=deploy-image/v1-alpha
+
+	start_plane
+	step "$STEP_TIMEOUT" "make install" make install KUBECTL="$SC_KUBECTL"
+	local crd=memcacheds.cache.example.com
+	expect_crd_established "$crd"
+	step "$STEP_TIMEOUT" "make build" make build
+	# In a cluster the image reaches the manager through config/manager/manager.yaml; bin/manager
+	# gets the same value from there.
+	local wired
+	wired=$(awk '$0 ~ /- name: MEMCACHED_IMAGE$/ { getline; sub(/^ *value: */, ""); print; exit }' config/manager/manager.yaml)
+	expect_eq "MEMCACHED_IMAGE in config/manager/manager.yaml" "$wired" "$image"
+	export MEMCACHED_IMAGE=$wired
+	start_manager "$proj"
+
+	step 60 "kubectl apply -k config/samples/" "$SC_KUBECTL" apply -k config/samples/
+	local cr=memcached-sample uid
+	uid=$(k get memcached "$cr" -o 'jsonpath={.metadata.uid}') || fail "cannot read $cr"
+	WAIT_FOR_PID=$MANAGER_PID wait_for 60 "Deployment $cr" k get deployment "$cr" || {
+		tail -n 30 "$SC_DIR/manager.log" >&2
+		fail "the manager did not create Deployment $cr"
+	}
+	local path='{.spec.template.spec.containers[0]'
+	expect_eq "owner of Deployment $cr" \
+		"$(k get deployment "$cr" -o 'jsonpath={.metadata.ownerReferences[?(@.controller==true)].uid}')" "$uid"
+	expect_eq "replicas" "$(k get deployment "$cr" -o 'jsonpath={.spec.replicas}')" 1
+	expect_eq "image" "$(k get deployment "$cr" -o "jsonpath=$path.image}")" "$image"
+	expect_eq "command" "$(k get deployment "$cr" -o "jsonpath=$path.command}")" \
+		'["memcached","--memory-limit=64","-o","modern","-v"]'
+	expect_eq "port" "$(k get deployment "$cr" -o "jsonpath=$path.ports[0].containerPort}")" 11211
+	expect_eq "container securityContext" \
+		"$(k get deployment "$cr" -o "jsonpath=$path.securityContext.runAsUser} $path.securityContext.runAsNonRoot} $path.securityContext.allowPrivilegeEscalation} $path.securityContext.capabilities.drop}")" \
+		'1001 true false ["ALL"]'
+	expect_eq "pod securityContext" \
+		"$(k get deployment "$cr" -o 'jsonpath={.spec.template.spec.securityContext.runAsNonRoot} {.spec.template.spec.securityContext.seccompProfile.type}')" \
+		"true RuntimeDefault"
+
+	available() {
+		[[ $(k get memcached "$cr" -o 'jsonpath={.status.conditions[?(@.type=="Available")].status}') == "$1" ]]
+	}
+	WAIT_FOR_PID=$MANAGER_PID wait_for 60 "$cr Available=True" available True ||
+		fail "$cr is not Available: $(k get memcached "$cr" -o 'jsonpath={.status.conditions}')"
+	expect_eq "Available reason" \
+		"$(k get memcached "$cr" -o 'jsonpath={.status.conditions[?(@.type=="Available")].reason}')" Reconciling
+	expect_eq "finalizer of $cr" "$(k get memcached "$cr" -o 'jsonpath={.metadata.finalizers}')" \
+		'["cache.example.com/finalizer"]'
+
+	step 60 "kubectl patch $cr size=3" "$SC_KUBECTL" patch memcached "$cr" --type=merge -p '{"spec":{"size":3}}'
+	replicas3() { [[ $(k get deployment "$cr" -o 'jsonpath={.spec.replicas}') == 3 ]]; }
+	WAIT_FOR_PID=$MANAGER_PID wait_for 60 "Deployment $cr to have 3 replicas" replicas3 ||
+		fail "the new size did not reach Deployment $cr"
+	pass "spec.size 3 reached the Deployment"
+
+	step 60 "kubectl delete memcached $cr" "$SC_KUBECTL" delete memcached "$cr" --wait=false
+	gone() {
+		local out
+		out=$(k get memcached "$cr" -o name --ignore-not-found) && [[ -z $out ]]
+	}
+	WAIT_FOR_PID=$MANAGER_PID wait_for 60 "$cr to be deleted" gone ||
+		fail "$cr still exists: $(k get memcached "$cr" -o 'jsonpath={.metadata.finalizers} {.status.conditions}')"
+	# The object carried the finalizer, so it went only once the controller removed it; the
+	# event of doFinalizerOperationsForMemcached shows the cleanup ran.
+	deleting_event() {
+		k get events.events.k8s.io -o 'jsonpath={range .items[?(@.reason=="Deleting")]}{.regarding.uid}{"\n"}{end}' |
+			grep -qx "$uid"
+	}
+	WAIT_FOR_PID=$MANAGER_PID wait_for 60 "the finalizer's Deleting event" deleting_event ||
+		fail "no Deleting event for $cr (manager log: $SC_DIR/manager.log)"
+	grep -q "Removing the finalizer" "$SC_DIR/manager.log" || fail "the manager did not log the finalizer's removal"
+	pass "$cr deleted after the finalizer ran"
+	stop_manager
 }
 
 # ================================================================ scenario helpers

@@ -105,6 +105,8 @@ fn replay(project: &Project, license_file: Option<&Path>) -> Result<Vec<Step>> {
     };
     // Types with their first controller, then the named controllers, then the webhooks: the
     // order in which those are usually added, which PROJECT does not record.
+    // APIs made by deploy-image are made again by it, with the options PROJECT records.
+    let deploy_image = plugins::deployimage::recorded(project)?;
     let mut named_pass = vec![];
     for r in &project.resources {
         let mut base = vec!["create".to_string(), "api".into()];
@@ -121,7 +123,26 @@ fn replay(project: &Project, license_file: Option<&Path>) -> Result<Vec<Step>> {
             [first, rest @ ..] if *first == kind_lower && !rest.is_empty() => (true, rest.to_vec()),
             _ => (r.controller, named.clone()),
         };
-        if let Some(api) = &r.api {
+        let image = deploy_image
+            .iter()
+            .rev()
+            .find(|d| d.group == r.group && d.version == r.version && d.kind == r.kind);
+        if let (Some(d), Some(_)) = (image, &r.api) {
+            let mut c = base.clone();
+            let o = &d.options;
+            for (name, v) in [
+                ("image", &o.image),
+                ("image-container-command", &o.container_command),
+                ("image-container-port", &o.container_port),
+                ("run-as-user", &o.run_as_user),
+            ] {
+                if !v.is_empty() {
+                    c.push(flag(name, v));
+                }
+            }
+            c.push(flag("plugins", plugins::deployimage::KEY));
+            s(c);
+        } else if let Some(api) = &r.api {
             let mut c = base.clone();
             c.push("--resource".into());
             c.push(flag("controller", first_unnamed.to_string()));
@@ -190,6 +211,8 @@ fn replay(project: &Project, license_file: Option<&Path>) -> Result<Vec<Step>> {
                     });
                 }
             }
+            // Replayed with the resources above.
+            plugins::deployimage::KEY => {}
             plugins::autoupdate::KEY => {
                 #[derive(serde::Deserialize, Default)]
                 struct Section {

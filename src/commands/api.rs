@@ -29,7 +29,10 @@ pub const MAIN_GO: &str = "cmd/main.go";
       --resource=false --controller
   opbuilder create api --group ingress --version v1beta1 --kind App \\
       --resource=false --controller-name app-audit
-  opbuilder create api --group ingress --version v1 --kind Ticket --ssa")]
+  opbuilder create api --group ingress --version v1 --kind Ticket --ssa
+  opbuilder create api --group cache --version v1alpha1 --kind Memcached \\
+      --image=memcached:1.6.26-alpine3.19 --image-container-port=11211 \\
+      --plugins=deploy-image/v1-alpha")]
 pub struct ApiArgs {
     #[command(flatten)]
     pub res: super::ResourceFlags,
@@ -52,6 +55,8 @@ pub struct ApiArgs {
     /// Scaffold again over an existing API or controller (replaces its generated files)
     #[arg(long)]
     pub force: bool,
+    #[command(flatten)]
+    pub image: plugins::deployimage::ImageFlags,
     #[command(flatten)]
     pub run: super::RunFlags,
 }
@@ -147,6 +152,8 @@ pub struct ResolvedResource {
     /// Server-side apply: the types get apply configurations (`--ssa`, or recorded in PROJECT).
     pub ssa: bool,
     pub force: bool,
+    /// The deploy-image plugin's options, when the chain runs it.
+    pub deploy_image: Option<plugins::deployimage::Options>,
 }
 
 /// Decide what the resource is: check the flags, derive names, apply PROJECT's rules. Nothing is
@@ -196,10 +203,12 @@ pub fn resolve(project: &Project, args: &ApiArgs) -> Result<ResolvedResource> {
              Example: opbuilder create api --group ship --version v1 --kind Frigate --resource --ssa",
         ));
     }
+    // deploy-image always scaffolds both (plugins::deployimage::check_flags ran first).
+    let both = args.image.image.is_some();
     let do_resource = if external {
         false
     } else {
-        decide(args.resource, "Create Resource", "--resource")?
+        both || decide(args.resource, "Create Resource", "--resource")?
     };
     if args.ssa && !do_resource {
         return Err(usage(
@@ -207,7 +216,7 @@ pub fn resolve(project: &Project, args: &ApiArgs) -> Result<ResolvedResource> {
              Example: opbuilder create api --group ship --version v1 --kind Frigate --resource --ssa",
         ));
     }
-    let do_controller = decide(args.controller, "Create Controller", "--controller")?;
+    let do_controller = both || decide(args.controller, "Create Controller", "--controller")?;
     if !do_resource && !do_controller {
         return Err(usage(
             "nothing to do: both --resource and --controller are false",
@@ -353,6 +362,7 @@ pub fn resolve(project: &Project, args: &ApiArgs) -> Result<ResolvedResource> {
                     .and_then(|r| r.api.as_ref())
                     .is_some_and(|a| a.ssa)),
         force: args.force,
+        deploy_image: None,
     })
 }
 
@@ -744,7 +754,9 @@ pub fn plan(root: &Path, args: &ApiArgs) -> Result<(Plan, bool, bool, Vec<String
     let flag = plugins::parse_flag(args.run.plugins.as_deref())?;
     let mut project = Project::load(root)?;
     let chain = plugins::Chain::for_command(Some(&project), flag, plugins::Command::CreateApi)?;
-    let res = resolve(&project, args)?;
+    let image = plugins::deployimage::check_flags(chain.has(plugins::deployimage::NAME), args)?;
+    let mut res = resolve(&project, args)?;
+    res.deploy_image = image;
     let mut plan = Plan::default();
     let mut notes = vec![];
     chain.create_api(
@@ -785,10 +797,21 @@ pub fn run(root: &Path, args: &ApiArgs) -> Result<()> {
         steps.push(Step::GoModTidy);
         if did_resource && args.run.make {
             steps.push(Step::Make("generate"));
+            if args.image.image.is_some() {
+                // As Kubebuilder's deploy-image plugin: the CRD and RBAC follow at once.
+                steps.push(Step::Make("manifests"));
+            }
         }
         post::run(root, &steps)?;
     }
-    if did_resource {
+    if let Some(image) = &args.image.image {
+        outln!(
+            "\nThe controller deploys {image} for each {} object (the image is the {}_IMAGE variable in \
+             config/manager/manager.yaml).\nNext: after changing the *_types.go file, run\n  make manifests",
+            args.res.kind,
+            args.res.kind.to_ascii_uppercase()
+        );
+    } else if did_resource {
         outln!("\nNext: fill in the Spec and Status in the *_types.go file, then run\n  make manifests");
     }
     Ok(())

@@ -11,6 +11,7 @@
 //! accepts, so a key is either run, or refused with a message naming it and saying what to do.
 
 pub mod autoupdate;
+pub mod deployimage;
 pub mod golang;
 pub mod grafana;
 
@@ -123,10 +124,7 @@ pub static KNOWN: &[Known] = &[
     Known {
         name: "deploy-image.go.kubebuilder.io",
         version: "v1-alpha",
-        support: Support::NotYet(
-            "opbuilder cannot scaffold deploy-image APIs yet (issue 9): create this API with kubebuilder \
-             (`kubebuilder create api ... --plugins=deploy-image/v1-alpha`); opbuilder extends the project afterwards",
-        ),
+        support: Support::Runs(&deployimage::DeployImage),
     },
     Known {
         name: "helm.kubebuilder.io",
@@ -307,7 +305,17 @@ impl Chain {
             }
             _ => vec![&KNOWN[0]],
         };
-        let has_go = go_layout(&plugins)?;
+        // deploy-image runs go/v4's create api itself (as Kubebuilder's plugin runs the go/v4
+        // scaffolders), and has no other subcommand.
+        let deploy_image = plugins.iter().any(|k| k.name == deployimage::NAME);
+        if deploy_image && command != Command::CreateApi {
+            return Err(usage(
+                "--plugins: deploy-image/v1-alpha takes part in `create api` only; for example \
+                 opbuilder create api --group cache --version v1alpha1 --kind Memcached \
+                 --image=memcached:1.6.26-alpine3.19 --plugins=deploy-image/v1-alpha",
+            ));
+        }
+        let has_go = go_layout(&plugins)? || deploy_image;
         if !has_go
             && matches!(
                 command,
@@ -366,7 +374,19 @@ impl Chain {
         self.each(|p| p.init(cx, boilerplate))
     }
     pub fn create_api(&self, cx: &mut Cx, res: &ResolvedResource) -> Result<()> {
-        self.each(|p| p.create_api(cx, res))
+        let deploy_image = self.has(deployimage::NAME);
+        self.each(|p| {
+            // deploy-image plans the go/v4 files itself, before replacing some of them.
+            if deploy_image
+                && matches!(
+                    p.key(),
+                    "go.kubebuilder.io/v4" | "base.go.kubebuilder.io/v4"
+                )
+            {
+                return Ok(());
+            }
+            p.create_api(cx, res)
+        })
     }
     pub fn create_webhook(&self, cx: &mut Cx, hook: &ResolvedWebhook) -> Result<()> {
         self.each(|p| p.create_webhook(cx, hook))
@@ -421,10 +441,6 @@ mod tests {
     #[test]
     fn flag_refuses_what_cannot_run_naming_it() {
         for (v, needle) in [
-            (
-                "deploy-image/v1-alpha",
-                "deploy-image.go.kubebuilder.io/v1-alpha",
-            ),
             (
                 "helm.kubebuilder.io/v2-alpha",
                 "helm.kubebuilder.io/v2-alpha",

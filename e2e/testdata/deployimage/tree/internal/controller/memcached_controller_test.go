@@ -1,0 +1,106 @@
+/*
+Copyright 2026.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controller
+
+import (
+	"os"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	cachev1alpha1 "example.com/cache/api/v1alpha1"
+)
+
+var _ = Describe("MemcachedReconciler", func() {
+	const name = "test-memcached"
+	const image = "example.com/image:test"
+
+	// Each object of this test lives in a namespace of its own. envtest runs no
+	// controller-manager, so the namespace is never really deleted.
+	namespace := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	key := types.NamespacedName{Name: name, Namespace: name}
+
+	BeforeEach(func() {
+		By("creating the namespace")
+		err := k8sClient.Create(ctx, namespace)
+		if !apierrors.IsAlreadyExists(err) {
+			Expect(err).NotTo(HaveOccurred())
+		}
+
+		By("setting the operand image, as config/manager/manager.yaml does")
+		Expect(os.Setenv("MEMCACHED_IMAGE", image)).To(Succeed())
+
+		By("creating the Memcached")
+		memcached := &cachev1alpha1.Memcached{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: name},
+			Spec: cachev1alpha1.MemcachedSpec{
+				Size:          ptr.To(int32(1)),
+				ContainerPort: 11211,
+			},
+		}
+		Expect(k8sClient.Create(ctx, memcached)).To(Succeed())
+	})
+
+	AfterEach(func() {
+		By("unsetting the operand image")
+		Expect(os.Unsetenv("MEMCACHED_IMAGE")).To(Succeed())
+		_ = k8sClient.Delete(ctx, namespace)
+	})
+
+	It("deploys the image, reports it, and runs the finalizer on deletion", func() {
+		r := &MemcachedReconciler{Client: k8sClient, Scheme: k8sClient.Scheme()}
+		req := reconcile.Request{NamespacedName: key}
+
+		By("reconciling once: the Deployment is created")
+		_, err := r.Reconcile(ctx, req)
+		Expect(err).NotTo(HaveOccurred())
+		dep := &appsv1.Deployment{}
+		Expect(k8sClient.Get(ctx, key, dep)).To(Succeed())
+		Expect(dep.Spec.Replicas).To(HaveValue(Equal(int32(1))))
+		Expect(dep.Spec.Template.Spec.Containers).To(HaveLen(1))
+		Expect(dep.Spec.Template.Spec.Containers[0].Image).To(Equal(image))
+		Expect(dep.OwnerReferences).To(ContainElement(HaveField("Name", Equal(name))))
+
+		By("reconciling again: the Memcached is reported Available")
+		_, err = r.Reconcile(ctx, req)
+		Expect(err).NotTo(HaveOccurred())
+		memcached := &cachev1alpha1.Memcached{}
+		Expect(k8sClient.Get(ctx, key, memcached)).To(Succeed())
+		Expect(controllerutil.ContainsFinalizer(memcached, memcachedFinalizer)).To(BeTrue())
+		var available []metav1.Condition
+		Expect(memcached.Status.Conditions).To(ContainElement(
+			HaveField("Type", Equal(typeAvailableMemcached)), &available))
+		Expect(available).To(HaveLen(1))
+		Expect(available[0].Status).To(Equal(metav1.ConditionTrue))
+		Expect(available[0].Reason).To(Equal(reasonReconciling))
+
+		By("deleting the Memcached: the finalizer runs and lets it go")
+		Expect(k8sClient.Delete(ctx, memcached)).To(Succeed())
+		_, err = r.Reconcile(ctx, req)
+		Expect(err).NotTo(HaveOccurred())
+		err = k8sClient.Get(ctx, key, memcached)
+		Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the Memcached still exists: %v", err)
+	})
+})
