@@ -17,6 +17,15 @@
 // not allowed, 2 on a usage or I/O error.
 //
 // Usage: compare -scenario NAME -allowlist FILE KUBEBUILDER_DIR OPBUILDER_DIR
+//
+//	compare -objects [-helm] WANT.yaml GOT.yaml
+//
+// The second form compares two multi-document YAML streams as object sets (keyed by apiVersion,
+// kind, namespace and name), each object equal; with -helm, the labels and annotations Helm
+// charts add (helm.sh/*, app.kubernetes.io/managed-by, app.kubernetes.io/instance,
+// app.kubernetes.io/version, meta.helm.sh/*) are dropped from both first, and so are Namespace
+// objects (a chart installs into the release's namespace). It checks that
+// `helm template` of a chart renders what `kubectl kustomize config/default` does.
 package main
 
 import (
@@ -52,7 +61,12 @@ func (d *differ) add(key, format string, args ...any) {
 func main() {
 	scenario := flag.String("scenario", "", "scenario name used in the report and the allowlist")
 	allowPath := flag.String("allowlist", "", "allowlist file")
+	objects := flag.Bool("objects", false, "compare two YAML streams as object sets")
+	helm := flag.Bool("helm", false, "with -objects: drop the labels and annotations Helm adds")
 	flag.Parse()
+	if *objects {
+		os.Exit(compareObjectFiles(flag.Args(), *helm))
+	}
 	if flag.NArg() != 2 || *scenario == "" {
 		fmt.Fprintln(os.Stderr, "usage: compare -scenario NAME [-allowlist FILE] KUBEBUILDER_DIR OPBUILDER_DIR")
 		os.Exit(2)
@@ -629,4 +643,90 @@ func goFacts(path string) (map[string]string, error) {
 		facts["marker "+m] = strconv.Itoa(n)
 	}
 	return facts, nil
+}
+
+// ---- object streams (-objects)
+
+func compareObjectFiles(args []string, helm bool) int {
+	if len(args) != 2 {
+		fmt.Fprintln(os.Stderr, "usage: compare -objects [-helm] WANT.yaml GOT.yaml")
+		return 2
+	}
+	var sets [2]map[string]any
+	for i, f := range args {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 2
+		}
+		docs, err := parseDocs(data)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "%s: %v\n", f, err)
+			return 2
+		}
+		sets[i] = map[string]any{}
+		for _, o := range docs {
+			if m, _ := o.(map[string]any); helm && m["apiVersion"] == "v1" && m["kind"] == "Namespace" {
+				continue // `helm install --create-namespace` makes it; charts do not hold it
+			}
+			if helm {
+				o = dropHelmMetadata(o)
+			}
+			sets[i][objectKey(o)] = o
+		}
+	}
+	d := &differ{}
+	want, got := sets[0], sets[1]
+	for _, k := range sortedKeys(want) {
+		if _, ok := got[k]; !ok {
+			d.add("only in "+args[0]+": "+k, "%s", brief(want[k]))
+		}
+	}
+	for _, k := range sortedKeys(got) {
+		if _, ok := want[k]; !ok {
+			d.add("only in "+args[1]+": "+k, "%s", brief(got[k]))
+		}
+	}
+	for _, k := range sortedKeys(want) {
+		if o, ok := got[k]; ok {
+			if p, detail := firstDifference(want[k], o, ""); p != "" || detail != "" {
+				d.add(fmt.Sprintf("%s %s", k, orRoot(p)), "%s", detail)
+			}
+		}
+	}
+	for _, x := range d.out {
+		fmt.Printf("  DIFFERS  %s\n           %s\n", x.key, strings.ReplaceAll(x.detail, "\n", "\n           "))
+	}
+	fmt.Printf("compare -objects: %d object(s) and %d object(s), %d difference(s)\n", len(want), len(got), len(d.out))
+	if len(d.out) > 0 {
+		return 1
+	}
+	return 0
+}
+
+// dropHelmMetadata removes what a chart adds to every object's metadata (an empty map left behind
+// is removed too), so that a chart's render can be compared with the kustomize output.
+func dropHelmMetadata(o any) any {
+	m, _ := o.(map[string]any)
+	meta, _ := m["metadata"].(map[string]any)
+	if meta == nil {
+		return o
+	}
+	for _, field := range []string{"labels", "annotations"} {
+		lm, _ := meta[field].(map[string]any)
+		if lm == nil {
+			continue
+		}
+		for k := range lm {
+			if strings.HasPrefix(k, "helm.sh/") || strings.HasPrefix(k, "meta.helm.sh/") ||
+				k == "app.kubernetes.io/managed-by" || k == "app.kubernetes.io/instance" ||
+				k == "app.kubernetes.io/version" {
+				delete(lm, k)
+			}
+		}
+		if len(lm) == 0 {
+			delete(meta, field)
+		}
+	}
+	return o
 }
