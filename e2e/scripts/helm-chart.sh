@@ -19,7 +19,7 @@ set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-need_cmd go make
+need_cmd go make kubectl
 opbuilder=${OPBUILDER_BIN:-$OPBUILDER_ROOT/target/debug/opbuilder}
 [[ -x $opbuilder ]] || die "opbuilder binary not found at $opbuilder (cargo build first)"
 t_total=$SECONDS
@@ -32,8 +32,6 @@ ok() {
 t=$SECONDS
 helm=$("$here/go-tool.sh" helm)
 log_info "helm $(pin e2e.helm) at $helm ($(fmt_duration $((SECONDS - t))))"
-"$here/build-control-plane.sh" >/dev/null
-kubectl="$(k8s_bin_dir)/kubectl"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/opbuilder-helm.XXXXXX")
 cp_dir="$work/cp"
@@ -79,7 +77,7 @@ ok "edit --plugins=helm/v2-alpha wrote dist/chart, the workflow, the Makefile ta
 same_objects() { # what (extra --set flags...)
 	local what=$1
 	shift
-	"$kubectl" kustomize config/default >"$work/kustomize.yaml"
+	kubectl kustomize config/default >"$work/kustomize.yaml"
 	"$helm" template chartdemo dist/chart --namespace "$ns" \
 		--set manager.image.tag=latest --set manager.image.pullPolicy=null --set rbac.helpers.enabled=true \
 		"$@" >"$work/helm.yaml"
@@ -92,6 +90,8 @@ same_objects() { # what (extra --set flags...)
 ok "helm lint dist/chart"
 same_objects "one API"
 
+"$here/build-control-plane.sh" >/dev/null
+kubectl="$(k8s_bin_dir)/kubectl"
 "$here/control-plane.sh" start "$cp_dir"
 eval "$("$here/control-plane.sh" env "$cp_dir")"
 export KUBECONFIG
