@@ -587,16 +587,29 @@ pub fn convert(project: &str, manifests: &str) -> Result<Chart> {
             }
             "ServiceAccount" => ("rbac", Some(".Values.serviceAccount.enabled".into())),
             "Role" | "ClusterRole" | "RoleBinding" | "ClusterRoleBinding" => {
-                let helper = ["-admin-role", "-editor-role", "-viewer-role"]
-                    .iter()
-                    .any(|s| n.ends_with(s));
-                let metrics = short.starts_with("metrics-");
+                let helper = [
+                    "-admin-role",
+                    "-editor-role",
+                    "-viewer-role",
+                    "-admin-rolebinding",
+                    "-editor-rolebinding",
+                    "-viewer-rolebinding",
+                ]
+                .iter()
+                .any(|s| n.ends_with(s));
+                let metrics = [
+                    "-metrics-auth-role",
+                    "-metrics-auth-rolebinding",
+                    "-metrics-reader",
+                ]
+                .iter()
+                .any(|s| n.ends_with(s));
                 (
                     "rbac",
                     if helper {
                         Some(".Values.rbac.helpers.enabled".into())
                     } else if metrics {
-                        Some(".Values.metrics.enabled".into())
+                        Some("and .Values.metrics.enabled .Values.metrics.secure".into())
                     } else {
                         None
                     },
@@ -743,26 +756,21 @@ pub fn convert(project: &str, manifests: &str) -> Result<Chart> {
             "Service" if group == "metrics" => {
                 port_from_values(&mut obj, &mut e, ".Values.metrics.port", &mut metrics_port);
             }
-            "RoleBinding" | "ClusterRoleBinding" => {
-                if let Some(subjects) =
-                    get_mut(&mut obj, &["subjects"]).and_then(Value::as_sequence_mut)
-                {
-                    for sub in subjects {
-                        if get(sub, &["kind"]).map(s) == Some("ServiceAccount")
-                            && get(sub, &["name"])
-                                .map(s)
-                                .is_some_and(|n| n.starts_with("obtplinline"))
-                        {
-                            sub.as_mapping_mut().unwrap().insert(
-                                "name".into(),
-                                e.inline(format!(
-                                    "{{{{ include \"{project}.serviceAccountName\" . }}}}"
-                                )),
-                            );
-                        }
-                    }
+            "ClusterRole" | "ClusterRoleBinding"
+                if ![
+                    "-metrics-auth-role",
+                    "-metrics-auth-rolebinding",
+                    "-metrics-reader",
+                ]
+                .iter()
+                .any(|x| n.ends_with(x)) =>
+            {
+                namespaced_switch(&mut obj, &mut e, &k);
+                if k == "ClusterRoleBinding" {
+                    bind_service_account(&mut obj, &mut e, project);
                 }
             }
+            "RoleBinding" | "ClusterRoleBinding" => bind_service_account(&mut obj, &mut e, project),
             "ServiceAccount" => {
                 let sa_name = format!("{{{{ include \"{project}.serviceAccountName\" . }}}}");
                 let meta = obj
@@ -842,6 +850,74 @@ fn render_scalar(e: &Emit, v: &Value) -> String {
 /// The service's first port: its target (the container's port) comes from values; so does its
 /// own port when it equals the target (the metrics service), not otherwise (the webhook service
 /// listens on 443).
+/// `rbac.namespaced` turns a ClusterRole (binding) into a Role (binding) in the release namespace.
+fn namespaced_switch(obj: &mut Value, e: &mut Emit, kind: &str) {
+    let ns_kind = kind.strip_prefix("Cluster").unwrap_or(kind).to_string();
+    let switch = |e: &mut Emit, ns: &str, cluster: &str| {
+        e.block_key(vec![
+            "{{- if .Values.rbac.namespaced }}".into(),
+            format!("kind: {ns}"),
+            "{{- else }}".into(),
+            format!("kind: {cluster}"),
+            "{{- end }}".into(),
+        ])
+    };
+    let top = switch(e, &ns_kind, kind);
+    replace_key(obj, "kind", top);
+    if let Some(meta) = obj.get_mut("metadata").and_then(Value::as_mapping_mut) {
+        meta.insert(
+            e.block_key(vec![
+                "{{- if .Values.rbac.namespaced }}".into(),
+                "namespace: {{ .Release.Namespace }}".into(),
+                "{{- end }}".into(),
+            ]),
+            Value::Null,
+        );
+    }
+    if kind == "ClusterRoleBinding" {
+        if let Some(rr) = obj.get_mut("roleRef") {
+            if get(rr, &["kind"]).map(s) == Some("ClusterRole") {
+                let k = switch(e, "Role", "ClusterRole");
+                replace_key(rr, "kind", k);
+            }
+        }
+    }
+}
+
+/// Replace the entry `key` of a mapping by a block token, in place.
+fn replace_key(v: &mut Value, key: &str, token: Value) {
+    if let Some(m) = v.as_mapping_mut() {
+        let old = std::mem::take(m);
+        for (k, val) in old {
+            if k.as_str() == Some(key) {
+                m.insert(token.clone(), Value::Null);
+            } else {
+                m.insert(k, val);
+            }
+        }
+    }
+}
+
+/// The manager's ServiceAccount in a binding's subjects, by the chart's helper.
+fn bind_service_account(obj: &mut Value, e: &mut Emit, project: &str) {
+    if let Some(subjects) = get_mut(obj, &["subjects"]).and_then(Value::as_sequence_mut) {
+        for sub in subjects {
+            if get(sub, &["kind"]).map(s) == Some("ServiceAccount")
+                && get(sub, &["name"])
+                    .map(s)
+                    .is_some_and(|n| n.starts_with("obtplinline"))
+            {
+                sub.as_mapping_mut().unwrap().insert(
+                    "name".into(),
+                    e.inline(format!(
+                        "{{{{ include \"{project}.serviceAccountName\" . }}}}"
+                    )),
+                );
+            }
+        }
+    }
+}
+
 fn port_from_values(obj: &mut Value, e: &mut Emit, expr: &str, port: &mut u64) {
     if let Some(ports) = get_mut(obj, &["spec", "ports"]).and_then(Value::as_sequence_mut) {
         if let Some(p) = ports.first_mut().and_then(Value::as_mapping_mut) {
@@ -1256,7 +1332,7 @@ fn values(
     out.push(("manager".into(), m));
     out.push((
         "rbac".into(),
-        "## RBAC\nrbac:\n  ## The admin, editor and viewer roles of each API (for granting users access)\n  helpers:\n    enabled: false\n\n".into(),
+        "## RBAC\nrbac:\n  ## true: Role and RoleBinding in the release namespace instead of ClusterRole and\n  ## ClusterRoleBinding (the metrics roles stay cluster-wide)\n  namespaced: false\n  ## The admin, editor and viewer roles of each API (for granting users access)\n  helpers:\n    enabled: false\n\n".into(),
     ));
     out.push((
         "serviceAccount".into(),
