@@ -26,8 +26,9 @@
 // The second form compares two multi-document YAML streams as object sets (keyed by apiVersion,
 // kind, namespace and name), each object equal; with -helm, the labels and annotations Helm
 // charts add (helm.sh/*, app.kubernetes.io/managed-by, app.kubernetes.io/instance,
-// app.kubernetes.io/version, meta.helm.sh/*) are dropped from both first, and so are Namespace
-// objects (a chart installs into the release's namespace). It checks that
+// app.kubernetes.io/version, meta.helm.sh/*, also on a Deployment's pods) are dropped from both
+// first, and so are Namespace objects (a chart installs into the release's namespace); container
+// args are compared as sets (the chart orders the flags its own way). It checks that
 // `helm template` of a chart renders what `kubectl kustomize config/default` does.
 package main
 
@@ -712,6 +713,22 @@ func compareObjectFiles(args []string, helm bool) int {
 // is removed too), so that a chart's render can be compared with the kustomize output.
 func dropHelmMetadata(o any) any {
 	m, _ := o.(map[string]any)
+	if spec, ok := m["spec"].(map[string]any); ok {
+		if tmpl, ok := spec["template"].(map[string]any); ok {
+			dropHelmMetadata(tmpl) // a Deployment's pod labels
+			// The chart orders the manager's flags its own way (metrics, probes, values,
+			// certificates), as Kubebuilder's does: compare them as a set.
+			podSpec, _ := tmpl["spec"].(map[string]any)
+			containers, _ := podSpec["containers"].([]any)
+			for _, c := range containers {
+				if cm, ok := c.(map[string]any); ok {
+					if args, ok := cm["args"].([]any); ok {
+						sort.Slice(args, func(i, j int) bool { return fmt.Sprint(args[i]) < fmt.Sprint(args[j]) })
+					}
+				}
+			}
+		}
+	}
 	meta, _ := m["metadata"].(map[string]any)
 	if meta == nil {
 		return o

@@ -77,7 +77,10 @@ ok "edit --plugins=helm/v2-alpha wrote dist/chart, the workflow, the Makefile ta
 same_objects() { # what (extra --set flags...)
 	local what=$1
 	shift
-	kubectl kustomize config/default >"$work/kustomize.yaml"
+	# config/default leaves the metrics certificate's DNS names as placeholders until its
+	# replacements are uncommented; the chart fills in the metrics service (as Kubebuilder's does).
+	kubectl kustomize config/default |
+		sed "s/SERVICE_NAME\.SERVICE_NAMESPACE\./chartdemo-controller-manager-metrics-service.$ns./" >"$work/kustomize.yaml"
 	"$helm" template chartdemo dist/chart --namespace "$ns" \
 		--set manager.image.tag=latest --set manager.image.pullPolicy=null --set rbac.helpers.enabled=true \
 		"$@" >"$work/helm.yaml"

@@ -432,6 +432,9 @@ impl Names<'_> {
     }
     /// A string holding prefixed names and the namespace, as a template.
     fn text(&self, key: &str, v: &str) -> Option<String> {
+        if key == "app.kubernetes.io/name" && v == self.chart {
+            return Some(format!("{{{{ include \"{}.name\" . }}}}", self.chart));
+        }
         if v == self.ns && (key == "namespace" || key == "WATCH_NAMESPACE") {
             return Some("{{ .Release.Namespace }}".into());
         }
@@ -479,22 +482,25 @@ fn template_strings(v: &mut Value, key: &str, names: &Names, e: &mut Emit) {
 
 /// Helm's labels in metadata.labels: managed-by is Helm, plus the chart label.
 fn helm_labels(obj: &mut Value, e: &mut Emit) {
-    let Some(meta) = obj.get_mut("metadata").and_then(Value::as_mapping_mut) else {
-        return;
-    };
-    let labels = meta
-        .entry("labels".into())
-        .or_insert_with(|| Value::Mapping(Mapping::new()));
-    if let Some(l) = labels.as_mapping_mut() {
-        l.insert(
-            "app.kubernetes.io/managed-by".into(),
-            e.inline("{{ .Release.Service }}"),
-        );
-        l.insert(
-            "helm.sh/chart".into(),
-            e.inline("{{ .Chart.Name }}-{{ .Chart.Version | replace \"+\" \"_\" }}"),
-        );
+    // Objects the kustomize output labels (not those controller-gen writes) get Helm's labels.
+    if let Some(l) = get_mut(obj, &["metadata", "labels"]).and_then(Value::as_mapping_mut) {
+        add_helm_labels(l, e);
     }
+}
+
+fn add_helm_labels(l: &mut Mapping, e: &mut Emit) {
+    l.insert(
+        "app.kubernetes.io/managed-by".into(),
+        e.inline("{{ .Release.Service }}"),
+    );
+    l.insert(
+        "helm.sh/chart".into(),
+        e.inline("{{ .Chart.Name }}-{{ .Chart.Version | replace \"+\" \"_\" }}"),
+    );
+    l.insert(
+        "app.kubernetes.io/instance".into(),
+        e.inline("{{ .Release.Name }}"),
+    );
 }
 
 fn wrap(cond: &str, body: String) -> String {
@@ -771,6 +777,24 @@ pub fn convert(project: &str, manifests: &str) -> Result<Chart> {
                 }
             }
             "RoleBinding" | "ClusterRoleBinding" => bind_service_account(&mut obj, &mut e, project),
+            "Certificate" => {
+                // config/default leaves the metrics certificate's DNS names as placeholders until
+                // its replacements are uncommented; the chart names the metrics service.
+                let svc = names.resource(&chart_metrics_suffix(&docs, &prefix));
+                if let Some(dns) =
+                    get_mut(&mut obj, &["spec", "dnsNames"]).and_then(Value::as_sequence_mut)
+                {
+                    if short.contains("metrics") {
+                        for d in dns.iter_mut() {
+                            if let Some(rest) = s(d).strip_prefix("SERVICE_NAME.SERVICE_NAMESPACE.")
+                            {
+                                let rest = rest.to_string();
+                                *d = e.inline(format!("{svc}.{{{{ .Release.Namespace }}}}.{rest}"));
+                            }
+                        }
+                    }
+                }
+            }
             "ServiceAccount" => {
                 let sa_name = format!("{{{{ include \"{project}.serviceAccountName\" . }}}}");
                 let meta = obj
@@ -918,6 +942,16 @@ fn bind_service_account(obj: &mut Value, e: &mut Emit, project: &str) {
     }
 }
 
+/// The metrics service's name without the prefix.
+fn chart_metrics_suffix(docs: &[Value], prefix: &str) -> String {
+    docs.iter()
+        .filter(|d| get(d, &["kind"]).map(s) == Some("Service"))
+        .filter_map(|d| get(d, &["metadata", "name"]).map(s))
+        .find(|n| n.ends_with("metrics-service"))
+        .and_then(|n| n.strip_prefix(prefix)?.strip_prefix('-').map(String::from))
+        .unwrap_or_else(|| "controller-manager-metrics-service".into())
+}
+
 fn port_from_values(obj: &mut Value, e: &mut Emit, expr: &str, port: &mut u64) {
     if let Some(ports) = get_mut(obj, &["spec", "ports"]).and_then(Value::as_sequence_mut) {
         if let Some(p) = ports.first_mut().and_then(Value::as_mapping_mut) {
@@ -942,6 +976,17 @@ fn is_value_arg(a: &str) -> bool {
         || a.starts_with("--webhook-cert-path")
         || a.starts_with("--metrics-cert-path")
         || a.starts_with("--metrics-secure"))
+}
+
+/// `key:` from values, or `{}` when the value is empty (as Kubebuilder's chart renders it).
+fn always_block(e: &mut Emit, key: &str, val: &str) -> Value {
+    e.block_key(vec![
+        format!("{{{{- if {val} }}}}"),
+        format!("{key}: {{{{- toYaml {val} | nindent {{I+2}} }}}}"),
+        "{{- else }}".into(),
+        format!("{key}: {{}}"),
+        "{{- end }}".into(),
+    ])
 }
 
 fn template_manager(
@@ -991,6 +1036,9 @@ fn template_manager(
                 .entry(key.into())
                 .or_insert_with(|| Value::Mapping(Mapping::new()));
             if let Some(m) = entry.as_mapping_mut() {
+                if key == "labels" {
+                    add_helm_labels(m, e);
+                }
                 m.insert(
                     e.block_key(vec![
                         format!("{{{{- with (.Values.manager.pod | default dict).{what} }}}}"),
@@ -1014,8 +1062,12 @@ fn template_manager(
             "{{{{ include \"{project}.serviceAccountName\" . }}}}"
         )),
     );
+    pod.remove("securityContext");
+    pod.insert(
+        always_block(e, "securityContext", ".Values.manager.podSecurityContext"),
+        Value::Null,
+    );
     for (key, val) in [
-        ("securityContext", ".Values.manager.podSecurityContext"),
         ("imagePullSecrets", ".Values.manager.imagePullSecrets"),
         ("nodeSelector", ".Values.manager.nodeSelector"),
         ("affinity", ".Values.manager.affinity"),
@@ -1045,14 +1097,14 @@ fn template_manager(
     );
     pod.insert(
         e.block_key(vec![
-            "{{- if hasKey .Values.manager \"terminationGracePeriodSeconds\" }}".into(),
+            "{{- if and (hasKey .Values.manager \"terminationGracePeriodSeconds\") (ne .Values.manager.terminationGracePeriodSeconds nil) }}".into(),
             "terminationGracePeriodSeconds: {{ .Values.manager.terminationGracePeriodSeconds }}"
                 .into(),
             "{{- end }}".into(),
         ]),
         Value::Null,
     );
-    let cert_webhook = "and .Values.certManager.enabled .Values.webhook.enabled";
+    let cert_webhook = ".Values.certManager.enabled";
     let cert_metrics = "and .Values.certManager.enabled .Values.metrics.enabled";
     if let Some(vols) = pod.get_mut("volumes").and_then(Value::as_sequence_mut) {
         for v in vols.iter_mut() {
@@ -1079,7 +1131,7 @@ fn template_manager(
             c.insert(
                 "image".into(),
                 e.inline(
-                    "\"{{ .Values.manager.image.repository }}:{{ .Values.manager.image.tag | default .Chart.AppVersion }}\"",
+                    "\"{{ .Values.manager.image.repository }}{{- if not (contains \"@\" .Values.manager.image.repository) }}:{{ .Values.manager.image.tag | default .Chart.AppVersion }}{{- end }}\"",
                 ),
             );
             c.remove("imagePullPolicy");
@@ -1092,25 +1144,17 @@ fn template_manager(
                 Value::Null,
             );
             if let Some(args) = c.get_mut("args").and_then(Value::as_sequence_mut) {
-                let mut out = vec![];
-                let mut ranged = false;
+                // Kubebuilder's order: metrics, health probe, the values' args, certificates.
+                let (mut metrics, mut probe, mut rest) = (vec![], vec![], vec![]);
                 for a in args.iter() {
                     let st = s(a).to_string();
                     if is_value_arg(&st) {
                         values_args.push(st);
-                        if !ranged {
-                            ranged = true;
-                            out.push(e.block_key(vec![
-                                "{{- range .Values.manager.args }}".into(),
-                                "- {{ . }}".into(),
-                                "{{- end }}".into(),
-                            ]));
-                        }
                     } else if st.starts_with("--metrics-bind-address") {
                         if let Some(p) = st.rsplit(':').next().and_then(|p| p.parse().ok()) {
                             *metrics_port = p;
                         }
-                        out.push(e.block_key(vec![
+                        metrics.push(e.block_key(vec![
                             "{{- if .Values.metrics.enabled }}".into(),
                             "- --metrics-bind-address=:{{ .Values.metrics.port }}".into(),
                             "{{- if not .Values.metrics.secure }}".into(),
@@ -1120,21 +1164,22 @@ fn template_manager(
                             "- --metrics-bind-address=0".into(),
                             "{{- end }}".into(),
                         ]));
+                    } else if st.starts_with("--health-probe-bind-address") {
+                        probe.push(a.clone());
                     } else if st.starts_with("--webhook-cert-path") {
-                        out.push(cond_item(e, cert_webhook, a)?);
+                        rest.push(cond_item(e, cert_webhook, a)?);
                     } else if st.starts_with("--metrics-cert-path") {
-                        out.push(cond_item(e, cert_metrics, a)?);
-                    } else {
-                        out.push(a.clone());
+                        rest.push(cond_item(e, cert_metrics, a)?);
                     }
                 }
-                if !ranged {
-                    out.push(e.block_key(vec![
-                        "{{- range .Values.manager.args }}".into(),
-                        "- {{ . }}".into(),
-                        "{{- end }}".into(),
-                    ]));
-                }
+                let mut out = metrics;
+                out.extend(probe);
+                out.push(e.block_key(vec![
+                    "{{- range .Values.manager.args }}".into(),
+                    "- {{ . }}".into(),
+                    "{{- end }}".into(),
+                ]));
+                out.extend(rest);
                 *args = out;
             }
             if let Some(ports) = c.get_mut("ports").and_then(Value::as_sequence_mut) {
@@ -1143,16 +1188,10 @@ fn template_manager(
                         if let Some(n) = get(p, &["containerPort"]).and_then(Value::as_u64) {
                             *webhook_port = n;
                         }
-                        let mut item = p.clone();
-                        item.as_mapping_mut()
-                            .unwrap()
-                            .insert("containerPort".into(), Value::String("obtplport".into()));
-                        let text = serde_yaml::to_string(&Value::Sequence(vec![item]))?
-                            .replace("obtplport", "{{ .Values.webhook.port }}");
-                        let mut lines = vec!["{{- if .Values.webhook.enabled }}".to_string()];
-                        lines.extend(text.lines().map(String::from));
-                        lines.push("{{- end }}".into());
-                        *p = e.block_key(lines);
+                        p.as_mapping_mut().unwrap().insert(
+                            "containerPort".into(),
+                            e.inline("{{ .Values.webhook.port }}"),
+                        );
                     }
                 }
             }
@@ -1192,14 +1231,7 @@ fn template_manager(
                 ("resources", ".Values.manager.resources"),
                 ("securityContext", ".Values.manager.securityContext"),
             ] {
-                c.insert(
-                    e.block_key(vec![
-                        format!("{{{{- with {val} }}}}"),
-                        format!("{key}: {{{{- toYaml . | nindent {{I+2}} }}}}"),
-                        "{{- end }}".into(),
-                    ]),
-                    Value::Null,
-                );
+                c.insert(always_block(e, key, val), Value::Null);
             }
         }
     }
