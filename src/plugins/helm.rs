@@ -1409,3 +1409,159 @@ fn values(
     ));
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names() -> Names<'static> {
+        Names {
+            chart: "h1",
+            prefix: "h1",
+            ns: "h1-system",
+        }
+    }
+
+    #[test]
+    fn prefixed_names_and_the_namespace_become_templates() {
+        let n = names();
+        let r = |s: &str| n.resource(s);
+        assert_eq!(n.text("name", "h1-manager-role"), Some(r("manager-role")));
+        assert_eq!(
+            n.text("namespace", "h1-system"),
+            Some("{{ .Release.Namespace }}".into())
+        );
+        // Not a namespace field: a plain prefixed name.
+        assert_eq!(n.text("value", "h1-system"), Some(r("system")));
+        // ns/name must not be read as one prefixed name (the project name prefixes both).
+        assert_eq!(
+            n.text(
+                "cert-manager.io/inject-ca-from",
+                "h1-system/h1-serving-cert"
+            ),
+            Some(format!(
+                "{{{{ .Release.Namespace }}}}/{}",
+                r("serving-cert")
+            ))
+        );
+        assert_eq!(
+            n.text("x", "h1-webhook-service.h1-system.svc.cluster.local"),
+            Some(format!(
+                "{}.{{{{ .Release.Namespace }}}}.svc.cluster.local",
+                r("webhook-service")
+            ))
+        );
+        assert_eq!(
+            n.text("app.kubernetes.io/name", "h1"),
+            Some("{{ include \"h1.name\" . }}".into())
+        );
+        for keep in ["h1", "h1-", "other-manager-role", "manager", "h1x-role"] {
+            assert_eq!(n.text("name", keep), None, "{keep}");
+        }
+    }
+
+    #[test]
+    fn block_tokens_expand_at_their_indentation() {
+        let mut e = Emit::default();
+        let mut inner = Mapping::new();
+        inner.insert("a".into(), Value::from(1));
+        inner.insert(
+            e.block_key(vec![
+                "{{- with .Values.x }}".into(),
+                "x: {{- toYaml . | nindent {I+2} }}".into(),
+                "{{- end }}".into(),
+            ]),
+            Value::Null,
+        );
+        let mut top = Mapping::new();
+        top.insert("spec".into(), Value::Mapping(inner));
+        top.insert(
+            "list".into(),
+            Value::Sequence(vec![e.inline("{{ .Values.y }}")]),
+        );
+        assert_eq!(
+            e.render(&Value::Mapping(top)).unwrap(),
+            "spec:\n  a: 1\n  {{- with .Values.x }}\n  x: {{- toYaml . | nindent 4 }}\n  {{- end }}\nlist:\n- {{ .Values.y }}\n"
+        );
+    }
+
+    #[test]
+    fn the_fixture_converts_with_each_part_behind_its_toggle() {
+        let chart = convert(
+            "x",
+            include_str!("../../e2e/fixtures/helm/install-webhooks.yaml"),
+        )
+        .unwrap();
+        let t = |p: &str| {
+            chart
+                .templates
+                .get(p)
+                .unwrap_or_else(|| panic!("no {p}: {:?}", chart.templates.keys()))
+        };
+        assert!(
+            t("crd/frigates.ship.example.com.yaml").starts_with("{{- if .Values.crd.enabled }}")
+        );
+        assert!(t("crd/frigates.ship.example.com.yaml").contains("helm.sh/resource-policy: keep"));
+        assert!(t("manager/manager.yaml").starts_with("{{- if .Values.manager.enabled }}"));
+        assert!(t("manager/manager.yaml").contains("replicas: {{ .Values.manager.replicas }}"));
+        assert!(
+            t("rbac/frigate-admin-role.yaml").starts_with("{{- if .Values.rbac.helpers.enabled }}")
+        );
+        assert!(t("rbac/manager-role.yaml").contains("{{- if .Values.rbac.namespaced }}"));
+        assert!(t("rbac/controller-manager.yaml")
+            .starts_with("{{- if .Values.serviceAccount.enabled }}"));
+        assert!(
+            t("webhook/webhook-service.yaml").contains("targetPort: {{ .Values.webhook.port }}")
+        );
+        assert!(t("cert-manager/serving-cert.yaml")
+            .starts_with("{{- if .Values.certManager.enabled }}"));
+        assert!(t("metrics/controller-manager-metrics-service.yaml")
+            .contains("port: {{ .Values.metrics.port }}"));
+        assert!(
+            !chart.templates.keys().any(|k| k.contains("namespace")),
+            "the Namespace is left out"
+        );
+        assert!(chart.has_webhooks && chart.has_metrics && !chart.has_prometheus);
+        let keys: Vec<&str> = chart.values.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(
+            keys,
+            [
+                "",
+                "manager",
+                "rbac",
+                "serviceAccount",
+                "crd",
+                "metrics",
+                "certManager",
+                "webhook",
+                "prometheus",
+                "networkPolicy"
+            ]
+        );
+        let values: Value = serde_yaml::from_str(
+            &chart
+                .values
+                .iter()
+                .map(|(_, t)| t.as_str())
+                .collect::<String>(),
+        )
+        .unwrap();
+        assert_eq!(
+            values["manager"]["args"],
+            serde_yaml::from_str::<Value>("[--leader-elect]").unwrap()
+        );
+        assert_eq!(values["certManager"]["enabled"], Value::from(true));
+        assert_eq!(values["webhook"]["port"], Value::from(9443));
+        assert_eq!(chart.namespace, "x-system");
+    }
+
+    #[test]
+    fn manifests_without_the_manager_are_refused() {
+        let e = convert(
+            "x",
+            "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: x-system\n",
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("Deployment"), "{e}");
+    }
+}
