@@ -800,3 +800,22 @@ fn helm_edit_drops_the_deprecated_v1_alpha_entry() {
     );
     assert!(p["plugins"]["helm.kubebuilder.io/v2-alpha"].is_mapping());
 }
+
+#[test]
+fn helm_without_make_says_what_to_do_and_writes_nothing() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    init(d, &[]);
+    let before = full_snapshot(d);
+    let out = opbuilder(d)
+        .args(["edit", "--plugins=helm/v2-alpha"])
+        .env("PATH", d.join("no-such-dir"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    for needle in ["make", "not on PATH", "--manifests"] {
+        assert!(err.contains(needle), "stderr lacks {needle:?}:\n{err}");
+    }
+    assert_eq!(before, full_snapshot(d), "files changed");
+}
