@@ -750,7 +750,7 @@ fn helm_rerun_follows_the_manifests_and_keeps_the_users_values() {
     assert!(manager.contains(".Values.webhook.port"), "{manager}");
     let workflow = fs::read_to_string(d.join(".github/workflows/test-chart.yml")).unwrap();
     assert!(
-        workflow.contains("\n      - name: Install cert-manager\n"),
+        workflow.contains("\n      - name: Install cert-manager via Helm (wait for readiness)\n"),
         "{workflow}"
     );
     let makefile2 = fs::read_to_string(d.join("Makefile")).unwrap();

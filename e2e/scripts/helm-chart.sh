@@ -121,7 +121,7 @@ for f in dist/chart/templates/webhook/validating-webhook-configuration.yaml \
 	dist/chart/templates/webhook/mutating-webhook-configuration.yaml dist/chart/templates/cert-manager/serving-cert.yaml; do
 	[[ -f $f ]] || die "the second run did not write $f"
 done
-grep -q '^      - name: Install cert-manager' .github/workflows/test-chart.yml ||
+grep -q '^      - name: Install cert-manager via Helm' .github/workflows/test-chart.yml ||
 	die "the workflow's cert-manager step was not enabled"
 ok "after create webhook: values.yaml edits kept, webhook section added, webhook templates written"
 

@@ -36,7 +36,7 @@ pub struct Helm;
 
 const WORKFLOW: &str = ".github/workflows/test-chart.yml";
 /// The workflow step enabled when the project has webhooks (Kubebuilder uncomments it too).
-const CERT_MANAGER_STEP: &str = "      - name: Install cert-manager
+const CERT_MANAGER_STEP: &str = "      - name: Install cert-manager via Helm (wait for readiness)
         run: |
           helm repo add jetstack https://charts.jetstack.io
           helm repo update
