@@ -178,12 +178,9 @@ fn plan_files(cx: &mut Cx, chart: &Chart, output: &str, force: bool) -> Result<(
     } else {
         IfExists::Skip
     };
-    #[derive(Serialize)]
-    struct Ctx<'a> {
-        project_name: &'a str,
-    }
-    let ctx = Ctx { project_name: name };
-    for f in templates::render_tree("helm", &ctx, |_| true)? {
+    // The chart's files are Helm templates, copied as they are (no .hbs): only the chart's name
+    // (@CHART@) and the metrics service (@METRICS_SERVICE@) are filled in.
+    for f in templates::render_tree("helm", &(), |_| true)? {
         let t = f.template.as_str();
         let content = f
             .content
