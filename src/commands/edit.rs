@@ -18,7 +18,8 @@ use std::path::Path;
   opbuilder edit --multigroup
   opbuilder edit --namespaced --force
   opbuilder edit --license copyright --owner \"Acme Inc.\"
-  opbuilder edit --license none")]
+  opbuilder edit --license none
+  opbuilder edit --plugins=helm/v2-alpha")]
 pub struct EditArgs {
     /// Allow several API groups (api/<group>/<version> layout for new APIs); =false to turn off
     #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true", value_name = "BOOL")]
