@@ -130,8 +130,8 @@ fn build_installer(root: &Path) -> Result<()> {
     if !root.join("Makefile").is_file() {
         bail!(
             "the helm plugin reads the kustomize output from {DEFAULT_MANIFESTS}, made by `make build-installer`, \
-             but the project has no Makefile; write the file yourself (kustomize build config/default > {DEFAULT_MANIFESTS}) \
-             and pass --manifests=FILE with another path, or restore the Makefile"
+             but the project has no Makefile: restore it, or write the file yourself (kustomize build config/default > \
+             {DEFAULT_MANIFESTS}) and run again with --skip-build-installer (or give another file with --manifests=FILE)"
         );
     }
     crate::out::errln!("Running `make build-installer` to refresh {DEFAULT_MANIFESTS} (the chart is made from it)...");
