@@ -163,10 +163,11 @@ fn init_bad_input_exits_2_and_writes_nothing() {
         d,
         &with(&["--plugins", "helm/v2-alpha"]),
         2,
+        // helm/v2-alpha only edits: init needs the go/v4 layout with it.
         &[
             "--plugins",
-            "helm.kubebuilder.io/v2-alpha",
-            "kubebuilder edit",
+            "`init` needs the go/v4 layout",
+            "--plugins=go/v4",
         ],
     );
     assert_eq!(fs::read_dir(d).unwrap().count(), 0);

@@ -342,3 +342,75 @@ fn generate_keeps_projects_resource_order() {
     let main = Path::new("cmd/main.go");
     assert_eq!(sorted_lines(&want[main]), sorted_lines(&got[main]));
 }
+
+/// The helm plugin replays from the input's manifests file, copied as it is (no make).
+#[test]
+fn generate_replays_the_helm_chart_from_the_manifests() {
+    for (manifests, extra) in [
+        ("dist/install.yaml", &["--skip-build-installer"][..]),
+        ("m.yaml", &["--manifests=m.yaml", "--output-dir=charts"][..]),
+    ] {
+        let t = tempfile::tempdir().unwrap();
+        let src = t.path().join("src");
+        fs::create_dir(&src).unwrap();
+        let run = |args: &[&str]| {
+            let o = opbuilder(&src).args(args).output().unwrap();
+            assert!(
+                o.status.success(),
+                "{args:?}: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+        };
+        run(&[
+            "init",
+            "--domain",
+            "example.com",
+            "--repo",
+            "example.com/x",
+            "--project-name",
+            "x",
+            "--skip-post-steps",
+        ]);
+        run(&[
+            "create",
+            "api",
+            "--group",
+            "ship",
+            "--version",
+            "v1beta1",
+            "--kind",
+            "Frigate",
+            "--resource",
+            "--controller",
+            "--skip-post-steps",
+        ]);
+        fs::create_dir_all(src.join(manifests).parent().unwrap()).unwrap();
+        fs::write(
+            src.join(manifests),
+            include_str!("fixtures/helm/install-webhooks.yaml"),
+        )
+        .unwrap();
+        let mut args = vec!["edit", "--plugins=helm.kubebuilder.io/v2-alpha"];
+        args.extend_from_slice(extra);
+        run(&args);
+        let chart_dir = if manifests == "m.yaml" {
+            "charts"
+        } else {
+            "dist"
+        };
+        assert!(src.join(chart_dir).join("chart/values.yaml").is_file());
+
+        let out = t.path().join("out");
+        let res = generate(&src, &out);
+        assert!(
+            res.status.success(),
+            "{}",
+            String::from_utf8_lossy(&res.stderr)
+        );
+        let diff = differing(&snapshot(&src), &snapshot(&out));
+        assert!(
+            diff.is_empty(),
+            "{manifests}: differ after alpha generate: {diff:?}"
+        );
+    }
+}

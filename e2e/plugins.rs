@@ -126,12 +126,6 @@ fn plugins_opbuilder_cannot_run_are_named_with_what_to_do() {
     // On the command line: usage errors (exit 2), nothing written.
     refused(
         d,
-        &["edit", "--plugins=helm.kubebuilder.io/v2-alpha"],
-        2,
-        &["helm.kubebuilder.io/v2-alpha"],
-    );
-    refused(
-        d,
         &["edit", "--plugins=helm/v1-alpha"],
         2,
         &["deprecated", "v2-alpha"],
@@ -178,12 +172,12 @@ fn plugins_opbuilder_cannot_run_are_named_with_what_to_do() {
         .replace("- helm.kubebuilder.io/v1-alpha\n", "");
     let with_section = text.replace(
         "projectName:",
-        "plugins:\n  helm.kubebuilder.io/v2-alpha: {}\n  acme.example.com/v1:\n    x: 1\nprojectName:",
+        "plugins:\n  helm.kubebuilder.io/v1-alpha: {}\n  acme.example.com/v1:\n    x: 1\nprojectName:",
     );
     fs::write(d.join("PROJECT"), &with_section).unwrap();
     let err = ok(d, &["edit", "--multigroup"]);
     assert!(
-        err.contains("warning") && err.contains("helm.kubebuilder.io/v2-alpha"),
+        err.contains("warning") && err.contains("helm.kubebuilder.io/v1-alpha"),
         "{err}"
     );
     assert!(err.contains("acme.example.com/v1"), "{err}");
@@ -192,7 +186,7 @@ fn plugins_opbuilder_cannot_run_are_named_with_what_to_do() {
         p["plugins"]["acme.example.com/v1"]["x"],
         serde_yaml::Value::from(1)
     );
-    assert!(p["plugins"]["helm.kubebuilder.io/v2-alpha"].is_mapping());
+    assert!(p["plugins"]["helm.kubebuilder.io/v1-alpha"].is_mapping());
 }
 
 /// A strict JSON check (RFC 8259): one value, nothing after it. Returns the error position.
@@ -555,4 +549,262 @@ fn plugins_in_the_layout_run_with_later_commands_as_in_kubebuilder() {
     // ... and skips it where it has no step.
     ok(d, API);
     assert!(d.join("api/ship/v1/frigate_types.go").is_file());
+}
+
+const HELM_FIXTURE: &str = include_str!("fixtures/helm/install.yaml");
+const HELM_FIXTURE_WEBHOOKS: &str = include_str!("fixtures/helm/install-webhooks.yaml");
+
+#[test]
+fn helm_refuses_bad_flags_naming_them_and_touches_nothing() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    init(d, &[]);
+    fs::write(d.join("m.yaml"), HELM_FIXTURE).unwrap();
+    for (args, code, needles) in [
+        (
+            &["edit", "--plugins=helm/v2-alpha", "--manifests=/etc/hosts"][..],
+            2,
+            &["--manifests", "/etc/hosts", "--manifests=dist/install.yaml"][..],
+        ),
+        (
+            &[
+                "edit",
+                "--plugins=helm/v2-alpha",
+                "--manifests=m.yaml",
+                "--output-dir=../out",
+            ],
+            2,
+            &["--output-dir", "../out", "--output-dir=dist"],
+        ),
+        (
+            &[
+                "edit",
+                "--plugins=helm/v2-alpha",
+                "--manifests=missing.yaml",
+            ],
+            1,
+            &["missing.yaml", "--manifests=dist/install.yaml"],
+        ),
+        (
+            &["edit", "--multigroup", "--manifests=m.yaml"],
+            2,
+            &["--manifests", "helm"],
+        ),
+        (
+            &["edit", "--plugins=helm"],
+            2,
+            &[
+                "helm.kubebuilder.io/v2-alpha",
+                "helm.kubebuilder.io/v1-alpha",
+            ],
+        ),
+    ] {
+        refused(d, args, code, needles);
+    }
+    // Manifests without the manager's Deployment are not a project's kustomize output.
+    fs::write(
+        d.join("bad.yaml"),
+        "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: x\n",
+    )
+    .unwrap();
+    refused(
+        d,
+        &["edit", "--plugins=helm/v2-alpha", "--manifests=bad.yaml"],
+        1,
+        &["bad.yaml", "Deployment"],
+    );
+}
+
+#[test]
+fn helm_rerun_follows_the_manifests_and_keeps_the_users_values() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    init(d, &[]);
+    fs::write(d.join("m.yaml"), HELM_FIXTURE).unwrap();
+    ok(
+        d,
+        &[
+            "edit",
+            "--plugins=helm.kubebuilder.io/v2-alpha",
+            "--manifests=m.yaml",
+        ],
+    );
+    let chart = d.join("dist/chart");
+    let mut got: Vec<String> = files_under(d, "dist/chart")
+        .into_iter()
+        .map(|f| f.strip_prefix("dist/chart/").unwrap().to_string())
+        .collect();
+    got.retain(|f| !f.starts_with("templates/crd/") && !f.starts_with("templates/rbac/"));
+    assert_eq!(
+        got,
+        [
+            ".helmignore",
+            "Chart.yaml",
+            "templates/NOTES.txt",
+            "templates/_helpers.tpl",
+            "templates/manager/manager.yaml",
+            "templates/metrics/controller-manager-metrics-service.yaml",
+            "templates/network-policy/allow-metrics-traffic.yaml",
+            "templates/prometheus/controller-manager-metrics-monitor.yaml",
+            "values.yaml",
+        ]
+    );
+    assert!(chart.join("templates/rbac/manager-role.yaml").is_file());
+    assert!(chart
+        .join("templates/rbac/controller-manager.yaml")
+        .is_file());
+    assert!(d.join(".github/workflows/test-chart.yml").is_file());
+    let p = project(d);
+    let entry = &p["plugins"]["helm.kubebuilder.io/v2-alpha"];
+    assert_eq!(entry["manifests"], serde_yaml::Value::from("m.yaml"));
+    assert_eq!(entry["output"], serde_yaml::Value::from("dist"));
+    let makefile = fs::read_to_string(d.join("Makefile")).unwrap();
+    for t in [
+        "helm-deploy:",
+        "helm-uninstall:",
+        "helm-status:",
+        "helm-history:",
+        "helm-rollback:",
+    ] {
+        assert_eq!(makefile.matches(t).count(), 1, "{t}");
+    }
+    let values: serde_yaml::Value =
+        serde_yaml::from_str(&fs::read_to_string(chart.join("values.yaml")).unwrap()).unwrap();
+    for key in [
+        "manager",
+        "rbac",
+        "serviceAccount",
+        "crd",
+        "metrics",
+        "certManager",
+        "prometheus",
+        "networkPolicy",
+    ] {
+        assert!(values.get(key).is_some(), "values.yaml lacks {key}");
+    }
+    assert!(values.get("webhook").is_none());
+    assert_eq!(
+        values["manager"]["image"]["repository"],
+        serde_yaml::Value::from("controller")
+    );
+    assert_eq!(
+        values["certManager"]["enabled"],
+        serde_yaml::Value::from(false)
+    );
+
+    // The user edits values.yaml and Chart.yaml; the project gains webhooks.
+    let edited = fs::read_to_string(chart.join("values.yaml"))
+        .unwrap()
+        .replace("  replicas: 1\n", "  replicas: 3 # mine\n");
+    fs::write(chart.join("values.yaml"), &edited).unwrap();
+    let chart_yaml = fs::read_to_string(chart.join("Chart.yaml")).unwrap() + "# my chart\n";
+    fs::write(chart.join("Chart.yaml"), &chart_yaml).unwrap();
+    fs::write(d.join("m.yaml"), HELM_FIXTURE_WEBHOOKS).unwrap();
+    ok(
+        d,
+        &["edit", "--plugins=helm/v2-alpha", "--manifests=m.yaml"],
+    );
+    let values_text = fs::read_to_string(chart.join("values.yaml")).unwrap();
+    assert!(
+        values_text.starts_with(&edited),
+        "the user's values.yaml was rewritten:\n{values_text}"
+    );
+    let values: serde_yaml::Value = serde_yaml::from_str(&values_text).unwrap();
+    assert_eq!(values["webhook"]["enabled"], serde_yaml::Value::from(true));
+    assert_eq!(values["webhook"]["port"], serde_yaml::Value::from(9443));
+    // A third run has nothing to add.
+    ok(
+        d,
+        &["edit", "--plugins=helm/v2-alpha", "--manifests=m.yaml"],
+    );
+    assert_eq!(
+        fs::read_to_string(chart.join("values.yaml")).unwrap(),
+        values_text
+    );
+    assert_eq!(
+        fs::read_to_string(chart.join("Chart.yaml")).unwrap(),
+        chart_yaml
+    );
+    for f in [
+        "templates/webhook/validating-webhook-configuration.yaml",
+        "templates/webhook/mutating-webhook-configuration.yaml",
+        "templates/webhook/webhook-service.yaml",
+        "templates/cert-manager/serving-cert.yaml",
+        "templates/cert-manager/selfsigned-issuer.yaml",
+        "templates/network-policy/allow-webhook-traffic.yaml",
+    ] {
+        assert!(chart.join(f).is_file(), "{f} missing after the rerun");
+    }
+    let manager = fs::read_to_string(chart.join("templates/manager/manager.yaml")).unwrap();
+    assert!(manager.contains(".Values.webhook.port"), "{manager}");
+    let workflow = fs::read_to_string(d.join(".github/workflows/test-chart.yml")).unwrap();
+    assert!(
+        workflow.contains("\n      - name: Install cert-manager via Helm (wait for readiness)\n"),
+        "{workflow}"
+    );
+    let makefile2 = fs::read_to_string(d.join("Makefile")).unwrap();
+    assert_eq!(makefile, makefile2, "the Makefile targets are added once");
+
+    // --force writes values.yaml anew; Chart.yaml stays the user's.
+    ok(
+        d,
+        &[
+            "edit",
+            "--plugins=helm/v2-alpha",
+            "--manifests=m.yaml",
+            "--force",
+        ],
+    );
+    let values_text = fs::read_to_string(chart.join("values.yaml")).unwrap();
+    assert!(!values_text.contains("# mine"), "{values_text}");
+    assert!(
+        values_text.contains("certManager:\n  enabled: true"),
+        "{values_text}"
+    );
+    assert_eq!(
+        fs::read_to_string(chart.join("Chart.yaml")).unwrap(),
+        chart_yaml
+    );
+}
+
+#[test]
+fn helm_edit_drops_the_deprecated_v1_alpha_entry() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    init(d, &[]);
+    fs::write(d.join("m.yaml"), HELM_FIXTURE).unwrap();
+    let text = fs::read_to_string(d.join("PROJECT")).unwrap().replace(
+        "projectName:",
+        "plugins:\n  helm.kubebuilder.io/v1-alpha: {}\nprojectName:",
+    );
+    fs::write(d.join("PROJECT"), text).unwrap();
+    ok(
+        d,
+        &["edit", "--plugins=helm/v2-alpha", "--manifests=m.yaml"],
+    );
+    let p = project(d);
+    assert!(
+        p["plugins"].get("helm.kubebuilder.io/v1-alpha").is_none(),
+        "{p:?}"
+    );
+    assert!(p["plugins"]["helm.kubebuilder.io/v2-alpha"].is_mapping());
+}
+
+#[test]
+fn helm_without_make_says_what_to_do_and_writes_nothing() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    init(d, &[]);
+    let before = full_snapshot(d);
+    let out = opbuilder(d)
+        .args(["edit", "--plugins=helm/v2-alpha"])
+        .env("PATH", d.join("no-such-dir"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    for needle in ["make", "not on PATH", "--manifests"] {
+        assert!(err.contains(needle), "stderr lacks {needle:?}:\n{err}");
+    }
+    assert_eq!(before, full_snapshot(d), "files changed");
 }

@@ -11,6 +11,7 @@
 #   bash e2e/run.sh faults       # only kill -9 at random points and ENOSPC on a tmpfs (root)
 #   bash e2e/run.sh envtest-offline  # make envtest-from-source + make test of a golden project, no helpers
 #   bash e2e/run.sh tutorial     # docs/tutorial.md, executed against a live control plane
+#   bash e2e/run.sh helm         # the helm plugin's chart: helm lint/template/install (live plane)
 #
 # Needs: cargo, go (module proxy reachable), make, kubectl. Builds the control-plane binaries
 # from source on first use and caches them in ~/.cache/opbuilder-e2e (see docs/testing.md).
@@ -52,6 +53,9 @@ if [[ $what == all || $what == envtest-offline ]]; then
 fi
 if [[ $what == all || $what == tutorial ]]; then
 	"$here/scripts/tutorial.sh"
+fi
+if [[ $what == all || $what == helm ]]; then
+	"$here/scripts/helm-chart.sh"
 fi
 if [[ $what == all || $what == parity || $what == generate-parity ]]; then
 	"$here/scripts/generate-parity.sh" "$@"

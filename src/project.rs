@@ -346,6 +346,16 @@ impl Project {
         Ok(())
     }
 
+    /// Drop a plugin's section under `plugins:` (the section itself goes when it is left empty).
+    pub fn remove_plugin_config(&mut self, key: &str) {
+        if let Some(Value::Mapping(m)) = self.other.get_mut(PLUGINS) {
+            m.remove(key);
+            if m.is_empty() {
+                self.other.remove(PLUGINS);
+            }
+        }
+    }
+
     pub fn find(&self, group: &str, version: &str, kind: &str) -> Option<&Resource> {
         self.resources
             .iter()

@@ -8,6 +8,9 @@
 //   - config/rbac/role.yaml and config/webhook/manifests.yaml, parsed;
 //   - `kubectl kustomize` of config/default, config/crd, config/rbac and config/samples: the same
 //     object set, each object equal;
+//   - the Helm chart of the helm plugin (dist/chart): its file set, its values.yaml keys, and
+//     `helm template` of both charts (helm from $OPBUILDER_PARITY_HELM), with the default values
+//     and with every toggle on: the same object set, each object equal;
 //   - Go files by their declarations: package name, exported identifiers with their signatures,
 //     struct fields with their types and tags, and the +kubebuilder markers of the file.
 //
@@ -17,6 +20,16 @@
 // not allowed, 2 on a usage or I/O error.
 //
 // Usage: compare -scenario NAME -allowlist FILE KUBEBUILDER_DIR OPBUILDER_DIR
+//
+//	compare -objects [-helm] WANT.yaml GOT.yaml
+//
+// The second form compares two multi-document YAML streams as object sets (keyed by apiVersion,
+// kind, namespace and name), each object equal; with -helm, the labels and annotations Helm
+// charts add (helm.sh/*, app.kubernetes.io/managed-by, app.kubernetes.io/instance,
+// app.kubernetes.io/version, meta.helm.sh/*, also on a Deployment's pods) are dropped from both
+// first, and so are Namespace objects (a chart installs into the release's namespace); container
+// args are compared as sets (the chart orders the flags its own way). It checks that
+// `helm template` of a chart renders what `kubectl kustomize config/default` does.
 package main
 
 import (
@@ -52,7 +65,12 @@ func (d *differ) add(key, format string, args ...any) {
 func main() {
 	scenario := flag.String("scenario", "", "scenario name used in the report and the allowlist")
 	allowPath := flag.String("allowlist", "", "allowlist file")
+	objects := flag.Bool("objects", false, "compare two YAML streams as object sets")
+	helm := flag.Bool("helm", false, "with -objects: drop the labels and annotations Helm adds")
 	flag.Parse()
+	if *objects {
+		os.Exit(compareObjectFiles(flag.Args(), *helm))
+	}
 	if flag.NArg() != 2 || *scenario == "" {
 		fmt.Fprintln(os.Stderr, "usage: compare -scenario NAME [-allowlist FILE] KUBEBUILDER_DIR OPBUILDER_DIR")
 		os.Exit(2)
@@ -215,6 +233,7 @@ func compareTrees(d *differ, kb, op string) {
 	for _, k := range []string{"config/default", "config/crd", "config/rbac", "config/samples"} {
 		compareKustomize(d, kb, op, k)
 	}
+	compareCharts(d, kb, op)
 }
 
 func sortedKeys[V any](m map[string]V) []string {
@@ -629,4 +648,269 @@ func goFacts(path string) (map[string]string, error) {
 		facts["marker "+m] = strconv.Itoa(n)
 	}
 	return facts, nil
+}
+
+// ---- object streams (-objects)
+
+func compareObjectFiles(args []string, helm bool) int {
+	if len(args) != 2 {
+		fmt.Fprintln(os.Stderr, "usage: compare -objects [-helm] WANT.yaml GOT.yaml")
+		return 2
+	}
+	var sets [2]map[string]any
+	for i, f := range args {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 2
+		}
+		docs, err := parseDocs(data)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "%s: %v\n", f, err)
+			return 2
+		}
+		sets[i] = map[string]any{}
+		for _, o := range docs {
+			if m, _ := o.(map[string]any); helm && m["apiVersion"] == "v1" && m["kind"] == "Namespace" {
+				continue // `helm install --create-namespace` makes it; charts do not hold it
+			}
+			if helm {
+				o = dropHelmMetadata(o)
+			}
+			sets[i][objectKey(o)] = o
+		}
+	}
+	d := &differ{}
+	want, got := sets[0], sets[1]
+	for _, k := range sortedKeys(want) {
+		if _, ok := got[k]; !ok {
+			d.add("only in "+args[0]+": "+k, "%s", brief(want[k]))
+		}
+	}
+	for _, k := range sortedKeys(got) {
+		if _, ok := want[k]; !ok {
+			d.add("only in "+args[1]+": "+k, "%s", brief(got[k]))
+		}
+	}
+	for _, k := range sortedKeys(want) {
+		if o, ok := got[k]; ok {
+			if p, detail := firstDifference(want[k], o, ""); p != "" || detail != "" {
+				d.add(fmt.Sprintf("%s %s", k, orRoot(p)), "%s", detail)
+			}
+		}
+	}
+	for _, x := range d.out {
+		fmt.Printf("  DIFFERS  %s\n           %s\n", x.key, strings.ReplaceAll(x.detail, "\n", "\n           "))
+	}
+	fmt.Printf("compare -objects: %d object(s) and %d object(s), %d difference(s)\n", len(want), len(got), len(d.out))
+	if len(d.out) > 0 {
+		return 1
+	}
+	return 0
+}
+
+// dropHelmMetadata removes what a chart adds to every object's metadata (an empty map left behind
+// is removed too), so that a chart's render can be compared with the kustomize output.
+func dropHelmMetadata(o any) any {
+	m, _ := o.(map[string]any)
+	if spec, ok := m["spec"].(map[string]any); ok {
+		if tmpl, ok := spec["template"].(map[string]any); ok {
+			dropHelmMetadata(tmpl) // a Deployment's pod labels
+			// The chart orders the manager's flags its own way (metrics, probes, values,
+			// certificates), as Kubebuilder's does: compare them as a set.
+			podSpec, _ := tmpl["spec"].(map[string]any)
+			containers, _ := podSpec["containers"].([]any)
+			for _, c := range containers {
+				if cm, ok := c.(map[string]any); ok {
+					if args, ok := cm["args"].([]any); ok {
+						sort.Slice(args, func(i, j int) bool { return fmt.Sprint(args[i]) < fmt.Sprint(args[j]) })
+					}
+				}
+			}
+		}
+	}
+	meta, _ := m["metadata"].(map[string]any)
+	if meta == nil {
+		return o
+	}
+	for _, field := range []string{"labels", "annotations"} {
+		lm, _ := meta[field].(map[string]any)
+		if lm == nil {
+			continue
+		}
+		for k := range lm {
+			if strings.HasPrefix(k, "helm.sh/") || strings.HasPrefix(k, "meta.helm.sh/") ||
+				k == "app.kubernetes.io/managed-by" || k == "app.kubernetes.io/instance" ||
+				k == "app.kubernetes.io/version" {
+				delete(lm, k)
+			}
+		}
+		if len(lm) == 0 {
+			delete(meta, field)
+		}
+	}
+	return o
+}
+
+// ---- Helm charts (dist/chart)
+
+// chartValueSets are the values `helm template` renders both charts with: the defaults, and every
+// optional part on.
+var chartValueSets = [][]string{
+	nil,
+	{"--set", "rbac.helpers.enabled=true,prometheus.enabled=true,networkPolicy.enabled=true,certManager.enabled=true"},
+}
+
+func compareCharts(d *differ, kb, op string) {
+	const rel = "dist/chart"
+	_, errA := os.Stat(filepath.Join(kb, rel, "Chart.yaml"))
+	_, errB := os.Stat(filepath.Join(op, rel, "Chart.yaml"))
+	if errA != nil && errB != nil {
+		return
+	}
+	if (errA == nil) != (errB == nil) {
+		d.add("chart: only one tree has "+rel, "kubebuilder: %s; opbuilder: %s", errOK(errA), errOK(errB))
+		return
+	}
+	fa, errA := listChart(filepath.Join(kb, rel))
+	fb, errB := listChart(filepath.Join(op, rel))
+	if errA != nil || errB != nil {
+		d.add("chart: read", "%v %v", errA, errB)
+		return
+	}
+	for _, f := range sortedKeys(fa) {
+		if !fb[f] {
+			d.add("chart file only in kubebuilder: "+f, "opbuilder does not write %s/%s", rel, f)
+		}
+	}
+	for _, f := range sortedKeys(fb) {
+		if !fa[f] {
+			d.add("chart file only in opbuilder: "+f, "kubebuilder does not write %s/%s", rel, f)
+		}
+	}
+	va, errA := valueKeys(filepath.Join(kb, rel, "values.yaml"))
+	vb, errB := valueKeys(filepath.Join(op, rel, "values.yaml"))
+	if errA != nil || errB != nil {
+		d.add("chart: values.yaml", "kubebuilder: %s; opbuilder: %s", errOK(errA), errOK(errB))
+	} else {
+		for _, k := range sortedKeys(va) {
+			if !vb[k] {
+				d.add("chart values key only in kubebuilder: "+k, "opbuilder's values.yaml lacks %s", k)
+			}
+		}
+		for _, k := range sortedKeys(vb) {
+			if !va[k] {
+				d.add("chart values key only in opbuilder: "+k, "kubebuilder's values.yaml lacks %s", k)
+			}
+		}
+	}
+	helm := os.Getenv("OPBUILDER_PARITY_HELM")
+	if helm == "" {
+		d.add("chart: no helm", "set OPBUILDER_PARITY_HELM to a helm v3 binary to compare the renders")
+		return
+	}
+	release := projectName(kb)
+	for _, set := range chartValueSets {
+		key := "chart render"
+		if set != nil {
+			key += " (" + set[1] + ")"
+		}
+		a, errA := helmTemplate(helm, filepath.Join(kb, rel), release, set)
+		b, errB := helmTemplate(helm, filepath.Join(op, rel), release, set)
+		if errA != nil || errB != nil {
+			d.add(key+": helm template", "kubebuilder: %s\nopbuilder: %s", errOK(errA), errOK(errB))
+			continue
+		}
+		ma, mb := map[string]any{}, map[string]any{}
+		for _, o := range a {
+			ma[objectKey(o)] = crdWithoutDescriptions(o)
+		}
+		for _, o := range b {
+			mb[objectKey(o)] = crdWithoutDescriptions(o)
+		}
+		for _, k := range sortedKeys(ma) {
+			if _, ok := mb[k]; !ok {
+				d.add(key+": only kubebuilder renders "+k, "%s", brief(ma[k]))
+			}
+		}
+		for _, k := range sortedKeys(mb) {
+			if _, ok := ma[k]; !ok {
+				d.add(key+": only opbuilder renders "+k, "%s", brief(mb[k]))
+			}
+		}
+		for _, k := range sortedKeys(ma) {
+			if o, ok := mb[k]; ok {
+				if p, detail := firstDifference(ma[k], o, ""); p != "" || detail != "" {
+					d.add(fmt.Sprintf("%s: %s %s", key, k, orRoot(p)), "%s", detail)
+				}
+			}
+		}
+	}
+}
+
+func listChart(root string) (map[string]bool, error) {
+	files := map[string]bool{}
+	err := filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
+		if err != nil || e.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		files[filepath.ToSlash(rel)] = true
+		return nil
+	})
+	return files, err
+}
+
+// valueKeys lists the dotted paths of the mappings in values.yaml (list contents aside).
+func valueKeys(path string) (map[string]bool, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	docs, err := parseDocs(data)
+	if err != nil {
+		return nil, err
+	}
+	keys := map[string]bool{}
+	var walk func(v any, prefix string)
+	walk = func(v any, prefix string) {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return
+		}
+		for k, x := range m {
+			keys[prefix+k] = true
+			walk(x, prefix+k+".")
+		}
+	}
+	for _, doc := range docs {
+		walk(doc, "")
+	}
+	return keys, nil
+}
+
+func projectName(dir string) string {
+	data, err := os.ReadFile(filepath.Join(dir, "PROJECT"))
+	if err == nil {
+		if docs, err := parseDocs(data); err == nil && len(docs) == 1 {
+			if m, ok := docs[0].(map[string]any); ok {
+				if n, ok := m["projectName"].(string); ok && n != "" {
+					return n
+				}
+			}
+		}
+	}
+	return filepath.Base(dir)
+}
+
+func helmTemplate(helm, chart, release string, set []string) ([]any, error) {
+	args := append([]string{"template", release, chart, "--namespace", release + "-system"}, set...)
+	cmd := exec.Command(helm, args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("%v: %s", err, strings.TrimSpace(stderr.String()))
+	}
+	return parseDocs(out)
 }

@@ -8,7 +8,7 @@
 # test oracles and helpers (kubebuilder, golangci-lint): nothing of them enters the project.
 #
 # Usage: go-tool.sh NAME          print the path of a tool known by name (building it when missing):
-#                                 kubebuilder, golangci-lint
+#                                 kubebuilder, golangci-lint, helm
 #        go-tool.sh NAME MODULE VERSION PACKAGE
 #                                 the same for any main package
 # Environment: OPBUILDER_E2E_CACHE (cache root), usual Go variables.
@@ -23,6 +23,7 @@ if [[ $# -eq 1 ]]; then
 	case "$name" in
 	kubebuilder) set -- "$name" sigs.k8s.io/kubebuilder/v4 "$(pin e2e.kubebuilder)" sigs.k8s.io/kubebuilder/v4 ;;
 	golangci-lint) set -- "$name" github.com/golangci/golangci-lint/v2 "$(pin scaffold.golangci_lint)" github.com/golangci/golangci-lint/v2/cmd/golangci-lint ;;
+	helm) set -- "$name" helm.sh/helm/v3 "$(pin e2e.helm)" helm.sh/helm/v3/cmd/helm ;;
 	*) die "unknown tool '$name': give MODULE VERSION PACKAGE too" ;;
 	esac
 fi

@@ -36,6 +36,9 @@ if [[ -z $op_bin ]]; then
 fi
 compare_bin="$E2E_CACHE/parity-compare"
 (cd "$parity_dir" && go build -o "$compare_bin" .)
+# helm renders the charts of the helm plugin for the comparison.
+OPBUILDER_PARITY_HELM=$("$scripts/go-tool.sh" helm)
+export OPBUILDER_PARITY_HELM
 
 # Print Kubebuilder's generate.sh as scenarios: `### NAME`, `gomodinit MODULE`, `kb ARGS...`
 # (shell-quoted). The script's own function runs with every external command stubbed and `$kb`

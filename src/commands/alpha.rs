@@ -46,7 +46,7 @@ pub struct GenerateArgs {
 struct Step {
     words: Vec<String>,
     /// A file to copy from the input project before the command runs (the user's grafana config).
-    copy_first: Option<&'static str>,
+    copy_first: Option<String>,
 }
 
 fn flag(name: &str, value: impl AsRef<str>) -> String {
@@ -204,7 +204,7 @@ fn replay(project: &Project, license_file: Option<&Path>) -> Result<Vec<Step>> {
             plugins::grafana::KEY => {
                 // Once to lay the files down, and again with the user's config.yaml, which
                 // decides the custom-metrics dashboard.
-                for copy_first in [None, Some(plugins::grafana::CONFIG)] {
+                for copy_first in [None, Some(plugins::grafana::CONFIG.to_string())] {
                     steps.push(Step {
                         words: vec!["edit".into(), flag("plugins", &key)],
                         copy_first,
@@ -227,6 +227,28 @@ fn replay(project: &Project, license_file: Option<&Path>) -> Result<Vec<Step>> {
                 steps.push(Step {
                     words: c,
                     copy_first: None,
+                });
+            }
+            plugins::helm::KEY => {
+                // The chart is made from the input project's kustomize output, copied first, as
+                // it is: running make in the new tree would need its tools and modules.
+                let cfg: plugins::helm::Section = project.plugin_config(&key)?.unwrap_or_default();
+                let manifests = if cfg.manifests.is_empty() {
+                    plugins::helm::DEFAULT_MANIFESTS.to_string()
+                } else {
+                    cfg.manifests
+                };
+                let mut c = vec!["edit".into(), flag("plugins", &key)];
+                if manifests != plugins::helm::DEFAULT_MANIFESTS {
+                    c.push(flag("manifests", &manifests));
+                }
+                if !cfg.output.is_empty() && cfg.output != plugins::helm::DEFAULT_OUTPUT {
+                    c.push(flag("output-dir", &cfg.output));
+                }
+                c.push("--skip-build-installer".into());
+                steps.push(Step {
+                    words: c,
+                    copy_first: Some(manifests),
                 });
             }
             other => bail!(
@@ -334,10 +356,14 @@ pub fn generate(input: &Path, output: &Path) -> Result<Vec<String>> {
     std::fs::create_dir_all(output).with_context(|| format!("creating {}", output.display()))?;
     let mut done = vec![];
     for step in &steps {
-        if let Some(f) = step.copy_first {
+        if let Some(f) = &step.copy_first {
             let from = input.join(f);
             if !from.is_file() {
                 continue;
+            }
+            if let Some(dir) = output.join(f).parent() {
+                std::fs::create_dir_all(dir)
+                    .with_context(|| format!("creating {}", dir.display()))?;
             }
             std::fs::copy(&from, output.join(f))
                 .with_context(|| format!("copying {}", from.display()))?;

@@ -18,7 +18,8 @@ use std::path::Path;
   opbuilder edit --multigroup
   opbuilder edit --namespaced --force
   opbuilder edit --license copyright --owner \"Acme Inc.\"
-  opbuilder edit --license none")]
+  opbuilder edit --license none
+  opbuilder edit --plugins=helm/v2-alpha")]
 pub struct EditArgs {
     /// Allow several API groups (api/<group>/<version> layout for new APIs); =false to turn off
     #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true", value_name = "BOOL")]
@@ -26,9 +27,21 @@ pub struct EditArgs {
     /// Namespace-scoped manager (Role/RoleBinding); =false for cluster-scoped
     #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true", value_name = "BOOL")]
     pub namespaced: Option<bool>,
-    /// With --namespaced: also rewrite config/manager/manager.yaml (WATCH_NAMESPACE)
+    /// With --namespaced: also rewrite config/manager/manager.yaml (WATCH_NAMESPACE); with the helm
+    /// plugin: rewrite every chart file but Chart.yaml (values.yaml included)
     #[arg(long)]
     pub force: bool,
+    /// With helm.kubebuilder.io/v2-alpha: the kustomize output to make the chart from
+    /// [default: dist/install.yaml, refreshed by `make build-installer`]
+    #[arg(long, value_name = "FILE")]
+    pub manifests: Option<String>,
+    /// With helm.kubebuilder.io/v2-alpha: the directory of the chart (DIR/chart) [default: dist]
+    #[arg(long, value_name = "DIR")]
+    pub output_dir: Option<String>,
+    /// With helm.kubebuilder.io/v2-alpha: use dist/install.yaml as it is, without running
+    /// `make build-installer` first
+    #[arg(long)]
+    pub skip_build_installer: bool,
     /// Rewrite hack/boilerplate.go.txt with this license (none deletes it)
     #[arg(long, value_enum)]
     pub license: Option<License>,
@@ -74,6 +87,13 @@ pub fn plan(root: &Path, args: &EditArgs) -> Result<(Plan, Vec<String>)> {
     if args.use_gh_models && !chain.has(plugins::autoupdate::NAME) {
         return Err(usage(
             "--use-gh-models belongs to the autoupdate plugin; for example: opbuilder edit --plugins=autoupdate/v1-alpha --use-gh-models",
+        ));
+    }
+    if (args.manifests.is_some() || args.output_dir.is_some() || args.skip_build_installer)
+        && !chain.has(plugins::helm::NAME)
+    {
+        return Err(usage(
+            "--manifests, --output-dir and --skip-build-installer belong to the helm plugin; for example: opbuilder edit --plugins=helm/v2-alpha --output-dir=dist",
         ));
     }
     if !args.go_flags() && (!explicit || chain.only_go()) {

@@ -14,6 +14,7 @@ pub mod autoupdate;
 pub mod deployimage;
 pub mod golang;
 pub mod grafana;
+pub mod helm;
 
 use crate::commands::api::ResolvedResource;
 use crate::commands::edit::EditArgs;
@@ -83,9 +84,6 @@ impl Known {
     }
 }
 
-const HELM_TODO: &str = "opbuilder cannot write the Helm chart yet (issue 9): run this step with \
-kubebuilder (`kubebuilder edit --plugins=helm.kubebuilder.io/v2-alpha`); opbuilder keeps dist/chart as it is";
-
 /// Every plugin Kubebuilder v4.15 ships.
 pub static KNOWN: &[Known] = &[
     Known {
@@ -129,14 +127,15 @@ pub static KNOWN: &[Known] = &[
     Known {
         name: "helm.kubebuilder.io",
         version: "v2-alpha",
-        support: Support::NotYet(HELM_TODO),
+        support: Support::Runs(&helm::Helm),
     },
     Known {
         name: "helm.kubebuilder.io",
         version: "v1-alpha",
         support: Support::NotYet(
             "helm.kubebuilder.io/v1-alpha is deprecated (Kubebuilder replaced it with helm.kubebuilder.io/v2-alpha) \
-             and opbuilder does not run it: move to v2-alpha with `kubebuilder edit --plugins=helm.kubebuilder.io/v2-alpha`",
+             and opbuilder does not run it: move to v2-alpha with `opbuilder edit --plugins=helm.kubebuilder.io/v2-alpha`, \
+             which rewrites the chart from the kustomize output and drops the v1-alpha entry from PROJECT",
         ),
     },
 ];
@@ -441,10 +440,6 @@ mod tests {
     #[test]
     fn flag_refuses_what_cannot_run_naming_it() {
         for (v, needle) in [
-            (
-                "helm.kubebuilder.io/v2-alpha",
-                "helm.kubebuilder.io/v2-alpha",
-            ),
             ("helm/v1-alpha", "deprecated"),
             ("example.com/v1", "example.com/v1"),
             ("go/v4,go.kubebuilder.io/v4", "twice"),
