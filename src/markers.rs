@@ -805,6 +805,64 @@ pub fn append_once(content: &str, text: &str) -> String {
     s
 }
 
+/// Add `tags` (whole comment lines, such as `// +genclient`) at the top of the comments above
+/// `type <type_name> struct`: the doc comment, or the marker block one blank line above it
+/// (code-generator reads both). A tag already in those comments is not added again. `None`
+/// when the declaration is missing.
+pub fn tag_go_type(content: &str, type_name: &str, tags: &[String]) -> Option<String> {
+    let (mut lines, nl) = split_lines(content);
+    let decl = lines.iter().position(|l| {
+        l.strip_prefix("type ")
+            .and_then(|r| r.trim_start().strip_prefix(type_name))
+            .is_some_and(|r| r.trim_start().starts_with("struct"))
+    })?;
+    let is_comment = |l: &str| l.trim_start().starts_with("//");
+    let mut top = decl;
+    while top > 0 && is_comment(&lines[top - 1]) {
+        top -= 1;
+    }
+    if top >= 2 && lines[top - 1].trim().is_empty() && is_comment(&lines[top - 2]) {
+        top -= 1;
+        while top > 0 && is_comment(&lines[top - 1]) {
+            top -= 1;
+        }
+    }
+    let missing: Vec<Cow<str>> = tags
+        .iter()
+        .filter(|t| !lines[top..decl].iter().any(|l| l.trim() == t.trim()))
+        .map(|t| Cow::Owned(t.clone()))
+        .collect();
+    if missing.is_empty() {
+        return Some(content.to_string());
+    }
+    lines.splice(top..top, missing);
+    Some(join_lines(&lines, nl))
+}
+
+/// Insert `text` after the last recipe line (tab-indented) of the Makefile rule `<target>:`,
+/// unless it is already present. `None` when the rule is missing.
+pub fn insert_after_recipe(content: &str, target: &str, text: &str) -> Option<String> {
+    if contains_fragment(content, text) {
+        return Some(content.to_string());
+    }
+    let (mut lines, nl) = split_lines(content);
+    let rule = lines.iter().position(|l| {
+        l.strip_prefix(target)
+            .is_some_and(|r| r.starts_with(':') && !r.starts_with(":="))
+    })?;
+    let mut end = rule + 1;
+    while end < lines.len() && lines[end].starts_with('\t') {
+        end += 1;
+    }
+    let new: Vec<Cow<str>> = text
+        .trim_end_matches('\n')
+        .lines()
+        .map(|l| Cow::Owned(l.to_string()))
+        .collect();
+    lines.splice(end..end, new);
+    Some(join_lines(&lines, nl))
+}
+
 /// `text` with one leading `#` removed from every line.
 fn uncomment_all(text: &str) -> String {
     text.lines()
