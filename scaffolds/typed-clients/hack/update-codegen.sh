@@ -67,20 +67,40 @@ source "${CODEGEN_ROOT}/kube_codegen.sh"
 
 # (kube_codegen.sh lists what it wrote before in these; create them so that it finds none.)
 mkdir -p "${OUT_DIR}"/{applyconfiguration,clientset,listers,informers}
-kube::codegen::gen_client \
-	--with-watch \
-	--with-applyconfig \
-	--output-dir "${OUT_DIR}" \
-	--output-pkg "${OUT_PKG}" \
-	--boilerplate "${BOILERPLATE}" \
-	"${input[@]}"
+log="${scratch}/codegen.log"
+set +o errexit
+(
+	kube::codegen::gen_client \
+		--with-watch \
+		--with-applyconfig \
+		--output-dir "${OUT_DIR}" \
+		--output-pkg "${OUT_PKG}" \
+		--boilerplate "${BOILERPLATE}" \
+		"${input[@]}"
+) 2>&1 | tee "${log}"
+status="${PIPESTATUS[0]}"
+set -o errexit
 
-# informer-gen names each group's package after its directory; a hyphen (api/my-group) is not
-# allowed in a Go package name, so drop it, as the importers' aliases already do.
+# informer-gen names each group's package after its directory. For a hyphenated group
+# (api/sea-creatures) that is not a Go package name, so it writes that one file unformatted and
+# fails after writing everything else. Drop the hyphen, as the importers' aliases already do.
+fixed=0
 for f in "${OUT_DIR}"/informers/externalversions/*/interface.go; do
 	[[ -f "${f}" ]] || continue
 	name="$(sed -n 's/^package //p' "${f}")"
 	if [[ "${name}" == *-* ]]; then
 		sed -i "s/^package ${name}\$/package ${name//-/}/" "${f}"
+		gofmt -w "${f}"
+		fixed=$((fixed + 1))
 	fi
 done
+if [[ "${status}" != 0 ]]; then
+	# Any other failure, or one about another file, stands.
+	failures="$(grep -o 'errors in target "[^"]*"' "${log}" | sort -u | wc -l)"
+	hyphen="$(grep -o 'errors in target "[^"]*/informers/externalversions/[^"/]*-[^"/]*"' "${log}" | sort -u | wc -l)"
+	if [[ "${fixed}" == 0 || "${failures}" != "${hyphen}" ]] || ! grep -q '^Generating informer code' "${log}"; then
+		echo "error: kube_codegen.sh failed (exit ${status}); see its output above" >&2
+		exit 1
+	fi
+	echo "note: the informer-gen error above is the hyphenated group name; the package clause was fixed"
+fi
