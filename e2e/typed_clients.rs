@@ -84,7 +84,11 @@ fn init_chain_records_the_plugin_outside_the_layout_and_later_apis_get_clients()
     );
     let p = project(dir);
     let layout: Vec<String> = serde_yaml::from_value(p["layout"].clone()).unwrap();
-    assert_eq!(layout, ["go.kubebuilder.io/v4"], "Kubebuilder refuses unknown layout keys");
+    assert_eq!(
+        layout,
+        ["go.kubebuilder.io/v4"],
+        "Kubebuilder refuses unknown layout keys"
+    );
     assert!(p["plugins"][KEY].is_mapping(), "{p:?}");
     for f in ["hack/update-codegen.sh", "hack/verify-codegen.sh"] {
         assert!(dir.join(f).is_file(), "{f}");
@@ -103,28 +107,60 @@ fn init_chain_records_the_plugin_outside_the_layout_and_later_apis_get_clients()
         .collect();
     assert_eq!(recipe.len(), 2, "{recipe:?}");
     assert!(recipe[0].contains("CONTROLLER_GEN"));
-    assert_eq!(recipe[1], "\t\"$(MAKE)\" --no-print-directory generate-client");
+    assert_eq!(
+        recipe[1],
+        "\t\"$(MAKE)\" --no-print-directory generate-client"
+    );
 
     // No --plugins: the chain comes from PROJECT's layout plus the recorded plugin.
-    api(dir, "ship", "v1", "Frigate", &["--resource", "--controller"]);
-    api(dir, "ship", "v1", "Harbor", &["--resource", "--controller", "--namespaced=false"]);
-    api(dir, "apps", "v1", "Deployment", &["--resource=false", "--controller"]);
+    api(
+        dir,
+        "ship",
+        "v1",
+        "Frigate",
+        &["--resource", "--controller"],
+    );
+    api(
+        dir,
+        "ship",
+        "v1",
+        "Harbor",
+        &["--resource", "--controller", "--namespaced=false"],
+    );
+    api(
+        dir,
+        "apps",
+        "v1",
+        "Deployment",
+        &["--resource=false", "--controller"],
+    );
     let frigate = tags_of(&read(dir, "api/v1/frigate_types.go"), "Frigate");
-    assert!(frigate.contains(&"// +genclient".to_string()), "{frigate:?}");
+    assert!(
+        frigate.contains(&"// +genclient".to_string()),
+        "{frigate:?}"
+    );
     assert!(!frigate.contains(&"// +genclient:nonNamespaced".to_string()));
     let harbor = tags_of(&read(dir, "api/v1/harbor_types.go"), "Harbor");
     assert!(harbor.contains(&"// +genclient".to_string()), "{harbor:?}");
     assert!(harbor.contains(&"// +genclient:nonNamespaced".to_string()));
     // The list types stay untagged.
-    assert!(!tags_of(&read(dir, "api/v1/frigate_types.go"), "FrigateList")
-        .iter()
-        .any(|t| t.starts_with("// +genclient")));
+    assert!(
+        !tags_of(&read(dir, "api/v1/frigate_types.go"), "FrigateList")
+            .iter()
+            .any(|t| t.starts_with("// +genclient"))
+    );
     let doc = read(dir, "api/v1/doc.go");
-    assert!(doc.contains("// +groupName=ship.example.com\n\npackage v1\n"), "{doc}");
+    assert!(
+        doc.contains("// +groupName=ship.example.com\n\npackage v1\n"),
+        "{doc}"
+    );
     assert!(!doc.contains("+groupGoName"));
     let helpers = read(dir, "api/v1/client_helpers.go");
     assert!(helpers.contains("func Resource(resource string) schema.GroupResource {"));
-    assert!(!helpers.contains("var SchemeGroupVersion"), "opbuilder's groupversion_info.go defines it");
+    assert!(
+        !helpers.contains("var SchemeGroupVersion"),
+        "opbuilder's groupversion_info.go defines it"
+    );
     // The core type has no package in the project, so nothing was written for it.
     assert!(!dir.join("api/apps").exists());
     assert_eq!(fs::read_dir(dir.join("api")).unwrap().count(), 1);
@@ -148,8 +184,20 @@ fn edit_adds_clients_to_existing_apis_of_every_group_shape_once() {
             "--skip-post-steps",
         ],
     );
-    api(dir, "foo.policy", "v1", "HealthCheckPolicy", &["--resource", "--controller"]);
-    api(dir, "sea-creatures", "v1beta1", "Kraken", &["--resource", "--controller"]);
+    api(
+        dir,
+        "foo.policy",
+        "v1",
+        "HealthCheckPolicy",
+        &["--resource", "--controller"],
+    );
+    api(
+        dir,
+        "sea-creatures",
+        "v1beta1",
+        "Kraken",
+        &["--resource", "--controller"],
+    );
     api(
         dir,
         "sea-creatures",
@@ -157,23 +205,47 @@ fn edit_adds_clients_to_existing_apis_of_every_group_shape_once() {
         "Leviathan",
         &["--resource", "--controller=false", "--namespaced=false"],
     );
-    api(dir, "apps", "v1", "Deployment", &["--resource=false", "--controller"]);
+    api(
+        dir,
+        "apps",
+        "v1",
+        "Deployment",
+        &["--resource=false", "--controller"],
+    );
     let before = full_snapshot(dir);
 
     let out = ok(dir, &["edit", "--plugins=typed-clients/v1-alpha"]);
     assert!(out.contains("3 API kind(s)"), "{out}");
     assert!(project(dir)["plugins"][KEY].is_mapping());
     for (dir_, kind, cluster, go_name) in [
-        ("api/foo.policy/v1", "HealthCheckPolicy", false, Some("FooPolicy")),
-        ("api/sea-creatures/v1beta1", "Kraken", false, Some("SeaCreatures")),
-        ("api/sea-creatures/v1beta2", "Leviathan", true, Some("SeaCreatures")),
+        (
+            "api/foo.policy/v1",
+            "HealthCheckPolicy",
+            false,
+            Some("FooPolicy"),
+        ),
+        (
+            "api/sea-creatures/v1beta1",
+            "Kraken",
+            false,
+            Some("SeaCreatures"),
+        ),
+        (
+            "api/sea-creatures/v1beta2",
+            "Leviathan",
+            true,
+            Some("SeaCreatures"),
+        ),
     ] {
         let types = read(
             dir,
             &format!("{dir_}/{}_types.go", kind.to_ascii_lowercase()),
         );
         let tags = tags_of(&types, kind);
-        assert!(tags.contains(&"// +genclient".to_string()), "{kind}: {tags:?}");
+        assert!(
+            tags.contains(&"// +genclient".to_string()),
+            "{kind}: {tags:?}"
+        );
         assert_eq!(
             tags.contains(&"// +genclient:nonNamespaced".to_string()),
             cluster,
@@ -181,7 +253,10 @@ fn edit_adds_clients_to_existing_apis_of_every_group_shape_once() {
         );
         let doc = read(dir, &format!("{dir_}/doc.go"));
         let group = dir_.split('/').nth(1).unwrap();
-        assert!(doc.contains(&format!("// +groupName={group}.example.com\n")), "{doc}");
+        assert!(
+            doc.contains(&format!("// +groupName={group}.example.com\n")),
+            "{doc}"
+        );
         match go_name {
             Some(n) => assert!(doc.contains(&format!("// +groupGoName={n}\n")), "{doc}"),
             None => assert!(!doc.contains("+groupGoName"), "{doc}"),
@@ -194,7 +269,10 @@ fn edit_adds_clients_to_existing_apis_of_every_group_shape_once() {
         if before.get(path) != Some(content) {
             let p = path.to_string_lossy();
             assert!(
-                p.starts_with("api/") || p == "Makefile" || p == "PROJECT" || p.starts_with("hack/"),
+                p.starts_with("api/")
+                    || p == "Makefile"
+                    || p == "PROJECT"
+                    || p.starts_with("hack/"),
                 "{p} changed"
             );
         }
@@ -204,7 +282,13 @@ fn edit_adds_clients_to_existing_apis_of_every_group_shape_once() {
     assert_eq!(after, full_snapshot(dir), "a second edit changed files");
 
     // Kept on: a later API gets its client without --plugins.
-    api(dir, "ship", "v1", "Frigate", &["--resource", "--controller"]);
+    api(
+        dir,
+        "ship",
+        "v1",
+        "Frigate",
+        &["--resource", "--controller"],
+    );
     let tags = tags_of(&read(dir, "api/ship/v1/frigate_types.go"), "Frigate");
     assert!(tags.contains(&"// +genclient".to_string()), "{tags:?}");
     assert!(!read(dir, "api/ship/v1/doc.go").contains("+groupGoName"));
@@ -227,9 +311,17 @@ fn edit_refuses_a_types_file_without_its_kind_and_writes_nothing() {
             "--skip-post-steps",
         ],
     );
-    api(dir, "ship", "v1", "Frigate", &["--resource", "--controller"]);
+    api(
+        dir,
+        "ship",
+        "v1",
+        "Frigate",
+        &["--resource", "--controller"],
+    );
     let f = dir.join("api/v1/frigate_types.go");
-    let text = fs::read_to_string(&f).unwrap().replace("type Frigate struct", "type Boat struct");
+    let text = fs::read_to_string(&f)
+        .unwrap()
+        .replace("type Frigate struct", "type Boat struct");
     fs::write(&f, text).unwrap();
     let before = full_snapshot(dir);
     let out = opbuilder(dir)
@@ -264,7 +356,14 @@ fn the_plugin_needs_go_v4_to_init_and_is_named_in_the_unknown_key_message() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("go/v4"));
     assert_eq!(fs::read_dir(d.path()).unwrap().count(), 0);
     let out = opbuilder(d.path())
-        .args(["init", "--domain", "example.com", "--repo", "example.com/x", "--plugins=typed/v1"])
+        .args([
+            "init",
+            "--domain",
+            "example.com",
+            "--repo",
+            "example.com/x",
+            "--plugins=typed/v1",
+        ])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));

@@ -1449,18 +1449,37 @@ mod tests {
     #[test]
     fn type_tags_go_on_top_of_the_marker_block_above_the_doc_comment() {
         let src = "package v1\n\n// +kubebuilder:object:root=true\n// +kubebuilder:subresource:status\n\n// Foo is a kind.\ntype Foo struct {\n}\n\n// +kubebuilder:object:root=true\n\n// FooList lists.\ntype FooList struct {\n}\n";
-        let tags = vec!["// +genclient".to_string(), "// +genclient:nonNamespaced".to_string()];
+        let tags = vec![
+            "// +genclient".to_string(),
+            "// +genclient:nonNamespaced".to_string(),
+        ];
         let out = tag_go_type(src, "Foo", &tags).unwrap();
         assert!(out.contains("\n\n// +genclient\n// +genclient:nonNamespaced\n// +kubebuilder:object:root=true\n// +kubebuilder:subresource:status\n\n// Foo is a kind.\ntype Foo struct {"), "{out}");
-        assert!(out.contains("}\n\n// +kubebuilder:object:root=true\n\n// FooList lists."), "{out}");
+        assert!(
+            out.contains("}\n\n// +kubebuilder:object:root=true\n\n// FooList lists."),
+            "{out}"
+        );
         assert_eq!(tag_go_type(&out, "Foo", &tags).unwrap(), out, "idempotent");
         // A tag already present is not repeated; the missing one is added.
         let one = tag_go_type(src, "Foo", &tags[..1]).unwrap();
-        assert_eq!(tag_go_type(&one, "Foo", &tags).unwrap(), out.replacen("// +genclient\n// +genclient:nonNamespaced\n", "// +genclient:nonNamespaced\n// +genclient\n", 1));
+        assert_eq!(
+            tag_go_type(&one, "Foo", &tags).unwrap(),
+            out.replacen(
+                "// +genclient\n// +genclient:nonNamespaced\n",
+                "// +genclient:nonNamespaced\n// +genclient\n",
+                1
+            )
+        );
         // No comment at all: right above the declaration.
-        assert_eq!(tag_go_type("type Foo struct{}\n", "Foo", &tags[..1]).unwrap(), "// +genclient\ntype Foo struct{}\n");
+        assert_eq!(
+            tag_go_type("type Foo struct{}\n", "Foo", &tags[..1]).unwrap(),
+            "// +genclient\ntype Foo struct{}\n"
+        );
         assert!(tag_go_type(src, "Bar", &tags).is_none());
-        assert!(tag_go_type(src, "Fo", &tags).is_none(), "a prefix is not the type");
+        assert!(
+            tag_go_type(src, "Fo", &tags).is_none(),
+            "a prefix is not the type"
+        );
     }
 
     #[test]
@@ -1468,9 +1487,11 @@ mod tests {
         let mk = "generate: controller-gen ## Gen.\n\t$(CONTROLLER_GEN) object\n\n.PHONY: fmt\ngenerate-client:\n\tx\n";
         let out = insert_after_recipe(mk, "generate", "\t$(MAKE) generate-client").unwrap();
         assert_eq!(out, "generate: controller-gen ## Gen.\n\t$(CONTROLLER_GEN) object\n\t$(MAKE) generate-client\n\n.PHONY: fmt\ngenerate-client:\n\tx\n");
-        assert_eq!(insert_after_recipe(&out, "generate", "\t$(MAKE) generate-client").unwrap(), out);
+        assert_eq!(
+            insert_after_recipe(&out, "generate", "\t$(MAKE) generate-client").unwrap(),
+            out
+        );
         assert!(insert_after_recipe("GENERATE := 1\n", "generate", "\tx").is_none());
         assert!(insert_after_recipe("generate-client:\n\tx\n", "generate", "\ty").is_none());
     }
-
 }

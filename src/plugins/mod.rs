@@ -321,10 +321,12 @@ impl Chain {
         let mut plugins = plugins;
         if let (Some(p), Command::CreateApi) = (project, command) {
             for key in p.plugin_keys() {
-                if let Some(k @ Known {
-                    support: Support::Runs(pl),
-                    ..
-                }) = lookup(&key).ok().flatten()
+                if let Some(
+                    k @ Known {
+                        support: Support::Runs(pl),
+                        ..
+                    },
+                ) = lookup(&key).ok().flatten()
                 {
                     if pl.follows_project() && !plugins.iter().any(|x| std::ptr::eq(*x, k)) {
                         plugins.push(k);

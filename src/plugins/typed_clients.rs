@@ -129,11 +129,7 @@ pub fn plan_api(cx: &mut Cx, api: &Api) -> Result<()> {
         tags.push("// +genclient:nonNamespaced".into());
     }
     cx.plan.update(
-        format!(
-            "{}/{}_types.go",
-            api.api_dir,
-            api.kind.to_ascii_lowercase()
-        ),
+        format!("{}/{}_types.go", api.api_dir, api.kind.to_ascii_lowercase()),
         Edit::TypeTags {
             type_name: api.kind.to_string(),
             tags,
@@ -181,7 +177,11 @@ impl Plugin for TypedClients {
         if !res.do_resource || res.core || res.external {
             return Ok(());
         }
-        if cx.project.plugin_config::<serde_yaml::Value>(KEY)?.is_none() {
+        if cx
+            .project
+            .plugin_config::<serde_yaml::Value>(KEY)?
+            .is_none()
+        {
             enable(cx)?;
         }
         let layout = crate::resource::layout(cx.project, &res.gvk.group, &res.gvk.version);
@@ -280,24 +280,30 @@ mod tests {
                 api_dir: "api/ship/v1".into(),
                 qgroup: "ship.example.com".into(),
                 define_scheme: define,
-                group_go_name: if define { "ShipFleet".into() } else { String::new() },
+                group_go_name: if define {
+                    "ShipFleet".into()
+                } else {
+                    String::new()
+                },
             };
-            let f = templates::render_tree("typed-clients", &ctx, |t| !t.starts_with("hack/"))
-                .unwrap();
+            let f =
+                templates::render_tree("typed-clients", &ctx, |t| !t.starts_with("hack/")).unwrap();
             assert_eq!(f.len(), 2);
             assert_eq!(f[0].path.to_str(), Some("api/ship/v1/client_helpers.go"));
             assert!(f[0].content.starts_with("package v1\n"));
             assert_eq!(
-                f[0].content.contains("var SchemeGroupVersion = GroupVersion"),
+                f[0].content
+                    .contains("var SchemeGroupVersion = GroupVersion"),
                 define
             );
-            assert!(f[0].content.contains("func Resource(resource string) schema.GroupResource {"));
-            assert_eq!(f[1].path.to_str(), Some("api/ship/v1/doc.go"));
-            assert!(f[1]
+            assert!(f[0]
                 .content
-                .contains("// +groupName=ship.example.com\n"));
+                .contains("func Resource(resource string) schema.GroupResource {"));
+            assert_eq!(f[1].path.to_str(), Some("api/ship/v1/doc.go"));
+            assert!(f[1].content.contains("// +groupName=ship.example.com\n"));
             assert_eq!(
-                f[1].content.contains("// +groupGoName=ShipFleet\n\npackage v1\n"),
+                f[1].content
+                    .contains("// +groupGoName=ShipFleet\n\npackage v1\n"),
                 define
             );
         }
