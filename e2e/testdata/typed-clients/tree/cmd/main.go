@@ -206,6 +206,13 @@ func main() {
 		setupLog.Error(err, "Failed to set up controller", "controller", "frigate")
 		os.Exit(1)
 	}
+	if err := (&controller.DockReconciler{
+		Client: mgr.GetClient(),
+		Scheme: mgr.GetScheme(),
+	}).SetupWithManager(mgr); err != nil {
+		setupLog.Error(err, "Failed to set up controller", "controller", "dock")
+		os.Exit(1)
+	}
 	if err := (&controller.HarborReconciler{
 		Client: mgr.GetClient(),
 		Scheme: mgr.GetScheme(),

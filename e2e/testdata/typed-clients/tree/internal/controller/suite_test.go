@@ -34,6 +34,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	shipv1 "example.com/shipyard/api/v1"
+	shipv1beta1 "example.com/shipyard/api/v1beta1"
 	// +kubebuilder:scaffold:imports
 )
 
@@ -65,6 +66,8 @@ var _ = BeforeSuite(func() {
 	err = shipv1.AddToScheme(scheme.Scheme)
 	Expect(err).NotTo(HaveOccurred())
 
+	err = shipv1beta1.AddToScheme(scheme.Scheme)
+	Expect(err).NotTo(HaveOccurred())
 	// +kubebuilder:scaffold:scheme
 
 	By("starting the test control plane")

@@ -21,9 +21,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
-// FrigateSpec is the desired state of Frigate objects, as set by their owner.
-type FrigateSpec struct {
-	// TODO(user): replace Foo with the fields users set to describe the Frigate they want.
+// DockSpec is the desired state of Dock objects, as set by their owner.
+type DockSpec struct {
+	// TODO(user): replace Foo with the fields users set to describe the Dock they want.
 	// The doc comment of a field becomes its description in the CRD, and validation is added
 	// with markers such as +kubebuilder:validation:MinLength. Run "make manifests generate"
 	// afterwards.
@@ -33,14 +33,14 @@ type FrigateSpec struct {
 	Foo *string `json:"foo,omitempty"`
 }
 
-// FrigateStatus is the observed state of Frigate objects, as reported by the controller.
-type FrigateStatus struct {
+// DockStatus is the observed state of Dock objects, as reported by the controller.
+type DockStatus struct {
 	// TODO(user): add the fields the controller reports. Conditions are the usual way to publish state
 	// ("Available", "Progressing", "Degraded" or types of your own); set each with
 	// meta.SetStatusCondition from k8s.io/apimachinery/pkg/api/meta and keep its
 	// observedGeneration current.
 
-	// conditions describe the latest observed state of the Frigate, one entry per type.
+	// conditions describe the latest observed state of the Dock, one entry per type.
 	// +listType=map
 	// +listMapKey=type
 	// +optional
@@ -51,35 +51,35 @@ type FrigateStatus struct {
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 
-// Frigate is the Schema for the frigates API.
-type Frigate struct {
+// Dock is the Schema for the docks API.
+type Dock struct {
 	metav1.TypeMeta `json:",inline"`
 
 	// metadata is the standard object metadata.
 	// +optional
 	metav1.ObjectMeta `json:"metadata,omitzero"`
 
-	// spec holds the desired state of this Frigate.
+	// spec holds the desired state of this Dock.
 	// +required
-	Spec FrigateSpec `json:"spec"`
+	Spec DockSpec `json:"spec"`
 
-	// status holds the observed state of this Frigate; only the controller writes it.
+	// status holds the observed state of this Dock; only the controller writes it.
 	// +optional
-	Status FrigateStatus `json:"status,omitzero"`
+	Status DockStatus `json:"status,omitzero"`
 }
 
 // +kubebuilder:object:root=true
 
-// FrigateList is a list of Frigate objects.
-type FrigateList struct {
+// DockList is a list of Dock objects.
+type DockList struct {
 	metav1.TypeMeta `json:",inline"`
 	metav1.ListMeta `json:"metadata,omitzero"`
-	Items           []Frigate `json:"items"`
+	Items           []Dock `json:"items"`
 }
 
 func init() {
 	SchemeBuilder.Register(func(s *runtime.Scheme) error {
-		s.AddKnownTypes(SchemeGroupVersion, &Frigate{}, &FrigateList{})
+		s.AddKnownTypes(SchemeGroupVersion, &Dock{}, &DockList{})
 		return nil
 	})
 }
