@@ -805,6 +805,64 @@ pub fn append_once(content: &str, text: &str) -> String {
     s
 }
 
+/// Add `tags` (whole comment lines, such as `// +genclient`) at the top of the comments above
+/// `type <type_name> struct`: the doc comment, or the marker block one blank line above it
+/// (code-generator reads both). A tag already in those comments is not added again. `None`
+/// when the declaration is missing.
+pub fn tag_go_type(content: &str, type_name: &str, tags: &[String]) -> Option<String> {
+    let (mut lines, nl) = split_lines(content);
+    let decl = lines.iter().position(|l| {
+        l.strip_prefix("type ")
+            .and_then(|r| r.trim_start().strip_prefix(type_name))
+            .is_some_and(|r| r.trim_start().starts_with("struct"))
+    })?;
+    let is_comment = |l: &str| l.trim_start().starts_with("//");
+    let mut top = decl;
+    while top > 0 && is_comment(&lines[top - 1]) {
+        top -= 1;
+    }
+    if top >= 2 && lines[top - 1].trim().is_empty() && is_comment(&lines[top - 2]) {
+        top -= 1;
+        while top > 0 && is_comment(&lines[top - 1]) {
+            top -= 1;
+        }
+    }
+    let missing: Vec<Cow<str>> = tags
+        .iter()
+        .filter(|t| !lines[top..decl].iter().any(|l| l.trim() == t.trim()))
+        .map(|t| Cow::Owned(t.clone()))
+        .collect();
+    if missing.is_empty() {
+        return Some(content.to_string());
+    }
+    lines.splice(top..top, missing);
+    Some(join_lines(&lines, nl))
+}
+
+/// Insert `text` after the last recipe line (tab-indented) of the Makefile rule `<target>:`,
+/// unless it is already present. `None` when the rule is missing.
+pub fn insert_after_recipe(content: &str, target: &str, text: &str) -> Option<String> {
+    if contains_fragment(content, text) {
+        return Some(content.to_string());
+    }
+    let (mut lines, nl) = split_lines(content);
+    let rule = lines.iter().position(|l| {
+        l.strip_prefix(target)
+            .is_some_and(|r| r.starts_with(':') && !r.starts_with(":="))
+    })?;
+    let mut end = rule + 1;
+    while end < lines.len() && lines[end].starts_with('\t') {
+        end += 1;
+    }
+    let new: Vec<Cow<str>> = text
+        .trim_end_matches('\n')
+        .lines()
+        .map(|l| Cow::Owned(l.to_string()))
+        .collect();
+    lines.splice(end..end, new);
+    Some(join_lines(&lines, nl))
+}
+
 /// `text` with one leading `#` removed from every line.
 fn uncomment_all(text: &str) -> String {
     text.lines()
@@ -1386,5 +1444,54 @@ mod tests {
         let src = " - source:\n     kind: Certificate\n   targets:\n     - select:\n         name: a\n#     - select:\n#         name: b\n# +kubebuilder:scaffold:x\n";
         let out = enable_entries(src, "- source:", &["kind: Certificate", "name: b"]).unwrap();
         assert_eq!(out, " - source:\n     kind: Certificate\n   targets:\n     - select:\n         name: a\n     - select:\n         name: b\n# +kubebuilder:scaffold:x\n");
+    }
+
+    #[test]
+    fn type_tags_go_on_top_of_the_marker_block_above_the_doc_comment() {
+        let src = "package v1\n\n// +kubebuilder:object:root=true\n// +kubebuilder:subresource:status\n\n// Foo is a kind.\ntype Foo struct {\n}\n\n// +kubebuilder:object:root=true\n\n// FooList lists.\ntype FooList struct {\n}\n";
+        let tags = vec![
+            "// +genclient".to_string(),
+            "// +genclient:nonNamespaced".to_string(),
+        ];
+        let out = tag_go_type(src, "Foo", &tags).unwrap();
+        assert!(out.contains("\n\n// +genclient\n// +genclient:nonNamespaced\n// +kubebuilder:object:root=true\n// +kubebuilder:subresource:status\n\n// Foo is a kind.\ntype Foo struct {"), "{out}");
+        assert!(
+            out.contains("}\n\n// +kubebuilder:object:root=true\n\n// FooList lists."),
+            "{out}"
+        );
+        assert_eq!(tag_go_type(&out, "Foo", &tags).unwrap(), out, "idempotent");
+        // A tag already present is not repeated; the missing one is added.
+        let one = tag_go_type(src, "Foo", &tags[..1]).unwrap();
+        assert_eq!(
+            tag_go_type(&one, "Foo", &tags).unwrap(),
+            out.replacen(
+                "// +genclient\n// +genclient:nonNamespaced\n",
+                "// +genclient:nonNamespaced\n// +genclient\n",
+                1
+            )
+        );
+        // No comment at all: right above the declaration.
+        assert_eq!(
+            tag_go_type("type Foo struct{}\n", "Foo", &tags[..1]).unwrap(),
+            "// +genclient\ntype Foo struct{}\n"
+        );
+        assert!(tag_go_type(src, "Bar", &tags).is_none());
+        assert!(
+            tag_go_type(src, "Fo", &tags).is_none(),
+            "a prefix is not the type"
+        );
+    }
+
+    #[test]
+    fn after_recipe_goes_below_the_last_recipe_line_of_the_rule() {
+        let mk = "generate: controller-gen ## Gen.\n\t$(CONTROLLER_GEN) object\n\n.PHONY: fmt\ngenerate-client:\n\tx\n";
+        let out = insert_after_recipe(mk, "generate", "\t$(MAKE) generate-client").unwrap();
+        assert_eq!(out, "generate: controller-gen ## Gen.\n\t$(CONTROLLER_GEN) object\n\t$(MAKE) generate-client\n\n.PHONY: fmt\ngenerate-client:\n\tx\n");
+        assert_eq!(
+            insert_after_recipe(&out, "generate", "\t$(MAKE) generate-client").unwrap(),
+            out
+        );
+        assert!(insert_after_recipe("GENERATE := 1\n", "generate", "\tx").is_none());
+        assert!(insert_after_recipe("generate-client:\n\tx\n", "generate", "\ty").is_none());
     }
 }

@@ -50,6 +50,14 @@ pub enum Edit {
     BeforeLine { anchor: String, text: String },
     /// Append text at the end (idempotent).
     Append { text: String },
+    /// Add comment tags (such as `// +genclient`) at the top of the comments above the Go
+    /// declaration `type <name> struct`, each unless that comment block already holds it.
+    TypeTags {
+        type_name: String,
+        tags: Vec<String>,
+    },
+    /// Insert text after the last recipe line of the Makefile rule for `target` (idempotent).
+    AfterRecipe { target: String, text: String },
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -379,6 +387,12 @@ fn apply_edit(
         Edit::BeforeLine { anchor, text } => markers::insert_before_line(content, anchor, text)
             .ok_or_else(|| format!("{show}: the line `{anchor}` is missing; add it back")),
         Edit::Append { text } => Ok(markers::append_once(content, text)),
+        Edit::TypeTags { type_name, tags } => markers::tag_go_type(content, type_name, tags)
+            .ok_or_else(|| {
+                format!("{show}: the declaration `type {type_name} struct` is missing; add it back")
+            }),
+        Edit::AfterRecipe { target, text } => markers::insert_after_recipe(content, target, text)
+            .ok_or_else(|| format!("{show}: the rule `{target}:` is missing; add it back")),
     }
 }
 

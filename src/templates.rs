@@ -358,6 +358,17 @@ mod tests {
                 }
             }
         }
+        for define_scheme in [false, true] {
+            let ctx = crate::plugins::typed_clients::HelperCtx {
+                boilerplate: String::new(),
+                version: "v1".into(),
+                api_dir: "api/v1".into(),
+                qgroup: "ship.example.com".into(),
+                define_scheme,
+                group_go_name: "Ship".into(),
+            };
+            rendered += render_tree("typed-clients", &ctx, |_| true).unwrap().len();
+        }
         let templates = all_files()
             .iter()
             .filter(|f| f.path().extension().is_some_and(|e| e == "hbs"))

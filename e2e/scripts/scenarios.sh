@@ -11,6 +11,14 @@
 #              runs against the plane; the sample is applied; passes once two
 #              Jobs controlled by it exist; then the manager is stopped and
 #              `make uninstall` removes the CRD.
+#   foo        the sample-controller of seeds 003/004 with typed clients: init, `create api`
+#              Foo, the seed's types, `edit --plugins=typed-clients/v1-alpha`, `make generate
+#              manifests verify-client`; cmd/foo-controller (e2e/fixtures/foo), built on the
+#              generated clientset, informer and lister with a workqueue, runs next to the
+#              scaffolded bin/manager; a Foo gets its Deployment; the test plays the absent
+#              Deployment controller (sets the Deployment's status), and the Foo's
+#              status.availableReplicas follows through the generated clientset; scaling the
+#              Foo scales the Deployment.
 #   deploy     init + one `create api`; `make deploy IMG=example.com/app:v0.0.1`;
 #              checks namespace, service account, RBAC, CRD, Deployment image and
 #              metrics Service with kubectl. Pods never run (no kubelet), and
@@ -56,7 +64,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
 # Scenario names, in the order they run by default. Each has a scenario_<name>.
-SCENARIOS=(mycronjob deploy webhooks ssa deployimage)
+SCENARIOS=(mycronjob deploy webhooks ssa deployimage foo)
 
 OPBUILDER_BIN=${OPBUILDER_BIN:-$OPBUILDER_ROOT/target/debug/opbuilder}
 STEP_TIMEOUT=${SCENARIO_STEP_TIMEOUT:-1200}
@@ -348,6 +356,74 @@ scenario_deployimage() {
 	stop_manager
 }
 
+# Seed 004's sample-controller, on the typed clients of the typed-clients plugin.
+scenario_foo() {
+	local proj="$SC_DIR/sample-controller"
+	mkdir -p "$proj"
+	cd "$proj"
+	step "$STEP_TIMEOUT" "opbuilder init" \
+		"$OPBUILDER_BIN" init --domain k8s.io --repo example.com/sample-controller --project-name sample-controller
+	step "$STEP_TIMEOUT" "opbuilder create api Foo" \
+		"$OPBUILDER_BIN" create api --group samplecontroller --version v1alpha1 --kind Foo --resource --controller
+	# The seed's Foo, without code-generator tags: enabling the plugin adds them.
+	cp "$FIXTURES/foo/api/v1alpha1/foo_types.go" api/v1alpha1/
+	step 60 "opbuilder edit --plugins=typed-clients/v1-alpha" \
+		"$OPBUILDER_BIN" edit --plugins=typed-clients/v1-alpha
+	grep -qx '// +genclient' api/v1alpha1/foo_types.go || fail "edit did not add +genclient to the Foo type"
+	"$here/seed-tools.sh" "$proj" >>"$SC_LOG" 2>&1 || fail "seed-tools.sh failed"
+	step "$STEP_TIMEOUT" "make generate manifests (generate runs generate-client)" make generate manifests
+	[[ -f pkg/generated/clientset/versioned/clientset.go ]] || fail "make generate wrote no clientset"
+	step "$STEP_TIMEOUT" "make verify-client" make verify-client
+	pass "typed clients generated and current"
+
+	cp -R "$FIXTURES/foo/cmd" "$FIXTURES/foo/config" .
+	expect_eq "fixtures are gofmt-clean" "$(gofmt -l cmd api)" ""
+	step "$STEP_TIMEOUT" "go mod tidy" go mod tidy
+	step "$STEP_TIMEOUT" "go build ./cmd/foo-controller" go build -o bin/foo-controller ./cmd/foo-controller
+	step "$STEP_TIMEOUT" "make build (the scaffolded manager, same module)" make build
+	pass "foo-controller and bin/manager built side by side"
+
+	start_plane
+	step "$STEP_TIMEOUT" "make install" make install KUBECTL="$SC_KUBECTL"
+	expect_crd_established foos.samplecontroller.k8s.io
+	start_manager "$proj"
+	bin/foo-controller --kubeconfig "$KUBECONFIG" </dev/null >>"$SC_DIR/foo-controller.log" 2>&1 &
+	EXTRA_PIDS+=("$!")
+	local foo_pid=$!
+	WAIT_FOR_PID=$foo_pid wait_for 60 "foo-controller caches to sync" \
+		grep -q 'caches synced' "$SC_DIR/foo-controller.log" || fail "foo-controller did not start (log: $SC_DIR/foo-controller.log)"
+
+	step 60 "kubectl apply the seed's example-foo" "$SC_KUBECTL" apply -f config/samples/samplecontroller_v1alpha1_foo.yaml
+	local uid
+	uid=$(k get foo example-foo -o 'jsonpath={.metadata.uid}') || fail "cannot read example-foo"
+	WAIT_FOR_PID=$foo_pid wait_for 60 "Deployment example-foo controlled by Foo example-foo" \
+		foo_owns_deployment "$uid" || fail "no Deployment example-foo controlled by example-foo (log: $SC_DIR/foo-controller.log)"
+	expect_eq "replicas of Deployment example-foo" "$(k get deployment example-foo -o 'jsonpath={.spec.replicas}')" 1
+	pass "the informer saw example-foo and the Deployment was created"
+
+	# No kube-controller-manager or kubelet here: play the Deployment controller and report
+	# one available replica. The Deployment informer requeues the Foo, whose status the
+	# generated clientset updates.
+	step 30 "report 1 available replica on Deployment example-foo" "$SC_KUBECTL" patch deployment example-foo \
+		--subresource=status --type=merge -p '{"status":{"replicas":1,"updatedReplicas":1,"readyReplicas":1,"availableReplicas":1}}'
+	WAIT_FOR_PID=$foo_pid wait_for 60 "example-foo status.availableReplicas = 1" foo_available 1 ||
+		fail "status.availableReplicas of example-foo is not 1 (log: $SC_DIR/foo-controller.log)"
+	pass "status.availableReplicas copied into example-foo through the generated clientset"
+
+	step 30 "scale example-foo to 3" "$SC_KUBECTL" patch foo example-foo --type=merge -p '{"spec":{"replicas":3}}'
+	WAIT_FOR_PID=$foo_pid wait_for 60 "Deployment example-foo scaled to 3" deployment_replicas 3 ||
+		fail "Deployment example-foo was not scaled to 3 (log: $SC_DIR/foo-controller.log)"
+	pass "scaling the Foo scaled its Deployment"
+	kill -0 "$MANAGER_PID" 2>/dev/null || fail "bin/manager exited while foo-controller ran (log: $SC_DIR/manager.log)"
+	pass "bin/manager ran alongside foo-controller"
+}
+
+foo_owns_deployment() {
+	[[ $(k get deployment example-foo -o 'jsonpath={.metadata.ownerReferences[?(@.controller==true)].uid}') == "$1" ]]
+}
+foo_available() { [[ $(k get foo example-foo -o 'jsonpath={.status.availableReplicas}') == "$1" ]]; }
+deployment_replicas() { [[ $(k get deployment example-foo -o 'jsonpath={.spec.replicas}') == "$1" ]]; }
+
 # ================================================================ scenario helpers
 
 fail() {
@@ -514,6 +590,11 @@ sc_cleanup() {
 		wait "$CHILD_PID" 2>/dev/null || true
 	fi
 	stop_manager
+	local pid
+	for pid in "${EXTRA_PIDS[@]}"; do
+		kill -TERM "$pid" 2>/dev/null || true
+		wait "$pid" 2>/dev/null || true
+	done
 	"$here/control-plane.sh" stop "$CP_DIR" >>"$SC_LOG" 2>&1 || {
 		log_error "[$SC_NAME] stopping the control plane in $CP_DIR failed"
 		rc=1
@@ -534,6 +615,7 @@ run_scenario() {
 	CP_DIR="$SC_DIR/plane"
 	SC_KUBECTL=""
 	MANAGER_PID=""
+	EXTRA_PIDS=()
 	CHILD_PID=""
 	trap sc_cleanup EXIT
 	trap 'exit 143' TERM

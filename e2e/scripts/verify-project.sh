@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Prove a generated project works with the real tools:
-#   go mod tidy; gofmt -l . is empty; make generate manifests build; go vet ./...; make lint;
+#   go mod tidy; gofmt -l . is empty; make generate manifests build; with typed clients,
+#   check-typed-clients.sh; go vet ./...; make lint;
 #   one CRD in config/crd/bases per API in PROJECT; kubectl kustomize config/default renders;
 #   and, unless --no-test, `make test` against the offline envtest binaries.
 #
@@ -35,6 +36,10 @@ step "tools from the e2e cache (controller-gen, kustomize, golangci-lint)"
 
 step "make generate manifests build"
 make generate manifests build
+
+if grep -q '^verify-client:' Makefile; then
+	"$scripts/check-typed-clients.sh" "$dir"
+fi
 
 step "gofmt -l after generation"
 unformatted=$(gofmt -l . | grep -v '^bin/' || true)

@@ -251,6 +251,10 @@ fn replay(project: &Project, license_file: Option<&Path>) -> Result<Vec<Step>> {
                     copy_first: Some(manifests),
                 });
             }
+            plugins::typed_clients::KEY => steps.push(Step {
+                words: vec!["edit".into(), flag("plugins", &key)],
+                copy_first: None,
+            }),
             other => bail!(
                 "PROJECT records the plugin {other}, which opbuilder cannot replay yet; nothing was written.\n  \
                  Regenerate this project with `kubebuilder alpha generate`"

@@ -15,6 +15,7 @@ pub mod deployimage;
 pub mod golang;
 pub mod grafana;
 pub mod helm;
+pub mod typed_clients;
 
 use crate::commands::api::ResolvedResource;
 use crate::commands::edit::EditArgs;
@@ -40,6 +41,11 @@ pub struct Cx<'a> {
 pub trait Plugin: Sync {
     /// The canonical key, as Kubebuilder records it in PROJECT.
     fn key(&self) -> &'static str;
+    /// Whether the plugin, once recorded under PROJECT's `plugins:`, joins every later
+    /// `create api` (opbuilder's own plugins, which stay out of `layout`).
+    fn follows_project(&self) -> bool {
+        false
+    }
     fn init(&self, _cx: &mut Cx, _boilerplate: Option<&str>) -> Result<()> {
         Ok(())
     }
@@ -119,6 +125,12 @@ pub static KNOWN: &[Known] = &[
         version: "v1-alpha",
         support: Support::Runs(&autoupdate::AutoUpdate),
     },
+    // opbuilder's own plugin, not Kubebuilder's.
+    Known {
+        name: "typed-clients.opbuilder.io",
+        version: "v1-alpha",
+        support: Support::Runs(&typed_clients::TypedClients),
+    },
     Known {
         name: "deploy-image.go.kubebuilder.io",
         version: "v1-alpha",
@@ -181,8 +193,8 @@ pub fn parse_flag(value: Option<&str>) -> Result<Option<Vec<&'static Known>>> {
         let known = lookup(key)?.ok_or_else(|| {
             usage(format!(
                 "invalid value {key:?} for --plugins: no plugin has this key. opbuilder knows Kubebuilder's plugins \
-                 (go/v4, kustomize/v2, grafana/v1-alpha, autoupdate/v1-alpha, deploy-image/v1-alpha, helm/v2-alpha); \
-                 external plugins are not supported\n  example of a valid value: --plugins=go/v4"
+                 (go/v4, kustomize/v2, grafana/v1-alpha, autoupdate/v1-alpha, deploy-image/v1-alpha, helm/v2-alpha) and its own \
+                 typed-clients/v1-alpha; external plugins are not supported\n  example of a valid value: --plugins=go/v4"
             ))
         })?;
         if let Support::NotYet(what) = known.support {
@@ -304,6 +316,22 @@ impl Chain {
             }
             _ => vec![&KNOWN[0]],
         };
+        let mut plugins = plugins;
+        if let (Some(p), Command::CreateApi) = (project, command) {
+            for key in p.plugin_keys() {
+                if let Some(
+                    k @ Known {
+                        support: Support::Runs(pl),
+                        ..
+                    },
+                ) = lookup(&key).ok().flatten()
+                {
+                    if pl.follows_project() && !plugins.iter().any(|x| std::ptr::eq(*x, k)) {
+                        plugins.push(k);
+                    }
+                }
+            }
+        }
         // deploy-image runs go/v4's create api itself (as Kubebuilder's plugin runs the go/v4
         // scaffolders), and has no other subcommand.
         let deploy_image = plugins.iter().any(|k| k.name == deployimage::NAME);
@@ -334,10 +362,12 @@ impl Chain {
         Ok(Chain { plugins, has_go })
     }
 
-    /// The canonical keys, in order: what `init` records as PROJECT's layout.
+    /// The canonical keys, in order: what `init` records as PROJECT's layout (without the
+    /// plugins that record themselves under `plugins:` only).
     pub fn keys(&self) -> Vec<String> {
         self.plugins
             .iter()
+            .filter(|k| !matches!(k.support, Support::Runs(p) if p.follows_project()))
             .map(|k| match k.support {
                 Support::Runs(p) => p.key().to_string(),
                 Support::NotYet(_) => k.key(),

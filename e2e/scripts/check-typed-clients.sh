@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Checks of a project with the typed-clients plugin, after `make generate` (verify-project.sh
+# runs this when the Makefile has verify-client): the generated clients compile and are
+# current, and `make verify-client` fails once an API type changes without regenerating.
+#
+# Usage: check-typed-clients.sh PROJECT_DIR
+set -euo pipefail
+
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+[[ $# -eq 1 && -d $1 ]] || die "usage: $0 PROJECT_DIR"
+cd "$1"
+name=$(basename "$PWD")
+step() { log_info "[$name] $*"; }
+
+step "make generate-client verify-client"
+make generate-client verify-client
+[[ -f pkg/generated/clientset/versioned/clientset.go ]] || die "[$name] no clientset in pkg/generated"
+
+step "go build ./pkg/generated/... (clientset, listers, informers, apply configurations)"
+go build ./pkg/generated/...
+
+# A new field in a Spec: the apply configurations no longer match.
+types=$(grep -rlx --include='*_types.go' '// +genclient' api | LC_ALL=C sort | head -n 1)
+[[ -n $types ]] || die "[$name] no +genclient type under api/"
+kind=$(sed -n 's/^type \([A-Za-z0-9]*\)Spec struct {$/\1/p' "$types" | head -n 1)
+[[ -n $kind ]] || die "[$name] no Spec struct in $types"
+step "make verify-client must fail after a field is added to ${kind}Spec ($types)"
+cp "$types" "$types.orig"
+sed -i "s/^type ${kind}Spec struct {\$/&\n\tStaleCheck string \`json:\"staleCheck,omitempty\"\`/" "$types"
+out=$(make verify-client 2>&1) && {
+	mv "$types.orig" "$types"
+	die "[$name] make verify-client passed with a changed $types"
+}
+mv "$types.orig" "$types"
+grep -q 'pkg/generated is out of date' <<<"$out" || die "[$name] make verify-client failed for another reason: $(tail -n 5 <<<"$out")"
+grep -q 'WithStaleCheck' <<<"$out" || die "[$name] the difference does not show the new field: $(tail -n 5 <<<"$out")"
+make verify-client >/dev/null
+log_info "[$name] typed clients: current, compiled, and a stale tree is caught"

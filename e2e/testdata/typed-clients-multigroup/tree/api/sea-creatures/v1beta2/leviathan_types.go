@@ -1,0 +1,87 @@
+/*
+Copyright 2026.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1beta2
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// LeviathanSpec is the desired state of Leviathan objects, as set by their owner.
+type LeviathanSpec struct {
+	// TODO(user): replace Foo with the fields users set to describe the Leviathan they want.
+	// The doc comment of a field becomes its description in the CRD, and validation is added
+	// with markers such as +kubebuilder:validation:MinLength. Run "make manifests generate"
+	// afterwards.
+
+	// foo is an example field; remove it once you have fields of your own.
+	// +optional
+	Foo *string `json:"foo,omitempty"`
+}
+
+// LeviathanStatus is the observed state of Leviathan objects, as reported by the controller.
+type LeviathanStatus struct {
+	// TODO(user): add the fields the controller reports. Conditions are the usual way to publish state
+	// ("Available", "Progressing", "Degraded" or types of your own); set each with
+	// meta.SetStatusCondition from k8s.io/apimachinery/pkg/api/meta and keep its
+	// observedGeneration current.
+
+	// conditions describe the latest observed state of the Leviathan, one entry per type.
+	// +listType=map
+	// +listMapKey=type
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// +genclient
+// +genclient:nonNamespaced
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:scope=Cluster
+
+// Leviathan is the Schema for the leviathans API.
+type Leviathan struct {
+	metav1.TypeMeta `json:",inline"`
+
+	// metadata is the standard object metadata.
+	// +optional
+	metav1.ObjectMeta `json:"metadata,omitzero"`
+
+	// spec holds the desired state of this Leviathan.
+	// +required
+	Spec LeviathanSpec `json:"spec"`
+
+	// status holds the observed state of this Leviathan; only the controller writes it.
+	// +optional
+	Status LeviathanStatus `json:"status,omitzero"`
+}
+
+// +kubebuilder:object:root=true
+
+// LeviathanList is a list of Leviathan objects.
+type LeviathanList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitzero"`
+	Items           []Leviathan `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(func(s *runtime.Scheme) error {
+		s.AddKnownTypes(SchemeGroupVersion, &Leviathan{}, &LeviathanList{})
+		return nil
+	})
+}
