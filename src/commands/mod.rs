@@ -1,6 +1,7 @@
 //! The commands. Each builds a plan; [`execute`] applies it and reports.
 
 pub mod alpha;
+pub mod update;
 pub mod api;
 pub mod edit;
 pub mod init;
