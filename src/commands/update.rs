@@ -233,6 +233,17 @@ fn compute(root: &Path, from: &str, to: &str, project: Project) -> Result<Outcom
             }
             (_, None, _) => None,
             (None, Some(t), None) => Some(Change::Write(t.clone())),
+            (None, Some(t), Some(o)) if o == t => None,
+            (None, Some(_), Some(_)) => {
+                // New in the templates, but the project has its own (often generated, such as
+                // config/webhook/manifests.yaml from `make manifests`): no common ancestor to
+                // merge from, and the user's is the one that works with their code.
+                kept.push(format!(
+                    "{show}: the {to} templates add this file, and you have one already; yours is kept \
+                     (`opbuilder alpha generate --output-dir DIR` shows the template's)"
+                ));
+                None
+            }
             (b, Some(t), Some(o)) => {
                 let m = merge::merge3(b.map_or("", String::as_str), o, t, "yours", &label);
                 match m.conflicts {
