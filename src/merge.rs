@@ -104,7 +104,10 @@ pub fn diff<T: PartialEq>(old: &[T], new: &[T]) -> Vec<Hunk> {
     pairs.reverse();
     let mut hunks = vec![];
     let (mut oi, mut ni) = (0usize, 0usize);
-    for (x, y) in pairs.into_iter().chain(std::iter::once((n as usize, m as usize))) {
+    for (x, y) in pairs
+        .into_iter()
+        .chain(std::iter::once((n as usize, m as usize)))
+    {
         if x > oi || y > ni {
             hunks.push(Hunk {
                 o: (oi + pre, x + pre),
@@ -125,7 +128,13 @@ pub struct Merged {
 }
 
 /// Merge the changes from `base` to `ours` and from `base` to `theirs`.
-pub fn merge3(base: &str, ours: &str, theirs: &str, ours_label: &str, theirs_label: &str) -> Merged {
+pub fn merge3(
+    base: &str,
+    ours: &str,
+    theirs: &str,
+    ours_label: &str,
+    theirs_label: &str,
+) -> Merged {
     let (o, a, b) = (lines(base), lines(ours), lines(theirs));
     let ha = diff(&o, &a);
     let hb = diff(&o, &b);
@@ -154,13 +163,14 @@ pub fn merge3(base: &str, ours: &str, theirs: &str, ours_label: &str, theirs_lab
         let group = &all[i..j];
         out.extend(&o[at..lo]);
         let range = |side: bool, off: isize| -> (usize, usize) {
-            let hs: Vec<&Hunk> = group.iter().filter(|(_, s)| *s == side).map(|(h, _)| h).collect();
+            let hs: Vec<&Hunk> = group
+                .iter()
+                .filter(|(_, s)| *s == side)
+                .map(|(h, _)| h)
+                .collect();
             match (hs.first(), hs.last()) {
                 (Some(f), Some(l)) => (f.n.0 - (f.o.0 - lo), l.n.1 + (hi - l.o.1)),
-                _ => (
-                    (lo as isize + off) as usize,
-                    (hi as isize + off) as usize,
-                ),
+                _ => ((lo as isize + off) as usize, (hi as isize + off) as usize),
             }
         };
         let (a0, a1) = range(true, off_a);
@@ -304,7 +314,10 @@ mod tests {
                 };
             }
         }
-        assert_eq!(kept, t[0][0], "{old:?} -> {new:?}: not a longest common subsequence");
+        assert_eq!(
+            kept, t[0][0],
+            "{old:?} -> {new:?}: not a longest common subsequence"
+        );
         hs.len()
     }
 
@@ -319,7 +332,11 @@ mod tests {
         // Every pair of short sequences over a two-letter alphabet.
         let all: Vec<Vec<&str>> = (0..64u32)
             .flat_map(|bits| {
-                (0..=5).map(move |len| (0..len).map(|i| if bits >> i & 1 == 1 { "x" } else { "y" }).collect())
+                (0..=5).map(move |len| {
+                    (0..len)
+                        .map(|i| if bits >> i & 1 == 1 { "x" } else { "y" })
+                        .collect()
+                })
             })
             .collect();
         for a in &all {
@@ -335,7 +352,13 @@ mod tests {
         let ours = "a\nB\nc\nd\ne\n";
         let theirs = "a\nb\nc\nd\nE\nf\n";
         let m = merge3(base, ours, theirs, "ours", "theirs");
-        assert_eq!(m, Merged { text: "a\nB\nc\nd\nE\nf\n".into(), conflicts: 0 });
+        assert_eq!(
+            m,
+            Merged {
+                text: "a\nB\nc\nd\nE\nf\n".into(),
+                conflicts: 0
+            }
+        );
         // The same change on both sides is taken once.
         let m = merge3(base, theirs, theirs, "ours", "theirs");
         assert_eq!(m.text, theirs);
@@ -351,7 +374,10 @@ mod tests {
         let theirs = "a\nnew\nc\n";
         let m = merge3(base, ours, theirs, "ours", "theirs");
         assert_eq!(m.conflicts, 1);
-        assert_eq!(m.text, "a\n<<<<<<< ours\nmine\n=======\nnew\n>>>>>>> theirs\nc\n");
+        assert_eq!(
+            m.text,
+            "a\n<<<<<<< ours\nmine\n=======\nnew\n>>>>>>> theirs\nc\n"
+        );
         // Common lines at the ends of a conflicting region stay outside the markers.
         let m = merge3("x\n", "s\nmine\ne\n", "s\nnew\ne\n", "o", "t");
         assert_eq!(m.text, "s\n<<<<<<< o\nmine\n=======\nnew\n>>>>>>> t\ne\n");
@@ -366,7 +392,9 @@ mod tests {
     #[test]
     fn merge_keeps_far_apart_edits_and_counts_conflicts() {
         let base: String = (0..40).map(|i| format!("line {i}\n")).collect();
-        let ours = base.replace("line 3\n", "line 3 edited\n").replace("line 30\n", "ours 30\n");
+        let ours = base
+            .replace("line 3\n", "line 3 edited\n")
+            .replace("line 30\n", "ours 30\n");
         let theirs = base
             .replace("line 10\n", "line 10\ninserted\n")
             .replace("line 30\n", "theirs 30\n")
@@ -375,7 +403,9 @@ mod tests {
         assert_eq!(m.conflicts, 1);
         assert!(m.text.contains("line 3 edited\n"));
         assert!(m.text.contains("line 10\ninserted\n"));
-        assert!(m.text.contains("<<<<<<< o\nours 30\n=======\ntheirs 30\n>>>>>>> t\n"));
+        assert!(m
+            .text
+            .contains("<<<<<<< o\nours 30\n=======\ntheirs 30\n>>>>>>> t\n"));
         assert!(!m.text.contains("line 39\n"));
     }
 
@@ -389,6 +419,9 @@ mod tests {
             "--- a/f.txt\n+++ b/f.txt\n@@ -3,7 +3,7 @@\n 2\n 3\n 4\n-5\n+five\n 6\n 7\n 8\n"
         );
         assert_eq!(unified("f", Some("a\n"), Some("a\n")), "");
-        assert_eq!(unified("f", None, Some("a\n")), "--- /dev/null\n+++ b/f\n@@ -0,0 +1,1 @@\n+a\n");
+        assert_eq!(
+            unified("f", None, Some("a\n")),
+            "--- /dev/null\n+++ b/f\n@@ -0,0 +1,1 @@\n+a\n"
+        );
     }
 }

@@ -49,7 +49,9 @@ pub fn pins() -> &'static Pins {
         let all = RELEASE_PINS.get_or_init(|| {
             crate::releases::RELEASES
                 .iter()
-                .map(|r| toml::from_str(r.versions_toml).expect("a release's versions.toml is valid"))
+                .map(|r| {
+                    toml::from_str(r.versions_toml).expect("a release's versions.toml is valid")
+                })
                 .collect()
         });
         return &all[i];

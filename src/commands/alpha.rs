@@ -374,7 +374,10 @@ pub fn run(cwd_root: impl FnOnce() -> Result<PathBuf>, cmd: &AlphaCommand) -> Re
             return Err(crate::error::bad_flag(
                 "--templates-version",
                 v,
-                &format!("this opbuilder holds the templates of these releases only: {}", known.join(", ")),
+                &format!(
+                    "this opbuilder holds the templates of these releases only: {}",
+                    known.join(", ")
+                ),
                 &known[0],
             ));
         }

@@ -1,10 +1,10 @@
 //! The commands. Each builds a plan; [`execute`] applies it and reports.
 
 pub mod alpha;
-pub mod update;
 pub mod api;
 pub mod edit;
 pub mod init;
+pub mod update;
 pub mod webhook;
 
 use crate::journal::{self, Recovery};

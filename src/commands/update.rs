@@ -74,10 +74,8 @@ impl Scratch {
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.subsec_nanos())
             .unwrap_or(0);
-        let dir = std::env::temp_dir().join(format!(
-            "opbuilder-update-{}-{nanos:x}",
-            std::process::id()
-        ));
+        let dir =
+            std::env::temp_dir().join(format!("opbuilder-update-{}-{nanos:x}", std::process::id()));
         std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
         Ok(Scratch(dir))
     }
@@ -100,7 +98,10 @@ fn read_tree(dir: &Path) -> Result<BTreeMap<PathBuf, String>> {
             } else if m.is_file() {
                 let text = std::fs::read_to_string(&p)
                     .with_context(|| format!("reading {}", p.display()))?;
-                out.insert(p.strip_prefix(root).expect("below root").to_path_buf(), text);
+                out.insert(
+                    p.strip_prefix(root).expect("below root").to_path_buf(),
+                    text,
+                );
             }
         }
         Ok(())
@@ -113,8 +114,10 @@ fn read_tree(dir: &Path) -> Result<BTreeMap<PathBuf, String>> {
 /// The project `root` scaffolded again with the templates of `version`.
 fn regenerate(root: &Path, version: &str, scratch: &Path) -> Result<BTreeMap<PathBuf, String>> {
     let out = scratch.join(version);
-    releases::with(version, || super::alpha::generate(root, &out))
-        .with_context(|| format!("scaffolding the project again with the templates of {version}"))?;
+    crate::fsx::scratch(|| releases::with(version, || super::alpha::generate(root, &out)))
+        .with_context(|| {
+            format!("scaffolding the project again with the templates of {version}")
+        })?;
     let mut files = read_tree(&out)?;
     files.remove(Path::new(project::FILE));
     Ok(files)
@@ -137,7 +140,11 @@ fn check_version(flag: &str, v: &str) -> Result<()> {
 }
 
 /// The project's PROJECT with the releases to go from and to, checked.
-fn versions(root: &Path, from: Option<&str>, to: Option<&str>) -> Result<(Project, String, String)> {
+fn versions(
+    root: &Path,
+    from: Option<&str>,
+    to: Option<&str>,
+) -> Result<(Project, String, String)> {
     if !root.join(project::FILE).is_file() {
         bail!(
             "no PROJECT file in {}: alpha update and alpha check work on a project made by `opbuilder init`; \
@@ -216,7 +223,10 @@ fn compute(root: &Path, from: &str, to: &str, project: Project) -> Result<Outcom
         let file = root.join(path);
         let ours = match crate::fsx::read_text(&file, 64 << 20) {
             Ok(o) => o,
-            Err(e) => bail!("{}: cannot read it ({e}); nothing was written", path.display()),
+            Err(e) => bail!(
+                "{}: cannot read it ({e}); nothing was written",
+                path.display()
+            ),
         };
         let show = path.display();
         let change = match (b, t, &ours) {
@@ -317,8 +327,11 @@ fn git_dirty(root: &Path) -> Option<Vec<String>> {
 }
 
 pub fn run_update(root: &Path, args: &UpdateArgs) -> Result<()> {
-    let (project, from, to) =
-        versions(root, args.from_version.as_deref(), args.to_version.as_deref())?;
+    let (project, from, to) = versions(
+        root,
+        args.from_version.as_deref(),
+        args.to_version.as_deref(),
+    )?;
     if !args.force && !args.dry_run {
         if let Some(dirty) = git_dirty(root).filter(|d| !d.is_empty()) {
             let shown: Vec<&str> = dirty.iter().take(10).map(String::as_str).collect();
@@ -333,7 +346,11 @@ pub fn run_update(root: &Path, args: &UpdateArgs) -> Result<()> {
     let o = compute(root, &from, &to, project)?;
     let plan = plan(&o);
     if args.dry_run {
-        outln!("opbuilder alpha update --dry-run ({} -> {}): nothing was written.", o.from, o.to);
+        outln!(
+            "opbuilder alpha update --dry-run ({} -> {}): nothing was written.",
+            o.from,
+            o.to
+        );
         for (path, c) in &o.changes {
             let show = path.to_string_lossy();
             let old = o.before.get(path).cloned().flatten();
@@ -375,13 +392,22 @@ pub fn run_update(root: &Path, args: &UpdateArgs) -> Result<()> {
 fn summary(o: &Outcome, dry_run: bool) {
     let would = if dry_run { "would be " } else { "" };
     if o.changes.is_empty() {
-        outln!("The project's files {would}unchanged: they already match the {} templates.", o.to);
+        outln!(
+            "The project's files {would}unchanged: they already match the {} templates.",
+            o.to
+        );
     } else {
-        outln!("Files {would}updated from the {} templates to the {} templates:", o.from, o.to);
+        outln!(
+            "Files {would}updated from the {} templates to the {} templates:",
+            o.from,
+            o.to
+        );
     }
     for (path, c) in &o.changes {
         let what = match c {
-            Change::Write(_) if o.before.get(path).is_some_and(Option::is_none) => "added".to_string(),
+            Change::Write(_) if o.before.get(path).is_some_and(Option::is_none) => {
+                "added".to_string()
+            }
             Change::Write(_) => "merged".to_string(),
             Change::Conflict(_, n) => format!("CONFLICT ({n} region(s))"),
             Change::Remove => "removed".to_string(),
@@ -389,7 +415,12 @@ fn summary(o: &Outcome, dry_run: bool) {
         outln!("  {what:<26} {}", path.display());
     }
     if o.project.cli_version != o.to {
-        outln!("  {:<26} {} (cliVersion: {})", "updated", project::FILE, o.to);
+        outln!(
+            "  {:<26} {} (cliVersion: {})",
+            "updated",
+            project::FILE,
+            o.to
+        );
     }
     for k in &o.kept {
         errln!("note: {k}");

@@ -532,7 +532,8 @@ fn enable_default_kustomize(plan: &mut Plan, ctx: &ResourceCtx) -> Result<()> {
                 needs,
             },
         );
-    }    Ok(())
+    }
+    Ok(())
 }
 
 /// Planning of release 0.1.0 where it differs from today's, so that `alpha update` can scaffold
