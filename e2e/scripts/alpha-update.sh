@@ -201,6 +201,8 @@ mycronjob_code() {
 		echo "$f" >>"$work/mycronjob-user-files"
 	done
 	[[ -z $(gofmt -l api internal) ]] || fail "user code is not gofmt-clean"
+	go get github.com/robfig/cron/v3@v3.0.1 >"$work/mycronjob-go-get.log" 2>&1 ||
+		fail "go get robfig/cron: $(cat "$work/mycronjob-go-get.log")"
 }
 
 mycronjob_check() {
