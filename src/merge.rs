@@ -412,7 +412,7 @@ mod tests {
     #[test]
     fn unified_diff_has_context_and_headers() {
         let old: String = (0..20).map(|i| format!("{i}\n")).collect();
-        let new = old.replace("5\n", "five\n");
+        let new = old.replace("\n5\n", "\nfive\n");
         let d = unified("f.txt", Some(&old), Some(&new));
         assert_eq!(
             d,

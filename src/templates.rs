@@ -306,7 +306,13 @@ pub fn render_tree(
 
 /// Render one template by its path below `scaffolds/` without the `.hbs` suffix
 /// (used for fragments inserted above markers).
+///
+/// While an earlier release is active, a fragment that release did not have renders as nothing
+/// (an empty fragment is never inserted): that release wrote nothing there.
 pub fn render(name: &str, ctx: &impl Serialize) -> Result<String> {
+    if set().0 != 0 && file(&format!("{name}.hbs")).is_none() {
+        return Ok(String::new());
+    }
     let text = template_text(name).ok_or_else(|| anyhow!("no template {name}.hbs"))?;
     render_text(name, text, &handlebars::to_json(ctx))
 }
