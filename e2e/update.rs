@@ -290,6 +290,21 @@ fn bad_input_is_refused_and_nothing_is_touched() {
         );
         assert_eq!(full_snapshot(&old), before);
     }
+    // A project made by Kubebuilder, which records its own version.
+    fs::write(
+        old.join("PROJECT"),
+        project.replace("cliVersion: 0.1.0\n", "cliVersion: 4.15.0\n"),
+    )
+    .unwrap();
+    let before = full_snapshot(&old);
+    let out = opbuilder(&old).args(["alpha", "update"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let e = stderr(&out);
+    assert!(
+        e.contains("cliVersion 4.15.0") && e.contains("opbuilder alpha generate --output-dir"),
+        "{e}"
+    );
+    assert_eq!(full_snapshot(&old), before);
     // No PROJECT at all.
     let empty = t.path().join("empty");
     fs::create_dir(&empty).unwrap();

@@ -200,6 +200,12 @@ mycronjob_code() {
 		"$here/tutorial.sh" --file "$f" >"$f" || fail "no block for $f in docs/tutorial.md"
 		echo "$f" >>"$work/mycronjob-user-files"
 	done
+	# What 0.1.0 renders: the CRD's CA injection without the Certificate's name (the bug).
+	! kubectl kustomize config/default | grep -q 'inject-ca-from: project-system/project-serving-cert' ||
+		fail "mycronjob: the 0.1.0 project already has the fixed CA injection; the check below would prove nothing"
+	# v1 is the conversion hub: keep the storage-version marker the conversion webhook added.
+	sed -i 's|^type MyCronJob struct {|// +kubebuilder:storageversion\n&|' api/v1/mycronjob_types.go
+	grep -q '+kubebuilder:storageversion' api/v1/mycronjob_types.go || fail "no storageversion marker"
 	[[ -z $(gofmt -l api internal) ]] || fail "user code is not gofmt-clean"
 	go get github.com/robfig/cron/v3@v3.0.1 >"$work/mycronjob-go-get.log" 2>&1 ||
 		fail "go get robfig/cron: $(cat "$work/mycronjob-go-get.log")"

@@ -162,21 +162,23 @@ fn versions(
     let from = match from {
         Some(v) => v.to_string(),
         None if project.cli_version.is_empty() => bail!(
-            "PROJECT has no cliVersion, so nothing records which templates made this project \
-             (Kubebuilder writes none for projects it scaffolds); alpha update cannot know its ancestor. \
-             Nothing was written.\n  To move a project made by Kubebuilder to opbuilder's templates, scaffold it \
-             again from its PROJECT and copy your code over:\n    opbuilder alpha generate --output-dir ../{}-opbuilder\n  \
+            "PROJECT has no cliVersion, so nothing records which templates made this project, and \
+             alpha update cannot know its ancestor; nothing was written.\n  For a project made by Kubebuilder \
+             (or any other tool), scaffold it again with opbuilder's templates from its PROJECT and copy your \
+             code over:\n    opbuilder alpha generate --output-dir ../{}-opbuilder\n  \
              If opbuilder made it, name the release with --from-version (known: {})",
             if project.project_name.is_empty() { "project" } else { &project.project_name },
             releases::known().join(", ")
         ),
         None if !releases::is_known(&project.cli_version) => bail!(
-            "PROJECT records cliVersion {}, a release whose templates this opbuilder does not hold \
-             (it holds {}); nothing was written.\n  If the project was made by Kubebuilder, `opbuilder alpha generate \
-             --output-dir DIR` scaffolds it again with opbuilder's templates; if by another opbuilder release, \
-             name the closest one with --from-version",
+            "PROJECT records cliVersion {}, which is not an opbuilder release this binary holds templates for \
+             ({}); nothing was written.\n  If Kubebuilder made the project (its cliVersion is Kubebuilder's \
+             version, such as 4.15.0), scaffold it again with opbuilder's templates and copy your code over:\n    \
+             opbuilder alpha generate --output-dir ../{}-opbuilder\n  If an opbuilder release made it, \
+             name that release with --from-version",
             project.cli_version,
-            releases::known().join(", ")
+            releases::known().join(", "),
+            if project.project_name.is_empty() { "project" } else { &project.project_name }
         ),
         None => project.cli_version.clone(),
     };
