@@ -42,7 +42,7 @@ flock 9
 if [[ ! -x $OLD ]]; then
 	log_info "building opbuilder $RELEASE at $RELEASE_COMMIT (once; cached in $old_dir)"
 	src=$(mktemp -d)
-	git -C "$OPBUILDER_ROOT" worktree add --detach "$src/tree" "$RELEASE_COMMIT" >/dev/null
+	git -C "$OPBUILDER_ROOT" worktree add --quiet --detach "$src/tree" "$RELEASE_COMMIT"
 	trap 'git -C "$OPBUILDER_ROOT" worktree remove --force "$src/tree" >/dev/null 2>&1 || true; rm -rf "$src"' EXIT
 	nice cargo build --quiet --locked --manifest-path "$src/tree/Cargo.toml" --target-dir "$src/target"
 	mkdir -p "$old_dir"
