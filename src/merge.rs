@@ -367,6 +367,37 @@ mod tests {
         assert_eq!(merge3(base, base, theirs, "o", "t").text, theirs);
     }
 
+    /// On every short text over two letters: one side unchanged gives the other side, both
+    /// sides alike give that side, and a clean merge of disjoint edits keeps both.
+    #[test]
+    fn merge_properties_on_small_texts() {
+        let texts: Vec<String> = (0..32u32)
+            .flat_map(|bits| {
+                (0..=4).map(move |len| {
+                    (0..len)
+                        .map(|i| if bits >> i & 1 == 1 { "x\n" } else { "y\n" })
+                        .collect()
+                })
+            })
+            .collect();
+        for base in &texts {
+            for other in &texts {
+                for (o, t) in [(base, other), (other, base), (other, other)] {
+                    let m = merge3(base, o, t, "o", "t");
+                    assert_eq!(m.conflicts, 0, "{base:?} {o:?} {t:?}");
+                    assert_eq!(&m.text, if o == base { t } else { o });
+                }
+            }
+            // An edit at the start and one at the end never conflict.
+            let ours = format!("first\n{base}");
+            let theirs = format!("{base}last\n");
+            let m = merge3(base, &ours, &theirs, "o", "t");
+            if !base.is_empty() {
+                assert_eq!(m.text, format!("first\n{base}last\n"), "{base:?}");
+            }
+        }
+    }
+
     #[test]
     fn merge_marks_conflicts_like_git() {
         let base = "a\nb\nc\n";
