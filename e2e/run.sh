@@ -12,6 +12,7 @@
 #   bash e2e/run.sh envtest-offline  # make envtest-from-source + make test of a golden project, no helpers
 #   bash e2e/run.sh tutorial     # docs/tutorial.md, executed against a live control plane
 #   bash e2e/run.sh helm         # the helm plugin's chart: helm lint/template/install (live plane)
+#   bash e2e/run.sh alpha-update # release 0.1.0 reproduced; 0.1.0 projects with user code updated
 #
 # Needs: cargo, go (module proxy reachable), make, kubectl. Builds the control-plane binaries
 # from source on first use and caches them in ~/.cache/opbuilder-e2e (see docs/testing.md).
@@ -59,6 +60,9 @@ if [[ $what == all || $what == helm ]]; then
 fi
 if [[ $what == all || $what == parity || $what == generate-parity ]]; then
 	"$here/scripts/generate-parity.sh" "$@"
+fi
+if [[ $what == all || $what == alpha-update ]]; then
+	"$here/scripts/alpha-update.sh"
 fi
 if [[ $what == all || $what == parity ]]; then
 	"$here/scripts/parity.sh" "$@"

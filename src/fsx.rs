@@ -193,6 +193,23 @@ pub fn set_rollback(on: bool) {
     IN_ROLLBACK.store(on, Ordering::SeqCst);
 }
 
+/// Set while `alpha update` scaffolds its scratch trees (outside the project): their steps are
+/// not counted, so the failpoints land in the transaction on the user's tree.
+static SCRATCH: AtomicBool = AtomicBool::new(false);
+
+/// Run `f`, whose writes go to a scratch directory, outside the failure-injection seam.
+pub fn scratch<T>(f: impl FnOnce() -> T) -> T {
+    struct Reset;
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            SCRATCH.store(false, Ordering::SeqCst);
+        }
+    }
+    SCRATCH.store(true, Ordering::SeqCst);
+    let _reset = Reset;
+    f()
+}
+
 /// One transaction step is about to happen: the failure-injection seam (debug builds only).
 #[cfg(debug_assertions)]
 pub fn step(what: &str, path: &Path) -> io::Result<()> {
@@ -201,6 +218,9 @@ pub fn step(what: &str, path: &Path) -> io::Result<()> {
     }
     if let Some(ms) = env_num("OPBUILDER_STEP_DELAY_MS") {
         std::thread::sleep(std::time::Duration::from_millis(ms));
+    }
+    if SCRATCH.load(Ordering::SeqCst) {
+        return Ok(());
     }
     if IN_ROLLBACK.load(Ordering::SeqCst) {
         if std::env::var_os("OPBUILDER_FAIL_ROLLBACK").is_some() {

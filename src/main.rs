@@ -9,11 +9,13 @@ mod hbs;
 mod journal;
 mod lock;
 mod markers;
+mod merge;
 mod out;
 mod plan;
 mod plugins;
 mod post;
 mod project;
+mod releases;
 mod resource;
 mod templates;
 mod term;
@@ -66,7 +68,7 @@ enum Command {
     Create(CreateCommand),
     /// Change project-wide settings (multigroup, namespaced, license)
     Edit(commands::edit::EditArgs),
-    /// Experimental commands: regenerate a project from its PROJECT file
+    /// Experimental commands: regenerate a project, update it to newer templates, check it is current
     #[command(subcommand)]
     Alpha(commands::alpha::AlphaCommand),
     /// Print opbuilder's version and the versions it scaffolds

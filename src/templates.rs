@@ -126,11 +126,26 @@ fn ensure(reg: &mut Registry, name: &str) -> Result<()> {
     Ok(())
 }
 
-/// The embedded file at `path` (below scaffolds/), found through a sorted index.
+/// The template set in use: the current `scaffolds/`, or an earlier release's while one is
+/// active (see [`crate::releases::with`]). Index 0 is the current set, `1 + i` release `i`.
+fn set() -> (usize, &'static Dir<'static>) {
+    match crate::releases::active() {
+        None => (0, &SCAFFOLDS),
+        Some(i) => (1 + i, crate::releases::RELEASES[i].scaffolds),
+    }
+}
+
+type Index = Vec<(&'static str, &'static include_dir::File<'static>)>;
+
+/// The embedded file at `path` (below the tree of the set in use), found through a sorted index.
 fn file(path: &str) -> Option<&'static include_dir::File<'static>> {
-    static INDEX: OnceLock<Vec<(&'static str, &'static include_dir::File<'static>)>> =
-        OnceLock::new();
-    let index = INDEX.get_or_init(|| {
+    static INDEX: OnceLock<Vec<OnceLock<Index>>> = OnceLock::new();
+    let sets = INDEX.get_or_init(|| {
+        (0..=crate::releases::RELEASES.len())
+            .map(|_| OnceLock::new())
+            .collect()
+    });
+    let index = sets[set().0].get_or_init(|| {
         let mut v: Vec<_> = all_files()
             .iter()
             .filter_map(|f| Some((f.path().to_str()?, *f)))
@@ -159,6 +174,20 @@ fn render_text(name: &str, text: &'static str, ctx: &Json) -> Result<String> {
 }
 
 fn render_handlebars(name: &str, ctx: &impl Serialize) -> Result<String> {
+    if set().0 != 0 {
+        // An earlier release's template: a registry of its own for this one rendering (rare:
+        // our compiler renders nearly every template).
+        let mut reg = Registry {
+            hb: new_handlebars(),
+            pieces: vec![],
+        };
+        ensure(&mut reg, name)?;
+        let out = reg
+            .hb
+            .render(name, ctx)
+            .with_context(|| format!("rendering {name}.hbs"))?;
+        return Ok(restore(&out, &reg.pieces));
+    }
     let mut reg = registry().lock().unwrap_or_else(|e| e.into_inner());
     ensure(&mut reg, name)?;
     let out = reg
@@ -168,10 +197,17 @@ fn render_handlebars(name: &str, ctx: &impl Serialize) -> Result<String> {
     Ok(restore(&out, &reg.pieces))
 }
 
-/// Every embedded file, sorted by path (computed once).
+/// Every embedded file of the set in use, sorted by path (computed once per set).
 pub fn all_files() -> &'static [&'static include_dir::File<'static>] {
-    static FILES: OnceLock<Vec<&'static include_dir::File<'static>>> = OnceLock::new();
-    FILES.get_or_init(|| {
+    type Files = Vec<&'static include_dir::File<'static>>;
+    static FILES: OnceLock<Vec<OnceLock<Files>>> = OnceLock::new();
+    let sets = FILES.get_or_init(|| {
+        (0..=crate::releases::RELEASES.len())
+            .map(|_| OnceLock::new())
+            .collect()
+    });
+    let (i, root) = set();
+    sets[i].get_or_init(|| {
         fn walk(d: &'static Dir<'static>, out: &mut Vec<&'static include_dir::File<'static>>) {
             for e in d.entries() {
                 match e {
@@ -181,7 +217,7 @@ pub fn all_files() -> &'static [&'static include_dir::File<'static>] {
             }
         }
         let mut out = vec![];
-        walk(&SCAFFOLDS, &mut out);
+        walk(root, &mut out);
         out.sort_by_key(|f| f.path());
         out
     })
@@ -226,7 +262,12 @@ pub fn render_tree(
     ctx: &impl Serialize,
     keep: impl Fn(&str) -> bool,
 ) -> Result<Vec<Rendered>> {
-    if SCAFFOLDS.get_dir(tree).is_none() {
+    if set().1.get_dir(tree).is_none() {
+        if set().0 != 0 {
+            // A tree that an earlier release did not have yet (a plugin added later): that
+            // release wrote nothing for it.
+            return Ok(vec![]);
+        }
         return Err(anyhow!("no template tree {tree:?}"));
     }
     let json = handlebars::to_json(ctx);
@@ -265,7 +306,13 @@ pub fn render_tree(
 
 /// Render one template by its path below `scaffolds/` without the `.hbs` suffix
 /// (used for fragments inserted above markers).
+///
+/// While an earlier release is active, a fragment that release did not have renders as nothing
+/// (an empty fragment is never inserted): that release wrote nothing there.
 pub fn render(name: &str, ctx: &impl Serialize) -> Result<String> {
+    if set().0 != 0 && file(&format!("{name}.hbs")).is_none() {
+        return Ok(String::new());
+    }
     let text = template_text(name).ok_or_else(|| anyhow!("no template {name}.hbs"))?;
     render_text(name, text, &handlebars::to_json(ctx))
 }

@@ -26,6 +26,8 @@ pub struct Scaffold {
 pub struct E2e {
     pub kubernetes: String,
     pub etcd: String,
+    /// Absent from the versions.toml of release 0.1.0.
+    #[serde(default)]
     pub kubebuilder: String,
 }
 
@@ -39,14 +41,36 @@ pub struct Pins {
 
 /// The parsed pins. `versions.toml` is part of the build, so a parse failure is a build bug;
 /// a unit test guards it.
+/// While an earlier release is active ([`crate::releases::with`]), its own pins.
 pub fn pins() -> &'static Pins {
     static PINS: OnceLock<Pins> = OnceLock::new();
+    static RELEASE_PINS: OnceLock<Vec<Pins>> = OnceLock::new();
+    if let Some(i) = crate::releases::active() {
+        let all = RELEASE_PINS.get_or_init(|| {
+            crate::releases::RELEASES
+                .iter()
+                .map(|r| {
+                    toml::from_str(r.versions_toml).expect("a release's versions.toml is valid")
+                })
+                .collect()
+        });
+        return &all[i];
+    }
     PINS.get_or_init(|| toml::from_str(VERSIONS_TOML).expect("versions.toml is valid"))
 }
 
 /// opbuilder's own version, as recorded in PROJECT `cliVersion`.
 /// `OPBUILDER_TEST_VERSION` overrides it so golden trees do not change with every release.
+/// While an earlier release is active ([`crate::releases::with`]), that release's version.
 pub fn cli_version() -> String {
+    match crate::releases::active() {
+        Some(i) => crate::releases::RELEASES[i].version.to_string(),
+        None => current_version(),
+    }
+}
+
+/// The version of the current templates (this binary's, or `OPBUILDER_TEST_VERSION`).
+pub fn current_version() -> String {
     std::env::var("OPBUILDER_TEST_VERSION")
         .unwrap_or_else(|_| env!("CARGO_PKG_VERSION").to_string())
 }

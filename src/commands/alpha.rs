@@ -27,6 +27,19 @@ pub enum AlphaCommand {
   opbuilder alpha generate --input-dir ./guestbook --output-dir /tmp/guestbook
   opbuilder alpha generate --in-place")]
     Generate(GenerateArgs),
+    /// Update the project to newer templates by a three-way merge, keeping your code
+    #[command(after_help = "Examples:
+  opbuilder alpha update --dry-run
+  opbuilder alpha update
+  opbuilder alpha update --from-version 0.1.0 --to-version 0.2.0
+
+The ancestor is the project scaffolded again with the templates of the release that made it
+(PROJECT cliVersion, or --from-version). Files that merge cleanly are written; files with
+conflicts get <<<<<<< yours / ======= / >>>>>>> markers and the exit code is 1.")]
+    Update(super::update::UpdateArgs),
+    /// Exit 0 when the project is on the current templates, 1 (with the files) when not
+    #[command(after_help = "Example (a CI step):\n  opbuilder alpha check")]
+    Check(super::update::CheckArgs),
 }
 
 #[derive(Debug, Args)]
@@ -40,6 +53,9 @@ pub struct GenerateArgs {
     /// Regenerate the input directory itself; the old tree is kept as <DIR>.backup-<N> beside it
     #[arg(long)]
     pub in_place: bool,
+    /// Use the templates of this opbuilder release (see `alpha update`) [default: the current ones]
+    #[arg(long, value_name = "VERSION")]
+    pub templates_version: Option<String>,
 }
 
 /// One replayed command: its words (for the report) and its plan function.
@@ -399,7 +415,35 @@ pub fn generate(input: &Path, output: &Path) -> Result<Vec<String>> {
 }
 
 pub fn run(cwd_root: impl FnOnce() -> Result<PathBuf>, cmd: &AlphaCommand) -> Result<()> {
-    let AlphaCommand::Generate(args) = cmd;
+    let args = match cmd {
+        AlphaCommand::Generate(args) => args,
+        AlphaCommand::Update(args) => {
+            let root = cwd_root()?;
+            super::begin(&root, args.dry_run)?;
+            return super::update::run_update(&root, args);
+        }
+        AlphaCommand::Check(args) => return super::update::run_check(&cwd_root()?, args),
+    };
+    if let Some(v) = &args.templates_version {
+        if !crate::releases::is_known(v) {
+            let known = crate::releases::known();
+            return Err(crate::error::bad_flag(
+                "--templates-version",
+                v,
+                &format!(
+                    "this opbuilder holds the templates of these releases only: {}",
+                    known.join(", ")
+                ),
+                &known[0],
+            ));
+        }
+        let v = v.clone();
+        return crate::releases::with(&v, || generate_cmd(cwd_root, args));
+    }
+    generate_cmd(cwd_root, args)
+}
+
+fn generate_cmd(cwd_root: impl FnOnce() -> Result<PathBuf>, args: &GenerateArgs) -> Result<()> {
     let input = match &args.input_dir {
         Some(d) => {
             if !d.join(project::FILE).is_file() {

@@ -4,6 +4,7 @@ pub mod alpha;
 pub mod api;
 pub mod edit;
 pub mod init;
+pub mod update;
 pub mod webhook;
 
 use crate::journal::{self, Recovery};

@@ -56,11 +56,6 @@ impl Plugin for AutoUpdate {
         for f in templates::render_tree("autoupdate", &ctx, |_| true)? {
             cx.plan.create(f.path, f.content, IfExists::Overwrite);
         }
-        cx.notes.push(
-            "The workflow .github/workflows/auto_update.yml runs `opbuilder alpha update`, which opbuilder does not have yet: \
-             until a release brings it, the scheduled run fails at that step."
-                .into(),
-        );
         if !args.use_gh_models {
             cx.notes.push(
                 "To add a GitHub Models summary to the update issue (your organisation must allow GitHub Models): \

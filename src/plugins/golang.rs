@@ -281,61 +281,12 @@ pub fn plan_webhook_files(
         }
     }
 
-    // Kustomize: switch webhooks and cert-manager on in config/default. The blocks are found by
-    // their YAML, whether the file is opbuilder's or Kubebuilder's.
-    for block in [
-        "- ../webhook",
-        "- ../certmanager",
-        "patches:",
-        "- path: manager_webhook_patch.yaml\n  target:\n    kind: Deployment",
-        "replacements:",
-    ] {
-        plan.update(
-            DEFAULT_KUSTOMIZATION,
-            Edit::Uncomment {
-                block: block.into(),
-                required: false,
-            },
-        );
-    }
-    let mut entries = vec![
-        service_entry(".metadata.name"),
-        service_entry(".metadata.namespace"),
-    ];
-    let mut targets = vec![];
-    if ctx.defaulting {
-        targets.push("MutatingWebhookConfiguration");
-    }
-    if ctx.validation {
-        targets.push("ValidatingWebhookConfiguration");
-    }
-    if ctx.conversion {
-        // The CRD becomes a target of both Certificate entries (inserted commented, in the form
-        // Kubebuilder writes), then those entries are enabled with everything they hold.
-        for (marker, fragment) in [
-            ("crdkustomizecainjectionns", "ns"),
-            ("crdkustomizecainjectionname", "name"),
-        ] {
-            let select = templates::render(
-                &format!("fragments/kustomize_default_cainjection_{fragment}.yaml"),
-                &ctx,
-            )?;
-            plan.above_marker(DEFAULT_KUSTOMIZATION, marker, vec![select]);
-        }
-        targets.push("CustomResourceDefinition");
-    }
-    for target in targets {
-        entries.push(certificate_entry(".metadata.namespace", target));
-        entries.push(certificate_entry(".metadata.name", target));
-    }
-    for needs in entries {
-        plan.update(
-            DEFAULT_KUSTOMIZATION,
-            Edit::EnableEntry {
-                start: "- source:".into(),
-                needs,
-            },
-        );
+    // Kustomize: switch webhooks and cert-manager on in config/default.
+    if crate::releases::active_version() == Some("0.1.0") {
+        // Scaffolding again as release 0.1.0 did (the ancestor of `alpha update`).
+        release_0_1_0::enable_default_kustomize(plan, &ctx, hook.conversion)?;
+    } else {
+        enable_default_kustomize(plan, &ctx)?;
     }
     plan.update(
         "config/network-policy/kustomization.yaml",
@@ -375,6 +326,158 @@ pub fn plan_webhook_files(
     }
 
     Ok(())
+}
+
+/// Switch webhooks and cert-manager on in config/default/kustomization.yaml. The blocks are
+/// found by their YAML, whether the file is opbuilder's or Kubebuilder's.
+fn enable_default_kustomize(plan: &mut Plan, ctx: &ResourceCtx) -> Result<()> {
+    for block in [
+        "- ../webhook",
+        "- ../certmanager",
+        "patches:",
+        "- path: manager_webhook_patch.yaml\n  target:\n    kind: Deployment",
+        "replacements:",
+    ] {
+        plan.update(
+            DEFAULT_KUSTOMIZATION,
+            Edit::Uncomment {
+                block: block.into(),
+                required: false,
+            },
+        );
+    }
+    let mut entries = vec![
+        service_entry(".metadata.name"),
+        service_entry(".metadata.namespace"),
+    ];
+    let mut targets = vec![];
+    if ctx.defaulting {
+        targets.push("MutatingWebhookConfiguration");
+    }
+    if ctx.validation {
+        targets.push("ValidatingWebhookConfiguration");
+    }
+    if ctx.conversion {
+        // The CRD becomes a target of both Certificate entries (inserted commented, in the form
+        // Kubebuilder writes), then those entries are enabled with everything they hold.
+        for (marker, fragment) in [
+            ("crdkustomizecainjectionns", "ns"),
+            ("crdkustomizecainjectionname", "name"),
+        ] {
+            let select = templates::render(
+                &format!("fragments/kustomize_default_cainjection_{fragment}.yaml"),
+                ctx,
+            )?;
+            plan.above_marker(DEFAULT_KUSTOMIZATION, marker, vec![select]);
+        }
+        targets.push("CustomResourceDefinition");
+    }
+    for target in targets {
+        entries.push(certificate_entry(".metadata.namespace", target));
+        entries.push(certificate_entry(".metadata.name", target));
+    }
+    for needs in entries {
+        plan.update(
+            DEFAULT_KUSTOMIZATION,
+            Edit::EnableEntry {
+                start: "- source:".into(),
+                needs,
+            },
+        );
+    }
+    Ok(())
+}
+
+/// Planning of release 0.1.0 where it differs from today's, so that `alpha update` can scaffold
+/// a project again exactly as 0.1.0 wrote it (its conversion CA injection stayed commented out,
+/// a bug fixed since). e2e/scripts/alpha-update.sh compares the result with the real 0.1.0
+/// binary's output.
+mod release_0_1_0 {
+    use super::{Edit, Plan, ResourceCtx, DEFAULT_KUSTOMIZATION};
+    use crate::templates;
+    use anyhow::Result;
+
+    fn is_commented_yaml(line: &str) -> bool {
+        let t = line.trim_start();
+        match t.strip_prefix('#') {
+            Some(r) => {
+                !t.contains("+kubebuilder:scaffold:")
+                    && (r.starts_with("  ") || r.starts_with(|c: char| !c.is_whitespace()))
+            }
+            None => false,
+        }
+    }
+
+    /// The commented block of `template` starting at the line that holds `header`, uncommented.
+    fn commented_block(template: &str, header: &str) -> Option<String> {
+        let lines: Vec<&str> = template.lines().collect();
+        let start = lines
+            .iter()
+            .position(|l| is_commented_yaml(l) && l.contains(header))?;
+        let out: Vec<String> = lines[start..]
+            .iter()
+            .take_while(|l| is_commented_yaml(l))
+            .map(|l| {
+                let t = l.trim_start();
+                format!("{}{}", &l[..l.len() - t.len()], &t[1..])
+            })
+            .collect();
+        Some(out.join("\n"))
+    }
+
+    pub fn enable_default_kustomize(
+        plan: &mut Plan,
+        ctx: &ResourceCtx,
+        conversion_now: bool,
+    ) -> Result<()> {
+        let default_template =
+            templates::render_tree("init", &ctx.project, |t| t == DEFAULT_KUSTOMIZATION)?
+                .pop()
+                .map(|f| f.content)
+                .unwrap_or_default();
+        let mut blocks: Vec<&str> = vec![
+            "- ../webhook",
+            "- ../certmanager",
+            "- path: manager_webhook_patch.yaml",
+            "replacements:",
+            "Webhook certificate DNS names",
+        ];
+        if ctx.defaulting {
+            blocks.push("Mutating webhook CA injection");
+        }
+        if ctx.validation {
+            blocks.push("Validating webhook CA injection");
+        }
+        if ctx.conversion {
+            blocks.push("Conversion webhook CA injection: Certificate namespace");
+            blocks.push("Conversion webhook CA injection: Certificate name");
+        }
+        for header in blocks {
+            let block = commented_block(&default_template, header)
+                .filter(|b| !b.trim().is_empty())
+                .unwrap_or_else(|| header.to_string());
+            plan.update(
+                DEFAULT_KUSTOMIZATION,
+                Edit::Uncomment {
+                    block,
+                    required: false,
+                },
+            );
+        }
+        if conversion_now {
+            for (marker, fragment) in [
+                ("crdkustomizecainjectionns", "ns"),
+                ("crdkustomizecainjectionname", "name"),
+            ] {
+                let select = templates::render(
+                    &format!("fragments/kustomize_default_cainjection_{fragment}.yaml"),
+                    ctx,
+                )?;
+                plan.above_marker(DEFAULT_KUSTOMIZATION, marker, vec![select]);
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Hub file, storage-version marker, and one conversion file per spoke.

@@ -1,0 +1,239 @@
+#!/usr/bin/env bash
+# alpha update end to end (issue 10):
+#
+#  1. Release 0.1.0 is reproduced exactly. opbuilder is built at the release commit (647f151,
+#     cached by commit in $E2E_CACHE/opbuilder-<commit>); for each golden command script of that
+#     commit, the old binary makes project A; `opbuilder alpha generate --templates-version 0.1.0`
+#     scaffolds A's PROJECT again (B) with the embedded 0.1.0 templates; the old binary replays
+#     the same commands (C); B and C must be identical file by file.
+#  2. Upgrade: two projects made by the 0.1.0 binary (post-steps included) with user code, the
+#     MyCronJob of docs/tutorial.md (plus a scaffolded v2 spoke and a conversion webhook) and the App
+#     fixtures of e2e/fixtures/app, committed to git, are updated by `opbuilder alpha update`.
+#     Conflicts are only in the user's own files; they are resolved in favour of the user's code.
+#     Then: the user code is still there, the template fixes arrived (the conversion CA
+#     injection renders <ns>/<project>-serving-cert in `kubectl kustomize config/default`),
+#     `make generate manifests build test` passes on the envtest control plane, and
+#     `opbuilder alpha check` is clean (it was not before the update).
+#
+# Needs: git with the history of the release commit, cargo, go, make, kubectl.
+set -euo pipefail
+
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+need_cmd git cargo go make kubectl flock
+
+RELEASE=0.1.0
+RELEASE_COMMIT=647f151
+NEW=${OPBUILDER_BIN:-$OPBUILDER_ROOT/target/debug/opbuilder}
+[[ -x $NEW ]] || die "build opbuilder first (cargo build): $NEW"
+export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-1700000000}
+unset OPBUILDER_TEST_VERSION
+
+git -C "$OPBUILDER_ROOT" cat-file -e "$RELEASE_COMMIT^{commit}" 2>/dev/null ||
+	die "commit $RELEASE_COMMIT (release $RELEASE) is not in this clone; fetch the full history (git fetch --unshallow)"
+
+# ---------------------------------------------------------------- the 0.1.0 binary, cached
+old_dir="$E2E_CACHE/opbuilder-$RELEASE_COMMIT"
+OLD="$old_dir/opbuilder"
+mkdir -p "$E2E_CACHE"
+exec 9>"$E2E_CACHE/.opbuilder-$RELEASE_COMMIT.lock"
+flock 9
+if [[ ! -x $OLD ]]; then
+	log_info "building opbuilder $RELEASE at $RELEASE_COMMIT (once; cached in $old_dir)"
+	src=$(mktemp -d)
+	git -C "$OPBUILDER_ROOT" worktree add --quiet --detach "$src/tree" "$RELEASE_COMMIT"
+	trap 'git -C "$OPBUILDER_ROOT" worktree remove --force "$src/tree" >/dev/null 2>&1 || true; rm -rf "$src"' EXIT
+	nice cargo build --quiet --locked --manifest-path "$src/tree/Cargo.toml" --target-dir "$src/target"
+	mkdir -p "$old_dir"
+	cp "$src/target/debug/opbuilder" "$OLD.tmp"
+	mv "$OLD.tmp" "$OLD"
+	git -C "$OPBUILDER_ROOT" worktree remove --force "$src/tree" >/dev/null
+	rm -rf "$src"
+	trap - EXIT
+fi
+flock -u 9
+[[ $("$OLD" version | head -1) == "opbuilder $RELEASE" ]] || die "$OLD is not opbuilder $RELEASE"
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/opbuilder-alpha-update.XXXXXX")
+log_info "work directory: $work"
+
+fail() {
+	log_error "$*"
+	exit 1
+}
+
+# run_script BIN DIR FILE: run the `opbuilder ...` lines of FILE in DIR with BIN.
+run_script() {
+	local bin=$1 dir=$2 file=$3
+	mkdir -p "$dir"
+	(cd "$dir" && OB=$bin bash -euo pipefail <(sed -e '/^#/d' -e 's/^opbuilder /"$OB" /' "$file")) \
+		>"$dir.log" 2>&1 || fail "running $file with $bin failed: $(tail -5 "$dir.log")"
+}
+
+# same_as_release NAME SCRIPT: the old binary's project and its regeneration agree.
+same_as_release() {
+	local name=$1 script=$2 a="$work/$1-made" b="$work/$1-regenerated" c="$work/$1-replayed"
+	run_script "$OLD" "$a" "$script"
+	"$NEW" alpha generate --templates-version "$RELEASE" --input-dir "$a" --output-dir "$b" >"$b.log" ||
+		fail "alpha generate --templates-version $RELEASE failed for $name: $(cat "$b.log")"
+	# The replayed commands, as the old binary takes them.
+	sed -n 's/^  opbuilder //p' "$b.log" |
+		sed -e 's/^/opbuilder /' -e '/^opbuilder \(init\|create\) /s/$/ --skip-post-steps/' >"$c.commands"
+	[[ -s $c.commands ]] || fail "alpha generate listed no commands for $name"
+	run_script "$OLD" "$c" "$c.commands"
+	if ! diff -r "$b" "$c" >"$c.diff"; then
+		fail "$name: the embedded $RELEASE templates do not reproduce the $RELEASE binary:\n$(head -60 "$c.diff")"
+	fi
+	log_info "PASS $name: regenerated with the embedded $RELEASE templates = made by opbuilder $RELEASE ($(find "$b" -type f | wc -l) files)"
+}
+
+# ---------------------------------------------------------------- 1. reproduce 0.1.0
+scripts=0
+for t in $(git -C "$OPBUILDER_ROOT" ls-tree --name-only "$RELEASE_COMMIT" e2e/testdata/); do
+	name=$(basename "$t")
+	git -C "$OPBUILDER_ROOT" show "$RELEASE_COMMIT:$t/commands" >"$work/golden-$name.commands" 2>/dev/null || continue
+	same_as_release "golden-$name" "$work/golden-$name.commands"
+	scripts=$((scripts + 1))
+done
+((scripts >= 4)) || fail "expected at least 4 golden scripts at $RELEASE_COMMIT, found $scripts"
+
+# The two upgrade projects' command lists (without post-steps here: their files are the same).
+cat >"$work/mycronjob.commands" <<'EOF'
+opbuilder init --domain wzj.kubebuilder.io --repo wzj.kubebuilder.io/project --project-name project --skip-post-steps
+opbuilder create api --group batch --version v1 --kind MyCronJob --resource --controller --skip-post-steps
+opbuilder create webhook --group batch --version v1 --kind MyCronJob --defaulting --programmatic-validation --skip-post-steps
+opbuilder create api --group batch --version v2 --kind MyCronJob --resource --controller=false --skip-post-steps
+opbuilder create webhook --group batch --version v1 --kind MyCronJob --conversion --spoke v2 --skip-post-steps
+EOF
+cat >"$work/app.commands" <<'EOF'
+opbuilder init --domain example.com --repo example.com/app-operator --project-name app-operator --skip-post-steps
+opbuilder create api --group ingress --version v1beta1 --kind App --resource --controller --skip-post-steps
+opbuilder create webhook --group ingress --version v1beta1 --kind App --defaulting --programmatic-validation --skip-post-steps
+EOF
+same_as_release mycronjob "$work/mycronjob.commands"
+same_as_release app "$work/app.commands"
+
+# ---------------------------------------------------------------- 2. upgrade with user code
+export KUBEBUILDER_CONTROLPLANE_START_TIMEOUT=${KUBEBUILDER_CONTROLPLANE_START_TIMEOUT:-180s}
+"$here/build-control-plane.sh" >/dev/null
+
+# keep_yours FILE: resolve every conflict of FILE in favour of the user's side.
+keep_yours() {
+	awk '/^<<<<<<< yours$/ {s=1; next} /^=======$/ && s==1 {s=2; next} /^>>>>>>> opbuilder / && s==2 {s=0; next} s!=2 {print}' \
+		"$1" >"$1.resolved"
+	mv "$1.resolved" "$1"
+}
+
+# upgrade NAME COMMANDS USER_FILES_FN CHECK_FN
+upgrade() {
+	local name=$1 commands=$2 user_code=$3 proj="$work/$1-project"
+	log_info "$name: made by opbuilder $RELEASE (with post-steps), user code added, committed"
+	run_script "$OLD" "$proj" <(sed 's/ --skip-post-steps$//' "$commands")
+	cd "$proj"
+	"$user_code"
+	make generate manifests >"$work/$name-make-before.log" 2>&1 || fail "$name: make generate manifests before the update: $(tail -20 "$work/$name-make-before.log")"
+	git init -q . && git add -A && git -c user.name=e2e -c user.email=e2e@example.invalid commit -qm "made by opbuilder $RELEASE"
+	local before
+	before=$(git rev-parse HEAD)
+
+	set +e
+	"$NEW" alpha check >"$work/$name-check-before.log" 2>&1
+	local rc=$?
+	set -e
+	[[ $rc == 1 ]] || fail "$name: alpha check before the update exited $rc, want 1: $(cat "$work/$name-check-before.log")"
+
+	echo "// uncommitted" >>cmd/main.go
+	set +e
+	"$NEW" alpha update >"$work/$name-refused.log" 2>&1
+	rc=$?
+	set -e
+	[[ $rc == 1 ]] && grep -q "uncommitted changes" "$work/$name-refused.log" ||
+		fail "$name: alpha update in a dirty work tree: exit $rc, $(cat "$work/$name-refused.log")"
+	git checkout -q cmd/main.go
+	[[ -z $(git status --porcelain) ]] || fail "$name: the refused update touched files: $(git status --porcelain)"
+
+	set +e
+	"$NEW" alpha update >"$work/$name-update.log" 2>&1
+	rc=$?
+	set -e
+	log_info "$name: alpha update exited $rc:"
+	sed 's/^/    /' "$work/$name-update.log" >&2
+	local conflicted
+	conflicted=$(grep -rl '^<<<<<<< yours$' --exclude-dir=bin --exclude-dir=.git . | sed 's|^\./||' | sort || true)
+	if [[ -n $conflicted ]]; then
+		[[ $rc == 1 ]] || fail "$name: conflicts but exit $rc"
+		local f
+		for f in $conflicted; do
+			grep -qxF "$f" "$work/$name-user-files" ||
+				fail "$name: conflict in $f, which the user did not write (the template-only files must merge cleanly)"
+			grep -q "CONFLICT.* $f\$" "$work/$name-update.log" || fail "$name: $f has markers but is not listed"
+			keep_yours "$f"
+		done
+	else
+		[[ $rc == 0 ]] || fail "$name: alpha update exited $rc without conflicts"
+	fi
+	grep -q "^cliVersion: $("$NEW" version | head -1 | cut -d' ' -f2)\$" PROJECT || fail "$name: PROJECT cliVersion not moved"
+	# The user's files are the user's (the conflicts resolved for them are their code).
+	local f
+	while read -r f; do
+		git diff --quiet "$before" -- "$f" || {
+			git diff "$before" -- "$f" | head -40 >&2
+			log_info "$name: $f merged with template changes (above)"
+		}
+	done <"$work/$name-user-files"
+	"$4"
+	log_info "$name: make generate manifests build test"
+	"$OPBUILDER_ROOT/e2e/scripts/link-envtest.sh" "$proj"
+	make generate manifests build test >"$work/$name-make.log" 2>&1 || fail "$name: make generate manifests build test: $(tail -40 "$work/$name-make.log")"
+	"$NEW" alpha check >"$work/$name-check.log" 2>&1 || fail "$name: alpha check after the update: $(cat "$work/$name-check.log")"
+	log_info "PASS $name: updated $RELEASE -> current, user code kept, make generate manifests build test, alpha check clean"
+	cd "$work"
+}
+
+mycronjob_code() {
+	local f
+	: >"$work/mycronjob-user-files"
+	for f in api/v1/mycronjob_types.go internal/controller/mycronjob_controller.go \
+		internal/controller/mycronjob_controller_test.go internal/webhook/v1/mycronjob_webhook.go \
+		internal/webhook/v1/mycronjob_webhook_test.go config/samples/batch_v1_mycronjob.yaml; do
+		"$here/tutorial.sh" --file "$f" >"$f" || fail "no block for $f in docs/tutorial.md"
+		echo "$f" >>"$work/mycronjob-user-files"
+	done
+	# What 0.1.0 renders: the CRD's CA injection without the Certificate's name (the bug).
+	! kubectl kustomize config/default | grep -q 'inject-ca-from: project-system/project-serving-cert' ||
+		fail "mycronjob: the 0.1.0 project already has the fixed CA injection; the check below would prove nothing"
+	# v1 is the conversion hub: keep the storage-version marker the conversion webhook added.
+	sed -i 's|^type MyCronJob struct {|// +kubebuilder:storageversion\n&|' api/v1/mycronjob_types.go
+	grep -q '+kubebuilder:storageversion' api/v1/mycronjob_types.go || fail "no storageversion marker"
+	[[ -z $(gofmt -l api internal) ]] || fail "user code is not gofmt-clean"
+	go get github.com/robfig/cron/v3@v3.0.1 >"$work/mycronjob-go-get.log" 2>&1 ||
+		fail "go get robfig/cron: $(cat "$work/mycronjob-go-get.log")"
+}
+
+mycronjob_check() {
+	grep -q 'Schedule string `json:"schedule"`' api/v1/mycronjob_types.go || fail "mycronjob: the user's Schedule field is gone"
+	grep -q 'ConcurrencyPolicy' internal/controller/mycronjob_controller.go || fail "mycronjob: the user's Reconcile is gone"
+	local rendered
+	rendered=$(kubectl kustomize config/default) || fail "mycronjob: kubectl kustomize config/default"
+	grep -q 'cert-manager.io/inject-ca-from: project-system/project-serving-cert' <<<"$rendered" ||
+		fail "mycronjob: the conversion CA injection fix did not arrive: $(grep -n 'inject-ca-from' <<<"$rendered")"
+	log_info "mycronjob: user code kept; CRD annotated cert-manager.io/inject-ca-from: project-system/project-serving-cert"
+}
+
+app_code() {
+	cp -R "$OPBUILDER_ROOT/e2e/fixtures/app/." .
+	(cd "$OPBUILDER_ROOT/e2e/fixtures/app" && find . -type f | sed 's|^\./||') >"$work/app-user-files"
+}
+
+app_check() {
+	grep -q 'EnableIngress \*bool' api/v1beta1/app_types.go || fail "app: the user's EnableIngress field is gone"
+	grep -q 'must be true when enable_ingress is true' internal/webhook/v1beta1/app_webhook.go ||
+		fail "app: the user's validation is gone"
+	log_info "app: user code kept"
+}
+
+upgrade mycronjob "$work/mycronjob.commands" mycronjob_code mycronjob_check
+upgrade app "$work/app.commands" app_code app_check
+rm -rf "$work"
+log_info "alpha-update: all checks passed"

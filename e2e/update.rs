@@ -1,0 +1,378 @@
+//! `alpha update` and `alpha check`: conflicts, dry runs, injected failures and bad input.
+//!
+//! A project "made by release 0.1.0" is scaffolded here with the embedded 0.1.0 templates
+//! (`alpha generate --templates-version 0.1.0`); that this equals what the real 0.1.0 binary
+//! wrote is proven by e2e/scripts/alpha-update.sh. The current templates are whatever this
+//! build holds, so the tests find the files the two releases disagree on at run time.
+
+mod support;
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use support::{full_snapshot, init_project, opbuilder, snapshot, TEST_VERSION};
+
+/// A current project (init + one API), and the same project scaffolded with 0.1.0's templates
+/// in `<tmp>/old`. Returns (current, old).
+fn projects(t: &Path) -> (PathBuf, PathBuf) {
+    let cur = t.join("cur");
+    fs::create_dir(&cur).unwrap();
+    init_project(&cur, &[]);
+    opbuilder(&cur)
+        .args([
+            "create",
+            "api",
+            "--group",
+            "ship",
+            "--version",
+            "v1",
+            "--kind",
+            "Frigate",
+            "--resource",
+            "--controller",
+            "--skip-post-steps",
+        ])
+        .assert()
+        .success();
+    let old = t.join("old");
+    opbuilder(&cur)
+        .args([
+            "alpha",
+            "generate",
+            "--templates-version",
+            "0.1.0",
+            "--output-dir",
+        ])
+        .arg(&old)
+        .assert()
+        .success();
+    let project = fs::read_to_string(old.join("PROJECT")).unwrap();
+    assert!(project.contains("cliVersion: 0.1.0\n"), "{project}");
+    (cur, old)
+}
+
+/// Files (not PROJECT) whose content differs between the two trees or that only `b` has.
+fn changed(a: &BTreeMap<PathBuf, Vec<u8>>, b: &BTreeMap<PathBuf, Vec<u8>>) -> Vec<PathBuf> {
+    b.iter()
+        .filter(|(p, c)| p.as_os_str() != "PROJECT" && a.get(*p) != Some(*c))
+        .map(|(p, _)| p.clone())
+        .collect()
+}
+
+fn stdout(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stdout).to_string()
+}
+fn stderr(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stderr).to_string()
+}
+
+/// Edit the first line of `path` (in `old`) that the current template changes, so the edit
+/// and the template change overlap.
+fn conflicting_edit(old: &Path, cur: &Path, path: &Path) {
+    let mine = fs::read_to_string(old.join(path)).unwrap();
+    let theirs = fs::read_to_string(cur.join(path)).unwrap();
+    let (a, b): (Vec<&str>, Vec<&str>) = (mine.lines().collect(), theirs.lines().collect());
+    let i = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
+    assert!(
+        i < a.len(),
+        "{}: the old file is a prefix of the new",
+        path.display()
+    );
+    let mut lines: Vec<String> = a.iter().map(|s| s.to_string()).collect();
+    lines[i] = format!("{} // edited by the user", lines[i]);
+    fs::write(old.join(path), lines.join("\n") + "\n").unwrap();
+}
+
+#[test]
+fn update_merges_marks_conflicts_and_exits_1() {
+    let t = tempfile::tempdir().unwrap();
+    let (cur, old) = projects(t.path());
+    let (want, before) = (snapshot(&cur), snapshot(&old));
+    let diffs = changed(&before, &want);
+    assert!(diffs.len() >= 3, "the releases differ in {diffs:?}");
+    // A conflicting edit in one file the templates changed (present in both), an edit far from
+    // any template change in another (a new last line), and a file the user deleted.
+    let both: Vec<&PathBuf> = diffs.iter().filter(|p| before.contains_key(*p)).collect();
+    assert!(both.len() >= 3, "{both:?}");
+    let conflicted = both
+        .iter()
+        .find(|p| p.to_string_lossy().ends_with("_types.go"))
+        .copied()
+        .unwrap_or(both[0]);
+    conflicting_edit(&old, &cur, conflicted);
+    let others: Vec<&PathBuf> = both.iter().copied().filter(|p| *p != conflicted).collect();
+    // Appending stays clear of template changes where the files end alike.
+    let tail = |b: &[u8]| {
+        let s = String::from_utf8_lossy(b).to_string();
+        s.lines()
+            .rev()
+            .take(4)
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
+    let appended = *others
+        .iter()
+        .find(|p| tail(&before[**p]) == tail(&want[**p]))
+        .expect("a changed file whose end the templates did not change");
+    let deleted = *others.iter().find(|p| **p != appended).unwrap();
+    let mut text = fs::read_to_string(old.join(appended)).unwrap();
+    text.push_str("# kept by the update\n");
+    fs::write(old.join(appended), &text).unwrap();
+    fs::remove_file(old.join(deleted)).unwrap();
+
+    let out = opbuilder(&old).args(["alpha", "update"]).output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    let shown = conflicted.display().to_string();
+    assert!(
+        stdout(&out).contains(&format!("CONFLICT (1 region(s))     {shown}")),
+        "{}",
+        stdout(&out)
+    );
+    assert!(
+        stderr(&out).contains("1 file(s) have conflicts"),
+        "{}",
+        stderr(&out)
+    );
+    let got = fs::read_to_string(old.join(conflicted)).unwrap();
+    assert!(
+        got.contains("<<<<<<< yours\n")
+            && got.contains("// edited by the user")
+            && got.contains("\n=======\n")
+            && got.contains(&format!(">>>>>>> opbuilder {TEST_VERSION} templates\n")),
+        "{got}"
+    );
+    // Every other file is on the new templates, with the user's line kept where they added it.
+    let after = snapshot(&old);
+    for p in &diffs {
+        if p == conflicted || p == deleted {
+            continue;
+        }
+        let mut expect = want[p].clone();
+        if p == appended {
+            expect.extend_from_slice(b"# kept by the update\n");
+        }
+        assert_eq!(
+            String::from_utf8_lossy(&after[p]),
+            String::from_utf8_lossy(&expect),
+            "{}",
+            p.display()
+        );
+    }
+    assert!(
+        !old.join(deleted).exists(),
+        "{} came back",
+        deleted.display()
+    );
+    assert!(stderr(&out).contains("you deleted it; it stays deleted"));
+    let project = fs::read_to_string(old.join("PROJECT")).unwrap();
+    assert!(
+        project.contains(&format!("cliVersion: {TEST_VERSION}\n")),
+        "{project}"
+    );
+    // On the current templates now: alpha check is clean, a second update changes nothing.
+    opbuilder(&old).args(["alpha", "check"]).assert().success();
+}
+
+#[test]
+fn dry_run_prints_the_diff_and_writes_nothing() {
+    let t = tempfile::tempdir().unwrap();
+    let (_cur, old) = projects(t.path());
+    let before = full_snapshot(&old);
+    let out = opbuilder(&old)
+        .args(["alpha", "update", "--dry-run"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let s = stdout(&out);
+    assert!(s.contains("nothing was written"), "{s}");
+    assert!(s.contains("--- a/Makefile\n+++ b/Makefile\n@@ "), "{s}");
+    assert!(s.contains(&format!("+cliVersion: {TEST_VERSION}")), "{s}");
+    assert_eq!(full_snapshot(&old), before);
+    // alpha check reports the same files and exits 1.
+    let out = opbuilder(&old).args(["alpha", "check"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert!(stdout(&out).contains("Makefile"), "{}", stdout(&out));
+    assert!(stderr(&out).contains("not on the current templates"));
+    assert_eq!(full_snapshot(&old), before);
+}
+
+/// An injected failure at every step of the update's transaction leaves the project
+/// byte-identical; the first run without one updates it.
+#[test]
+fn failure_mid_update_leaves_the_tree_byte_identical() {
+    let t = tempfile::tempdir().unwrap();
+    let (cur, old) = projects(t.path());
+    let before = full_snapshot(&old);
+    let mut n = 1;
+    loop {
+        let out = opbuilder(&old)
+            .args(["alpha", "update"])
+            .env("OPBUILDER_FAILPOINT", n.to_string())
+            .output()
+            .unwrap();
+        if out.status.success() {
+            break;
+        }
+        assert!(
+            stderr(&out).contains("injected failure"),
+            "step {n}: {}",
+            stderr(&out)
+        );
+        assert_eq!(
+            full_snapshot(&old),
+            before,
+            "step {n} left the tree changed"
+        );
+        n += 1;
+        assert!(n < 2000, "the update never succeeded");
+    }
+    assert!(
+        n > 3,
+        "only {n} steps: the failpoints did not reach the transaction"
+    );
+    let (got, want) = (snapshot(&old), snapshot(&cur));
+    for (p, c) in &want {
+        if p.as_os_str() != "PROJECT" {
+            assert_eq!(got.get(p), Some(c), "{}", p.display());
+        }
+    }
+}
+
+#[test]
+fn bad_input_is_refused_and_nothing_is_touched() {
+    let t = tempfile::tempdir().unwrap();
+    let (_cur, old) = projects(t.path());
+    let before = full_snapshot(&old);
+    // An unknown release.
+    let out = opbuilder(&old)
+        .args(["alpha", "update", "--from-version", "0.0.7"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let e = stderr(&out);
+    assert!(
+        e.contains("\"0.0.7\" for --from-version") && e.contains("0.1.0"),
+        "{e}"
+    );
+    assert!(
+        e.contains("example of a valid value: --from-version 0.1.0"),
+        "{e}"
+    );
+    let out = opbuilder(&old)
+        .args(["alpha", "update", "--to-version", "9.9.9"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert_eq!(full_snapshot(&old), before);
+    // A PROJECT without cliVersion (as Kubebuilder writes it).
+    let project = fs::read_to_string(old.join("PROJECT")).unwrap();
+    fs::write(
+        old.join("PROJECT"),
+        project.replace("cliVersion: 0.1.0\n", ""),
+    )
+    .unwrap();
+    let before = full_snapshot(&old);
+    for cmd in ["update", "check"] {
+        let out = opbuilder(&old).args(["alpha", cmd]).output().unwrap();
+        assert_eq!(out.status.code(), Some(1), "{cmd}");
+        let e = stderr(&out);
+        assert!(
+            e.contains("PROJECT has no cliVersion")
+                && e.contains("opbuilder alpha generate --output-dir ../guestbook-opbuilder")
+                && e.contains("--from-version"),
+            "{e}"
+        );
+        assert_eq!(full_snapshot(&old), before);
+    }
+    // A project made by Kubebuilder, which records its own version.
+    fs::write(
+        old.join("PROJECT"),
+        project.replace("cliVersion: 0.1.0\n", "cliVersion: 4.15.0\n"),
+    )
+    .unwrap();
+    let before = full_snapshot(&old);
+    let out = opbuilder(&old).args(["alpha", "update"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let e = stderr(&out);
+    assert!(
+        e.contains("cliVersion 4.15.0") && e.contains("opbuilder alpha generate --output-dir"),
+        "{e}"
+    );
+    assert_eq!(full_snapshot(&old), before);
+    // No PROJECT at all.
+    let empty = t.path().join("empty");
+    fs::create_dir(&empty).unwrap();
+    let out = opbuilder(&empty)
+        .args(["alpha", "update"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("no PROJECT file"), "{}", stderr(&out));
+    assert!(fs::read_dir(&empty).unwrap().next().is_none());
+    // An unknown release for alpha generate.
+    let out = opbuilder(&old)
+        .args([
+            "alpha",
+            "generate",
+            "--templates-version",
+            "1.2",
+            "--output-dir",
+        ])
+        .arg(t.path().join("x"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(!t.path().join("x").exists());
+}
+
+/// In a git work tree with uncommitted changes the update refuses unless --force.
+#[test]
+fn uncommitted_changes_need_force() {
+    let t = tempfile::tempdir().unwrap();
+    let (_cur, old) = projects(t.path());
+    let git = |args: &[&str]| {
+        let ok = std::process::Command::new("git")
+            .current_dir(&old)
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid"])
+            .args(args)
+            .output()
+            .expect("git is installed")
+            .status
+            .success();
+        assert!(ok, "git {args:?}");
+    };
+    git(&["init", "-q", "."]);
+    git(&["add", "-A"]);
+    git(&["commit", "-qm", "made"]);
+    fs::write(old.join("notes.txt"), "mine\n").unwrap();
+    let before = full_snapshot(&old);
+    let out = opbuilder(&old).args(["alpha", "update"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let e = stderr(&out);
+    assert!(
+        e.contains("uncommitted changes") && e.contains("notes.txt") && e.contains("--force"),
+        "{e}"
+    );
+    assert_eq!(full_snapshot(&old), before);
+    opbuilder(&old)
+        .args(["alpha", "update", "--force"])
+        .assert()
+        .success();
+    assert_eq!(fs::read_to_string(old.join("notes.txt")).unwrap(), "mine\n");
+    opbuilder(&old).args(["alpha", "check"]).assert().success();
+}
+
+#[test]
+fn check_is_clean_on_a_current_project() {
+    let t = tempfile::tempdir().unwrap();
+    let (cur, _old) = projects(t.path());
+    let out = opbuilder(&cur).args(["alpha", "check"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stdout(&out).contains("on the current templates"));
+}

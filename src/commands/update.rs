@@ -1,0 +1,444 @@
+//! `opbuilder alpha update` and `alpha check`: carry a project to newer templates by a
+//! three-way merge, offline.
+//!
+//! The ancestor is the project scaffolded again (from its own PROJECT, see
+//! [`super::alpha::generate`]) with the templates of the release that made it (PROJECT
+//! `cliVersion`, or `--from-version`); "theirs" is the same with the templates of
+//! `--to-version` (default: this binary's); "ours" is the user's tree. Each file is merged
+//! line by line ([`crate::merge`]); the results go to disk as one [`Plan`], so the update
+//! writes everything or nothing.
+
+use crate::error::{bad_flag, usage};
+use crate::merge;
+use crate::out::{errln, outln};
+use crate::plan::{apply, ApplyOptions, IfExists, Plan};
+use crate::project::{self, Project};
+use crate::releases;
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Args)]
+pub struct UpdateArgs {
+    /// The release the project was made with [default: PROJECT's cliVersion]
+    #[arg(long, value_name = "VERSION")]
+    pub from_version: Option<String>,
+    /// The release to update to [default: this opbuilder's version]
+    #[arg(long, value_name = "VERSION")]
+    pub to_version: Option<String>,
+    /// Print the change to every file, write nothing
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Update even though the git work tree has uncommitted changes
+    #[arg(long)]
+    pub force: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// The release the project was made with [default: PROJECT's cliVersion]
+    #[arg(long, value_name = "VERSION")]
+    pub from_version: Option<String>,
+}
+
+/// What the update does to one file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Change {
+    /// Merged (or added) cleanly.
+    Write(String),
+    /// Merged with conflict markers (the count of conflicting regions).
+    Conflict(String, usize),
+    /// The template dropped the file and the user had not changed it.
+    Remove,
+}
+
+/// Notes on files left alone (deleted by the user, changed by the user and dropped by the
+/// templates), for the report.
+struct Outcome {
+    changes: BTreeMap<PathBuf, Change>,
+    /// The user's current contents of the changed files (None: absent).
+    before: BTreeMap<PathBuf, Option<String>>,
+    kept: Vec<String>,
+    project: Project,
+    from: String,
+    to: String,
+}
+
+/// A scratch directory removed when dropped.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new() -> Result<Scratch> {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or(0);
+        let dir =
+            std::env::temp_dir().join(format!("opbuilder-update-{}-{nanos:x}", std::process::id()));
+        std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+        Ok(Scratch(dir))
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Every regular file below `dir`, by path relative to it, with its text.
+fn read_tree(dir: &Path) -> Result<BTreeMap<PathBuf, String>> {
+    fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<PathBuf, String>) -> Result<()> {
+        for e in std::fs::read_dir(dir).with_context(|| format!("reading {}", dir.display()))? {
+            let p = e?.path();
+            let m = std::fs::symlink_metadata(&p)?;
+            if m.is_dir() {
+                walk(root, &p, out)?;
+            } else if m.is_file() {
+                let text = std::fs::read_to_string(&p)
+                    .with_context(|| format!("reading {}", p.display()))?;
+                out.insert(
+                    p.strip_prefix(root).expect("below root").to_path_buf(),
+                    text,
+                );
+            }
+        }
+        Ok(())
+    }
+    let mut out = BTreeMap::new();
+    walk(dir, dir, &mut out)?;
+    Ok(out)
+}
+
+/// The project `root` scaffolded again with the templates of `version`.
+fn regenerate(root: &Path, version: &str, scratch: &Path) -> Result<BTreeMap<PathBuf, String>> {
+    let out = scratch.join(version);
+    crate::fsx::scratch(|| releases::with(version, || super::alpha::generate(root, &out)))
+        .with_context(|| {
+            format!("scaffolding the project again with the templates of {version}")
+        })?;
+    let mut files = read_tree(&out)?;
+    files.remove(Path::new(project::FILE));
+    Ok(files)
+}
+
+fn check_version(flag: &str, v: &str) -> Result<()> {
+    if releases::is_known(v) {
+        return Ok(());
+    }
+    let known = releases::known();
+    Err(bad_flag(
+        flag,
+        v,
+        &format!(
+            "this opbuilder holds the templates of these releases only: {}",
+            known.join(", ")
+        ),
+        &known[0],
+    ))
+}
+
+/// The project's PROJECT with the releases to go from and to, checked.
+fn versions(
+    root: &Path,
+    from: Option<&str>,
+    to: Option<&str>,
+) -> Result<(Project, String, String)> {
+    if !root.join(project::FILE).is_file() {
+        bail!(
+            "no PROJECT file in {}: alpha update and alpha check work on a project made by `opbuilder init`; \
+             run them inside one (any subdirectory works)",
+            root.display()
+        );
+    }
+    let project = Project::load(root)?;
+    if let Some(v) = from {
+        check_version("--from-version", v)?;
+    }
+    if let Some(v) = to {
+        check_version("--to-version", v)?;
+    }
+    let from = match from {
+        Some(v) => v.to_string(),
+        None if project.cli_version.is_empty() => bail!(
+            "PROJECT has no cliVersion, so nothing records which templates made this project, and \
+             alpha update cannot know its ancestor; nothing was written.\n  For a project made by Kubebuilder \
+             (or any other tool), scaffold it again with opbuilder's templates from its PROJECT and copy your \
+             code over:\n    opbuilder alpha generate --output-dir ../{}-opbuilder\n  \
+             If opbuilder made it, name the release with --from-version (known: {})",
+            if project.project_name.is_empty() { "project" } else { &project.project_name },
+            releases::known().join(", ")
+        ),
+        None if !releases::is_known(&project.cli_version) => bail!(
+            "PROJECT records cliVersion {}, which is not an opbuilder release this binary holds templates for \
+             ({}); nothing was written.\n  If Kubebuilder made the project (its cliVersion is Kubebuilder's \
+             version, such as 4.15.0), scaffold it again with opbuilder's templates and copy your code over:\n    \
+             opbuilder alpha generate --output-dir ../{}-opbuilder\n  If an opbuilder release made it, \
+             name that release with --from-version",
+            project.cli_version,
+            releases::known().join(", "),
+            if project.project_name.is_empty() { "project" } else { &project.project_name }
+        ),
+        None => project.cli_version.clone(),
+    };
+    let to = to
+        .map(str::to_string)
+        .unwrap_or_else(crate::versions::current_version);
+    let known = releases::known();
+    let rank = |v: &str| known.iter().position(|k| k == v);
+    if rank(&to) < rank(&from) {
+        return Err(usage(format!(
+            "--to-version {to} is older than the project's templates ({from}); alpha update only moves forward\n  \
+             example: opbuilder alpha update --to-version {}",
+            crate::versions::current_version()
+        )));
+    }
+    Ok((project, from, to))
+}
+
+/// Compute the merge of every file; writes nothing (only the scratch trees).
+fn compute(root: &Path, from: &str, to: &str, project: Project) -> Result<Outcome> {
+    if from == to {
+        return Ok(Outcome {
+            changes: BTreeMap::new(),
+            before: BTreeMap::new(),
+            kept: vec![],
+            project,
+            from: from.to_string(),
+            to: to.to_string(),
+        });
+    }
+    let scratch = Scratch::new()?;
+    let base = regenerate(root, from, &scratch.0)?;
+    let theirs = regenerate(root, to, &scratch.0)?;
+    let paths: BTreeSet<&PathBuf> = base.keys().chain(theirs.keys()).collect();
+    let label = format!("opbuilder {to} templates");
+    let mut changes = BTreeMap::new();
+    let mut before = BTreeMap::new();
+    let mut kept = vec![];
+    for path in paths {
+        let (b, t) = (base.get(path), theirs.get(path));
+        if b == t {
+            continue; // the templates did not change this file
+        }
+        let file = root.join(path);
+        let ours = match crate::fsx::read_text(&file, 64 << 20) {
+            Ok(o) => o,
+            Err(e) => bail!(
+                "{}: cannot read it ({e}); nothing was written",
+                path.display()
+            ),
+        };
+        let show = path.display();
+        let change = match (b, t, &ours) {
+            (Some(_), Some(_), None) => {
+                kept.push(format!("{show}: you deleted it; it stays deleted"));
+                None
+            }
+            (Some(b), None, Some(o)) if o == b => Some(Change::Remove),
+            (Some(_), None, Some(_)) => {
+                kept.push(format!(
+                    "{show}: the {to} templates no longer write it, but you changed it; it is kept"
+                ));
+                None
+            }
+            (_, None, _) => None,
+            (None, Some(t), None) => Some(Change::Write(t.clone())),
+            (None, Some(t), Some(o)) if o == t => None,
+            (None, Some(_), Some(_)) => {
+                // New in the templates, but the project has its own (often generated, such as
+                // config/webhook/manifests.yaml from `make manifests`): no common ancestor to
+                // merge from, and the user's is the one that works with their code.
+                kept.push(format!(
+                    "{show}: the {to} templates add this file, and you have one already; yours is kept \
+                     (`opbuilder alpha generate --output-dir DIR` shows the template's)"
+                ));
+                None
+            }
+            (b, Some(t), Some(o)) => {
+                let m = merge::merge3(b.map_or("", String::as_str), o, t, "yours", &label);
+                match m.conflicts {
+                    0 if m.text == *o => None,
+                    0 => Some(Change::Write(m.text)),
+                    n => Some(Change::Conflict(m.text, n)),
+                }
+            }
+        };
+        if let Some(c) = change {
+            before.insert(path.clone(), ours);
+            changes.insert(path.clone(), c);
+        }
+    }
+    Ok(Outcome {
+        changes,
+        before,
+        kept,
+        project,
+        from: from.to_string(),
+        to: to.to_string(),
+    })
+}
+
+/// The plan of an outcome: every merged file, and PROJECT's cliVersion moved to the target.
+fn plan(o: &Outcome) -> Plan {
+    let mut plan = Plan::default();
+    for (path, c) in &o.changes {
+        match c {
+            Change::Write(t) | Change::Conflict(t, _) => plan.create(path, t, IfExists::Overwrite),
+            Change::Remove => plan.remove(path),
+        }
+    }
+    if o.project.cli_version != o.to {
+        let mut p = o.project.clone();
+        p.cli_version = o.to.clone();
+        plan.project = Some(p.to_yaml());
+    }
+    plan
+}
+
+fn conflicts(o: &Outcome) -> Vec<(&PathBuf, usize)> {
+    o.changes
+        .iter()
+        .filter_map(|(p, c)| match c {
+            Change::Conflict(_, n) => Some((p, *n)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Uncommitted changes in the git work tree around `root` (None when it is not one, or git is
+/// not installed).
+fn git_dirty(root: &Path) -> Option<Vec<String>> {
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(root)
+        .args(["status", "--porcelain", "--", "."])
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    Some(
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(str::to_string)
+            .collect(),
+    )
+}
+
+pub fn run_update(root: &Path, args: &UpdateArgs) -> Result<()> {
+    let (project, from, to) = versions(
+        root,
+        args.from_version.as_deref(),
+        args.to_version.as_deref(),
+    )?;
+    if !args.force && !args.dry_run {
+        if let Some(dirty) = git_dirty(root).filter(|d| !d.is_empty()) {
+            let shown: Vec<&str> = dirty.iter().take(10).map(String::as_str).collect();
+            bail!(
+                "the git work tree has uncommitted changes, and alpha update would mix its changes into them; \
+                 nothing was written:\n  {}{}\n  Commit or stash them first (`git stash`), or pass --force to update anyway",
+                shown.join("\n  "),
+                if dirty.len() > 10 { "\n  ..." } else { "" }
+            );
+        }
+    }
+    let o = compute(root, &from, &to, project)?;
+    let plan = plan(&o);
+    if args.dry_run {
+        outln!(
+            "opbuilder alpha update --dry-run ({} -> {}): nothing was written.",
+            o.from,
+            o.to
+        );
+        for (path, c) in &o.changes {
+            let show = path.to_string_lossy();
+            let old = o.before.get(path).cloned().flatten();
+            let new = match c {
+                Change::Write(t) | Change::Conflict(t, _) => Some(t.as_str()),
+                Change::Remove => None,
+            };
+            outln!("{}", merge::unified(&show, old.as_deref(), new).trim_end());
+        }
+        if let Some(p) = &plan.project {
+            outln!(
+                "{}",
+                merge::unified(project::FILE, Some(&o.project.to_yaml()), Some(p)).trim_end()
+            );
+        }
+        summary(&o, true);
+        crate::lock::release();
+        return match conflicts(&o).len() {
+            0 => Ok(()),
+            n => bail!("{n} file(s) would have conflicts; nothing was written"),
+        };
+    }
+    let report = apply(root, &plan, &ApplyOptions::default());
+    crate::lock::release();
+    report?;
+    summary(&o, false);
+    let c = conflicts(&o);
+    if !c.is_empty() {
+        bail!(
+            "{} file(s) have conflicts (marked <<<<<<< yours / ======= / >>>>>>> {}): resolve them, then run \
+             `make generate manifests` and your tests",
+            c.len(),
+            format_args!("opbuilder {} templates", o.to)
+        );
+    }
+    Ok(())
+}
+
+fn summary(o: &Outcome, dry_run: bool) {
+    let would = if dry_run { "would be " } else { "" };
+    if o.changes.is_empty() {
+        outln!(
+            "The project's files {would}unchanged: they already match the {} templates.",
+            o.to
+        );
+    } else {
+        outln!(
+            "Files {would}updated from the {} templates to the {} templates:",
+            o.from,
+            o.to
+        );
+    }
+    for (path, c) in &o.changes {
+        let what = match c {
+            Change::Write(_) if o.before.get(path).is_some_and(Option::is_none) => {
+                "added".to_string()
+            }
+            Change::Write(_) => "merged".to_string(),
+            Change::Conflict(_, n) => format!("CONFLICT ({n} region(s))"),
+            Change::Remove => "removed".to_string(),
+        };
+        outln!("  {what:<26} {}", path.display());
+    }
+    if o.project.cli_version != o.to {
+        outln!(
+            "  {:<26} {} (cliVersion: {})",
+            "updated",
+            project::FILE,
+            o.to
+        );
+    }
+    for k in &o.kept {
+        errln!("note: {k}");
+    }
+}
+
+pub fn run_check(root: &Path, args: &CheckArgs) -> Result<()> {
+    let (project, from, to) = versions(root, args.from_version.as_deref(), None)?;
+    let o = compute(root, &from, &to, project)?;
+    if o.changes.is_empty() && o.project.cli_version == o.to {
+        outln!("The project is on the current templates ({}).", o.to);
+        return Ok(());
+    }
+    summary(&o, true);
+    bail!(
+        "the project is not on the current templates ({}); run `opbuilder alpha update` to update it",
+        o.to
+    )
+}
