@@ -569,6 +569,9 @@ pub fn plan(root: &Path, args: &ApiArgs) -> Result<(Plan, bool, bool)> {
 
 pub fn run(root: &Path, args: &ApiArgs) -> Result<()> {
     let (plan, did_resource, _external) = plan(root, args)?;
+    let post_steps = !args.run.skip_post_steps && !args.run.dry_run;
+    // What the project imported before, to tell whether `go mod tidy` can change anything.
+    let imports_before = post_steps.then(|| post::project_imports(root));
     if !super::execute(
         root,
         &plan,
@@ -581,16 +584,25 @@ pub fn run(root: &Path, args: &ApiArgs) -> Result<()> {
     )? {
         return Ok(());
     }
-    if !args.run.skip_post_steps {
+    if let Some(before) = imports_before {
+        let written = post::written_go_files(&plan);
         let mut steps = vec![];
         if let Some(m) = &args.res.external_api_module {
             steps.push(Step::GoGet(m.clone()));
         }
-        steps.push(Step::GoModTidy);
-        if did_resource && args.run.make {
+        if !steps.is_empty() || post::tidy_needed(root, &before, &written) {
+            steps.push(Step::GoModTidy);
+        } else {
+            post::skipped(
+                &Step::GoModTidy,
+                "the new code imports no package the project did not import already",
+            );
+        }
+        let generate = did_resource && args.run.make && post::generate_needed(root, &written);
+        if generate {
             steps.push(Step::Make("generate"));
         }
-        post::run(root, &steps)?;
+        post::run(root, &steps, generate)?;
     }
     if did_resource {
         outln!("\nNext: fill in the Spec and Status in the *_types.go file, then run\n  make manifests");
