@@ -549,11 +549,22 @@ impl ResolvedResource {
 /// record it in PROJECT.
 pub fn plan(root: &Path, args: &ApiArgs) -> Result<(Plan, bool, bool)> {
     let flag = plugins::parse_flag(args.run.plugins.as_deref())?;
-    let mut project = Project::load(root)?;
+    let (mut project, text) = Project::load_with_text(root)?;
+    // The top-level keys as read (cheap: without the resources), to tell whether PROJECT can be
+    // written by appending the new resource to its text.
+    let resources = std::mem::take(&mut project.resources);
+    let before = project.clone();
+    project.resources = resources;
+    let existing = project.resources.len();
     let chain = plugins::Chain::for_command(Some(&project), flag, plugins::Command::CreateApi)?;
     let res = resolve(&project, args)?;
     let mut plan = Plan::default();
     let mut notes = vec![];
+    // `record` appends a new group/version/kind and changes no other entry; an existing one is
+    // updated in place, and then the whole file is written.
+    let appended = project
+        .find(&res.gvk.group, &res.gvk.version, &res.gvk.kind)
+        .is_none();
     chain.create_api(
         &mut plugins::Cx {
             root,
@@ -563,7 +574,11 @@ pub fn plan(root: &Path, args: &ApiArgs) -> Result<(Plan, bool, bool)> {
         },
         &res,
     )?;
-    plan.project = Some(project.to_yaml());
+    plan.project = Some(if appended {
+        project.to_yaml_appended(&before, existing, &text)
+    } else {
+        project.to_yaml()
+    });
     Ok((plan, res.do_resource, res.external))
 }
 
