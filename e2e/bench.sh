@@ -15,9 +15,21 @@
 #    valgrind or /usr/bin/time is missing.
 # 3. What durability costs: paired wall time of opbuilder's `init` and `create api` as they are
 #    and with fsync turned off (OPBUILDER_FSYNC=0).
+# 4. What users wait for: from an empty directory to `go build ./...` passing, i.e. init +
+#    create api + create webhook with each tool's default post-steps, then `go build ./...`
+#    (warm Go module and build caches: one untimed round first). Paired, WAIT_PAIRS times
+#    (default 3): kubebuilder, opbuilder with its per-user tool cache (TOOLS_CACHE of the
+#    generated Makefile) warm, and opbuilder with an empty one (so it builds controller-gen
+#    like kubebuilder does), the order rotating. Ratios are taken per repetition.
+#
+# BENCH_SECTIONS picks sections (default "paired durability alone wait"), e.g.
+# `BENCH_SECTIONS=wait bash e2e/bench.sh`.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 pairs=${1:-7}
+wait_pairs=${WAIT_PAIRS:-3}
+sections=" ${BENCH_SECTIONS:-paired durability alone wait} "
+want() { [[ $sections == *" $1 "* ]]; }
 cargo build --release --quiet --manifest-path "$root/Cargo.toml"
 op="$root/target/release/opbuilder"
 kb=$(bash "$root/e2e/scripts/go-tool.sh" kubebuilder)
@@ -99,6 +111,7 @@ paired() {
 echo "opbuilder:   $op"
 echo "kubebuilder: $kb ($("$kb" version 2>/dev/null | awk '/^KubeBuilder:/ { print $2 }'))"
 echo "machine:     $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
+if want paired; then
 echo
 echo "Paired wall time, $pairs pairs, medians (post-steps off on both sides):"
 echo
@@ -110,8 +123,10 @@ for step in "${steps[@]}"; do
 		-v r="$(median <"$work/$step.kb-op")" \
 		'BEGIN { printf "| %-40s | %11.1f ms | %11.1f ms | %21.0fx |\n", l, k / 1e6, o / 1e6, r }'
 done
+fi
 
 # What durability costs: opbuilder against itself with fsync turned off (OPBUILDER_FSYNC=0).
+if want durability; then
 echo
 echo "Durability cost, $pairs pairs, medians (opbuilder synced against OPBUILDER_FSYNC=0):"
 echo
@@ -123,8 +138,10 @@ for step in init api; do
 		-v r="$(median <"$work/$step.op-nosync")" \
 		'BEGIN { printf "| %-40s | %11.1f ms | %11.1f ms | %21.2fx |\n", l, s / 1e6, n / 1e6, r }'
 done
+fi
 
 # opbuilder alone: instructions and peak RSS per command.
+if want alone; then
 big="$work/big"
 mkdir -p "$big"
 (
@@ -176,3 +193,75 @@ measure "create api" init "$op" create api --group ship --version v1 --kind Frig
 measure "create webhook" api "$op" create webhook --group ship --version v1 --kind Frigate --defaulting --programmatic-validation --skip-post-steps
 measure "create api, 199 kinds present" big "$op" create api --group ship --version v1 --kind Last --resource --controller --skip-post-steps
 measure "create webhook, 199 kinds present" big "$op" create webhook --group ship --version v1 --kind Kind001 --defaulting --programmatic-validation --skip-post-steps
+fi
+
+# What users wait for: init + create api + create webhook with default post-steps, then
+# `go build ./...`, in an empty directory. TOOLS_CACHE only matters to opbuilder's Makefile.
+wait_kb() {
+	"$kb" init "${project[@]}" &&
+		"$kb" create api --group ship --version v1 --kind Frigate --resource --controller &&
+		"$kb" create webhook --group ship --version v1 --kind Frigate --defaulting --programmatic-validation &&
+		go build ./...
+}
+wait_op() {
+	"$op" init "${project[@]}" &&
+		"$op" create api --group ship --version v1 --kind Frigate --resource --controller &&
+		"$op" create webhook --group ship --version v1 --kind Frigate --defaulting --programmatic-validation &&
+		go build ./...
+}
+# wait_run NAME TOOLS_CACHE FN: wall time in nanoseconds of FN in a fresh directory.
+wait_run() {
+	local dir="$work/wait-$1" t0 t1
+	rm -rf "$dir" && mkdir -p "$dir"
+	t0=$(date +%s%N)
+	(cd "$dir" && TOOLS_CACHE=$2 "$3") >"$dir.log" 2>&1 || {
+		cat "$dir.log" >&2
+		echo "bench: what users wait for failed for $1" >&2
+		exit 1
+	}
+	t1=$(date +%s%N)
+	rm -rf "$dir"
+	echo $((t1 - t0))
+}
+if want wait; then
+	echo
+	echo "What users wait for: init + create api + create webhook with default post-steps, then"
+	echo "go build ./... ($wait_pairs repetitions, medians; warm module and build caches; load $(cut -d' ' -f1-3 /proc/loadavg)):"
+	echo
+	warm_cache="$work/tools-warm"
+	# One untimed round of each: warms the module and build caches and opbuilder's tool cache.
+	wait_run warmup-kb "$work/tools-unused" wait_kb >/dev/null
+	wait_run warmup-op "$warm_cache" wait_op >/dev/null
+	: >"$work/wait.kb" && : >"$work/wait.warm" && : >"$work/wait.cold"
+	: >"$work/wait.kb-warm" && : >"$work/wait.kb-cold"
+	for ((i = 0; i < wait_pairs; i++)); do
+		order=(kb warm cold)
+		case $((i % 3)) in
+		1) order=(warm cold kb) ;;
+		2) order=(cold kb warm) ;;
+		esac
+		declare -A took=()
+		for who in "${order[@]}"; do
+			case $who in
+			kb) took[kb]=$(wait_run "kb-$i" "$work/tools-unused" wait_kb) ;;
+			warm) took[warm]=$(wait_run "warm-$i" "$warm_cache" wait_op) ;;
+			cold) took[cold]=$(wait_run "cold-$i" "$work/tools-cold-$i" wait_op) ;;
+			esac
+		done
+		echo "${took[kb]}" >>"$work/wait.kb"
+		echo "${took[warm]}" >>"$work/wait.warm"
+		echo "${took[cold]}" >>"$work/wait.cold"
+		awk -v a="${took[kb]}" -v b="${took[warm]}" 'BEGIN { print a / b }' >>"$work/wait.kb-warm"
+		awk -v a="${took[kb]}" -v b="${took[cold]}" 'BEGIN { print a / b }' >>"$work/wait.kb-cold"
+		awk -v i="$i" -v k="${took[kb]}" -v w="${took[warm]}" -v c="${took[cold]}" \
+			'BEGIN { printf "  repetition %d: kubebuilder %.2f s, opbuilder (tool cache warm) %.2f s, opbuilder (tool cache empty) %.2f s\n", i + 1, k / 1e9, w / 1e9, c / 1e9 }'
+	done
+	echo
+	printf '| %-40s | %14s | %22s |\n' "tool" "wall time" "kubebuilder / this"
+	printf '|%s|%s|%s|\n' "$(printf -- '-%.0s' {1..42})" "$(printf -- '-%.0s' {1..16})" "$(printf -- '-%.0s' {1..24})"
+	awk -v t="$(median <"$work/wait.kb")" 'BEGIN { printf "| %-40s | %12.2f s | %22s |\n", "kubebuilder", t / 1e9, "1x" }'
+	awk -v t="$(median <"$work/wait.warm")" -v r="$(median <"$work/wait.kb-warm")" \
+		'BEGIN { printf "| %-40s | %12.2f s | %21.2fx |\n", "opbuilder, tool cache warm", t / 1e9, r }'
+	awk -v t="$(median <"$work/wait.cold")" -v r="$(median <"$work/wait.kb-cold")" \
+		'BEGIN { printf "| %-40s | %12.2f s | %21.2fx |\n", "opbuilder, tool cache empty", t / 1e9, r }'
+fi

@@ -493,7 +493,8 @@ fn second_version_with_a_controller_hints_controller_false() {
     assert!(d.join("api/v2/frigate_types.go").exists());
 }
 
-/// A directory with fake `go` and `make`; `make` prints a line and then waits.
+/// A directory with fake `go` and `make`; `make` prints a line, and `make generate` then waits
+/// (`make controller-gen`, run alongside `go mod tidy`, returns at once).
 fn fake_tools(go_fails: bool) -> tempfile::TempDir {
     let bin = tempfile::tempdir().unwrap();
     let go = if go_fails {
@@ -501,7 +502,8 @@ fn fake_tools(go_fails: bool) -> tempfile::TempDir {
     } else {
         "#!/bin/sh\necho \"fake go: $*\"\n"
     };
-    let make = "#!/bin/sh\necho \"fake make: $*\"\nexec sleep 60\n";
+    let make =
+        "#!/bin/sh\necho \"fake make: $*\"\n[ \"$1\" = generate ] || exit 0\nexec sleep 60\n";
     for (name, body) in [("go", go), ("make", make)] {
         let p = bin.path().join(name);
         fs::write(&p, body).unwrap();

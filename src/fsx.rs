@@ -103,22 +103,53 @@ pub fn create_new(path: &Path, mode: u32) -> io::Result<File> {
 /// 16 hex digits from the kernel's random source (falling back to time, pid and address
 /// entropy where there is none), for temporary and backup names nobody can predict.
 pub fn random_token() -> String {
-    let mut b = [0u8; 8];
-    if File::open("/dev/urandom")
-        .and_then(|mut f| f.read_exact(&mut b))
-        .is_err()
-    {
-        let t = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0);
-        let local = 0u8;
-        let x = (t as u64)
-            ^ (u64::from(std::process::id()) << 32)
-            ^ (&local as *const u8 as u64).rotate_left(17);
-        b = x.to_le_bytes();
+    use std::sync::Mutex;
+    // One read of the random source serves 64 names (a transaction makes about two per file).
+    static POOL: Mutex<(Vec<u8>, usize)> = Mutex::new((Vec::new(), 0));
+    let mut pool = POOL.lock().unwrap_or_else(|e| e.into_inner());
+    if pool.1 + 8 > pool.0.len() {
+        let mut buf = vec![0u8; 512];
+        if File::open("/dev/urandom")
+            .and_then(|mut f| f.read_exact(&mut buf))
+            .is_err()
+        {
+            let t = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos())
+                .unwrap_or(0);
+            let local = 0u8;
+            let mut x = (t as u64)
+                ^ (u64::from(std::process::id()) << 32)
+                ^ (&local as *const u8 as u64).rotate_left(17);
+            for chunk in buf.chunks_mut(8) {
+                // splitmix64 steps, so the fallback names differ from one another
+                x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+                let mut z = x;
+                z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+                z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+                chunk.copy_from_slice(&(z ^ (z >> 31)).to_le_bytes());
+            }
+        }
+        *pool = (buf, 0);
     }
-    b.iter().map(|x| format!("{x:02x}")).collect()
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let at = pool.1;
+    pool.1 += 8;
+    let mut out = String::with_capacity(16);
+    for &b in &pool.0[at..at + 8] {
+        out.push(HEX[usize::from(b >> 4)] as char);
+        out.push(HEX[usize::from(b & 15)] as char);
+    }
+    out
+}
+
+/// `root.join(rel)` in one allocation of the right size (the transaction joins a lot).
+pub fn join(root: &Path, rel: &Path) -> std::path::PathBuf {
+    let mut p =
+        std::path::PathBuf::with_capacity(root.as_os_str().len() + rel.as_os_str().len() + 1);
+    p.push(root);
+    p.push(rel);
+    p
 }
 
 /// fsync a directory, so the names created, renamed or removed in it are durable.

@@ -161,12 +161,25 @@ fn parse_tag(inner: &str) -> Result<Tag<'_>, Unsupported> {
     }
 }
 
+/// The offset of the first `{{` in `s` (a search for the single byte, then a check of the next).
+fn find_open(s: &str) -> Option<usize> {
+    let mut from = 0;
+    while let Some(off) = s[from..].find('{') {
+        let at = from + off;
+        if s.as_bytes().get(at + 1) == Some(&b'{') {
+            return Some(at);
+        }
+        from = at + 1;
+    }
+    None
+}
+
 /// Raw text from `pos` up to the next tag: its text (escapes resolved) and where it ends.
 fn scan_raw(src: &str, pos: usize) -> (Cow<'_, str>, usize) {
     let mut owned: Option<String> = None;
     let mut i = pos;
     loop {
-        let Some(off) = src[i..].find("{{") else {
+        let Some(off) = find_open(&src[i..]) else {
             return finish(src, pos, i, src.len(), owned);
         };
         let j = i + off;

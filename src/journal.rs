@@ -221,7 +221,7 @@ impl Journal {
     }
 
     fn side(&self, root: &Path, e: &Entry, name: &str) -> PathBuf {
-        root.join(e.path())
+        fsx::join(root, e.path())
             .parent()
             .expect("a file path has a parent")
             .join(name)
@@ -246,7 +246,7 @@ impl Journal {
         };
         let mut dirs_touched: Vec<PathBuf> = vec![];
         for e in self.entries.iter().rev() {
-            let full = root.join(e.path());
+            let full = fsx::join(root, e.path());
             if let Some(dir) = full.parent() {
                 if !dirs_touched.iter().any(|d| d == dir) {
                     dirs_touched.push(dir.to_path_buf());
@@ -280,7 +280,7 @@ impl Journal {
             }
         }
         for d in self.dirs.iter().rev() {
-            let full = root.join(d);
+            let full = fsx::join(root, d);
             fsx::set_rollback(true);
             let r = fsx::step("rmdir", &full).and_then(|()| fs::remove_dir(&full));
             note(r, format!("removing the directory {}", full.display()));

@@ -193,35 +193,48 @@ pub fn go_marker_problem(before: &str) -> Option<&'static str> {
         Block,
         Raw,
     }
+    // One pass over the bytes (no line splitting: the text above a marker near the end of a
+    // large main.go is most of the file, and this runs for every edit).
+    let b = before.as_bytes();
     let mut st = St::Code;
     let mut package = false;
-    for line in lines(before) {
-        let b = line.as_bytes();
-        let mut i = 0;
-        if st == St::Code && !package {
-            let t = line.trim_start();
-            if t.starts_with("package") && t[7..].starts_with(|c: char| c.is_whitespace()) {
-                package = true;
-            }
-        }
-        while i < b.len() {
-            match st {
-                St::Block => match line[i..].find("*/") {
-                    Some(j) => {
-                        i += j + 2;
-                        st = St::Code;
+    let mut line_start = true;
+    let mut i = 0;
+    while i < b.len() {
+        match st {
+            St::Block => match before[i..].find("*/") {
+                Some(j) => {
+                    i += j + 2;
+                    st = St::Code;
+                    line_start = false;
+                }
+                None => break,
+            },
+            St::Raw => match before[i..].find('`') {
+                Some(j) => {
+                    i += j + 1;
+                    st = St::Code;
+                    line_start = false;
+                }
+                None => break,
+            },
+            St::Code => {
+                if line_start && !package {
+                    let t = before[i..].trim_start_matches([' ', '\t', '\r']);
+                    if t.starts_with("package") && t[7..].starts_with(|c: char| c.is_whitespace()) {
+                        package = true;
                     }
-                    None => break,
-                },
-                St::Raw => match line[i..].find('`') {
-                    Some(j) => {
-                        i += j + 1;
-                        st = St::Code;
+                }
+                line_start = false;
+                match b[i] {
+                    b'\n' => {
+                        i += 1;
+                        line_start = true;
                     }
-                    None => break,
-                },
-                St::Code => match b[i] {
-                    b'/' if b.get(i + 1) == Some(&b'/') => break,
+                    b'/' if b.get(i + 1) == Some(&b'/') => match before[i..].find('\n') {
+                        Some(j) => i += j,
+                        None => break,
+                    },
                     b'/' if b.get(i + 1) == Some(&b'*') => {
                         st = St::Block;
                         i += 2;
@@ -232,19 +245,24 @@ pub fn go_marker_problem(before: &str) -> Option<&'static str> {
                     }
                     q @ (b'"' | b'\'') => {
                         i += 1;
-                        while i < b.len() && b[i] != q {
+                        while i < b.len() && b[i] != q && b[i] != b'\n' {
                             i += if b[i] == b'\\' { 2 } else { 1 };
                         }
-                        i += 1;
+                        if i < b.len() && b[i] == q {
+                            i += 1;
+                        }
                     }
-                    // Skip to the next byte that can start a comment or a literal.
+                    // Skip to the next byte that can start a comment or a literal (or a line,
+                    // while the package clause is still to be found).
                     _ => {
                         i += 1 + b[i + 1..]
                             .iter()
-                            .position(|c| matches!(c, b'/' | b'`' | b'"' | b'\''))
+                            .position(|&c| {
+                                matches!(c, b'/' | b'`' | b'"' | b'\'') || (c == b'\n' && !package)
+                            })
                             .unwrap_or(b.len() - i - 1);
                     }
-                },
+                }
             }
         }
     }

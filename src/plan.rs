@@ -425,7 +425,7 @@ pub fn apply(root: &Path, plan: &Plan, opts: &ApplyOptions) -> Result<Report> {
             continue;
         }
         if !staged.contains_key(&path) {
-            let original = match fsx::read_regular(&root.join(&path), MAX_FILE) {
+            let original = match fsx::read_regular(&fsx::join(root, &path), MAX_FILE) {
                 Ok(b) => b,
                 Err(e) => {
                     conflicts.push(format!("{}: cannot read: {e}", path.display()));
@@ -564,7 +564,7 @@ struct Change {
 
 /// The file a plan path names, following a final symbolic link.
 fn resolve_final_link(root: &Path, root_canon: &Path, rel: &Path) -> Result<PathBuf> {
-    let full = root.join(rel);
+    let full = fsx::join(root, rel);
     match fs::symlink_metadata(&full) {
         Ok(m) if m.file_type().is_symlink() => {
             let target = fs::canonicalize(&full).map_err(|e| anyhow!("{}: {e}", rel.display()))?;
@@ -605,7 +605,7 @@ impl Transaction {
             ..Default::default()
         };
         for c in changes {
-            let full = root.join(&c.rel);
+            let full = fsx::join(root, &c.rel);
             let mut missing = vec![];
             let mut d = full.parent().expect("a file path has a parent");
             while c.content.is_some() && !d.exists() {
@@ -613,7 +613,7 @@ impl Transaction {
                 d = d.parent().expect("root exists");
             }
             for m in missing.into_iter().rev() {
-                if !journal.dirs.contains(&m) {
+                if !journal.dirs.iter().any(|d| d.as_os_str() == m.as_os_str()) {
                     journal.dirs.push(m);
                 }
             }
@@ -623,42 +623,52 @@ impl Transaction {
                 .expect("a file path has a name")
                 .to_string_lossy()
                 .to_string();
-            let tmp = journal::side_name(&name, "tmp");
-            let bak = journal::side_name(&name, "bak");
+            let tmp = || journal::side_name(&name, "tmp");
+            let bak = || journal::side_name(&name, "bak");
             let path = c.rel.clone();
             journal.entries.push(match (&c.content, &c.original) {
-                (None, _) => Entry::Remove { path, bak },
-                (Some(_), None) => Entry::Create { path, tmp },
-                (Some(_), Some(_)) if keep_in_place(&full, euid) => {
-                    Entry::InPlace { path, tmp, bak }
-                }
-                (Some(_), Some(_)) => Entry::Replace { path, tmp, bak },
+                (None, _) => Entry::Remove { path, bak: bak() },
+                (Some(_), None) => Entry::Create { path, tmp: tmp() },
+                (Some(_), Some(_)) if keep_in_place(&full, euid) => Entry::InPlace {
+                    path,
+                    tmp: tmp(),
+                    bak: bak(),
+                },
+                (Some(_), Some(_)) => Entry::Replace {
+                    path,
+                    tmp: tmp(),
+                    bak: bak(),
+                },
             });
         }
         journal.write(root)?;
 
         let forward = (|| -> Result<()> {
             for d in &journal.dirs {
-                let full = root.join(d);
+                let full = fsx::join(root, d);
                 fsx::create_dir(&full).map_err(|e| anyhow!("creating {}: {e}", full.display()))?;
             }
             // 1. Every new content under its temporary name; copies of in-place files aside.
             for (c, e) in changes.iter().zip(&journal.entries) {
-                Self::stage_entry(root, c, e)
-                    .map_err(|err| anyhow!("writing {}: {err}", root.join(&c.rel).display()))?;
+                Self::stage_entry(root, c, e).map_err(|err| {
+                    anyhow!("writing {}: {err}", fsx::join(root, &c.rel).display())
+                })?;
             }
             // 2. Originals that get replaced keep a second name, durably, before any is replaced.
             let mut aside = vec![];
             for (c, e) in changes.iter().zip(&journal.entries) {
                 if let Entry::Replace { bak, .. } = e {
-                    let full = root.join(&c.rel);
+                    let full = fsx::join(root, &c.rel);
                     let dir = full.parent().expect("a file path has a parent");
-                    if fsx::hard_link(&full, &dir.join(bak)).is_err() {
+                    if fsx::hard_link(&full, &fsx::join(dir, Path::new(bak))).is_err() {
                         // No hard links here (or an injected failure): move it aside instead.
-                        fsx::rename(&full, &dir.join(bak))
+                        fsx::rename(&full, &fsx::join(dir, Path::new(bak)))
                             .map_err(|err| anyhow!("writing {}: {err}", full.display()))?;
                     }
-                    if !aside.iter().any(|d| d == dir) {
+                    if !aside
+                        .iter()
+                        .any(|d: &PathBuf| d.as_os_str() == dir.as_os_str())
+                    {
                         aside.push(dir.to_path_buf());
                     }
                 }
@@ -671,15 +681,16 @@ impl Transaction {
                 if fail_after.is_some_and(|n| i >= n) {
                     bail!("injected failure before writing {}", c.rel.display());
                 }
-                Self::switch_entry(root, c, e)
-                    .map_err(|err| anyhow!("writing {}: {err}", root.join(&c.rel).display()))?;
+                Self::switch_entry(root, c, e).map_err(|err| {
+                    anyhow!("writing {}: {err}", fsx::join(root, &c.rel).display())
+                })?;
             }
             // 4. Commit: make the new files and names durable, then flip the journal to "done".
             let files: Vec<PathBuf> = journal
                 .entries
                 .iter()
                 .filter(|e| !matches!(e, Entry::Remove { .. }))
-                .map(|e| root.join(e.path()))
+                .map(|e| fsx::join(root, e.path()))
                 .collect();
             fsx::sync_all(root, &files, &touched_dirs(root, &journal))
                 .map_err(|e| anyhow!("syncing the written files: {e}"))?;
@@ -718,38 +729,38 @@ impl Transaction {
     }
 
     fn stage_entry(root: &Path, c: &Change, e: &Entry) -> std::io::Result<()> {
-        let full = root.join(&c.rel);
+        let full = fsx::join(root, &c.rel);
         let dir = full.parent().expect("a file path has a parent");
         let content = c.content.as_deref().unwrap_or_default();
         match e {
-            Entry::Create { tmp, .. } => write_new(&dir.join(tmp), content, None),
+            Entry::Create { tmp, .. } => write_new(&fsx::join(dir, Path::new(tmp)), content, None),
             Entry::Replace { tmp, .. } => {
                 let meta = fs::metadata(&full)?;
-                write_new(&dir.join(tmp), content, Some(&meta))
+                write_new(&fsx::join(dir, Path::new(tmp)), content, Some(&meta))
             }
             Entry::Remove { .. } => Ok(()),
             Entry::InPlace { tmp, bak, .. } => {
                 // The copy must be complete and durable before the file is overwritten.
                 let meta = fs::metadata(&full)?;
-                let tmp = dir.join(tmp);
+                let tmp = fsx::join(dir, Path::new(tmp));
                 write_new(&tmp, c.original.as_deref().unwrap_or_default(), Some(&meta))?;
                 let f = fs::File::open(&tmp)?;
                 fsx::sync_file(&f, &tmp)?;
-                fsx::rename(&tmp, &dir.join(bak))?;
+                fsx::rename(&tmp, &fsx::join(dir, Path::new(bak)))?;
                 fsx::sync_dir(dir)
             }
         }
     }
 
     fn switch_entry(root: &Path, c: &Change, e: &Entry) -> std::io::Result<()> {
-        let full = root.join(&c.rel);
+        let full = fsx::join(root, &c.rel);
         let dir = full.parent().expect("a file path has a parent");
         let content = c.content.as_deref().unwrap_or_default();
         match e {
             Entry::Create { tmp, .. } | Entry::Replace { tmp, .. } => {
-                fsx::rename(&dir.join(tmp), &full)
+                fsx::rename(&fsx::join(dir, Path::new(tmp)), &full)
             }
-            Entry::Remove { bak, .. } => fsx::rename(&full, &dir.join(bak)),
+            Entry::Remove { bak, .. } => fsx::rename(&full, &fsx::join(dir, Path::new(bak))),
             Entry::InPlace { .. } => {
                 fsx::step("open", &full)?;
                 let mut f = fs::OpenOptions::new().write(true).open(&full)?;
@@ -785,11 +796,11 @@ fn touched_dirs(root: &Path, j: &Journal) -> Vec<PathBuf> {
     let parents = j
         .entries
         .iter()
-        .map(|e| root.join(e.path()))
-        .chain(j.dirs.iter().map(|d| root.join(d)))
+        .map(|e| fsx::join(root, e.path()))
+        .chain(j.dirs.iter().map(|d| fsx::join(root, d)))
         .filter_map(|p| p.parent().map(Path::to_path_buf));
     for p in parents {
-        if !out.contains(&p) {
+        if !out.iter().any(|o| o.as_os_str() == p.as_os_str()) {
             out.push(p);
         }
     }

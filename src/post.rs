@@ -1,12 +1,17 @@
 //! Steps that run after the files are written: `go mod tidy`, `make generate`.
 //! They never touch the transaction: if one fails, the scaffolded files stay as written and the
 //! user is told what to run by hand.
+//!
+//! What users wait for is mostly these steps, so a command runs only the ones that can change
+//! something ([`tidy_needed`], [`generate_needed`]) and `make controller-gen` (a copy from the
+//! per-user tool cache of the generated Makefile, or a build) overlaps with the `go` steps.
 
 use crate::error::Interrupted;
 use crate::out::outln;
 use anyhow::{bail, Context, Result};
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Child, Command, Stdio};
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Step {
@@ -38,7 +43,7 @@ impl Step {
                 "resolving Go dependencies; the first run downloads modules and can take a minute"
             }
             Step::GoGet(_) => "adding the module that provides the external API",
-            Step::Make(_) => "running controller-gen; the first run builds it into ./bin",
+            Step::Make(_) => "running controller-gen",
         }
     }
 }
@@ -64,8 +69,11 @@ pub fn which(program: &str) -> Option<PathBuf> {
 }
 
 /// Run the steps in `root`, streaming their output. Without the tools, print the steps instead.
-pub fn run(root: &Path, steps: &[Step]) -> Result<()> {
-    if steps.is_empty() {
+/// With `prepare_tools`, `make controller-gen` runs in the background from the start (its output
+/// discarded) and is waited for before the first `make` step, or at the end: the tool the next
+/// `make generate` / `make manifests` needs is in ./bin by then.
+pub fn run(root: &Path, steps: &[Step], prepare_tools: bool) -> Result<()> {
+    if steps.is_empty() && !prepare_tools {
         return Ok(());
     }
     let missing: Vec<&str> = steps
@@ -83,8 +91,25 @@ pub fn run(root: &Path, steps: &[Step]) -> Result<()> {
         }
         return Ok(());
     }
+    let mut prepare = if prepare_tools {
+        Prepare::start(root)
+    } else {
+        Prepare(None)
+    };
     let total = steps.len();
     for (i, step) in steps.iter().enumerate() {
+        if matches!(step, Step::Make(_)) {
+            // The Makefile installs controller-gen itself if this failed.
+            let guard = sigint::Guard::install();
+            prepare.finish();
+            if guard.interrupted() {
+                return Err(anyhow::Error::new(Interrupted(format!(
+                    "interrupted while preparing controller-gen; the scaffolded files are in place, but the \
+                     project is not ready until these steps have run. Run them yourself:\n  {}",
+                    remaining(root, &steps[i..])
+                ))));
+            }
+        }
         outln!(
             "\n[{}/{total}] {} ({})",
             i + 1,
@@ -136,7 +161,205 @@ pub fn run(root: &Path, steps: &[Step]) -> Result<()> {
             );
         }
     }
+    let guard = sigint::Guard::install();
+    let prepared = prepare.finish();
+    drop(guard);
+    match prepared {
+        Some(true) => {
+            outln!("\ncontroller-gen is ready in ./bin (for make generate and make manifests)")
+        }
+        Some(false) => outln!(
+            "\nPreparing controller-gen in ./bin did not work; `make controller-gen` shows why \
+             (make generate and make manifests try again)."
+        ),
+        None => {}
+    }
     Ok(())
+}
+
+/// Say that a post-step is not run because it would change nothing.
+pub fn skipped(step: &Step, why: &str) {
+    outln!("\nNot running `{}`: {why}.", step.display());
+}
+
+/// `make controller-gen` running in the background. Always waited for (also when a step fails
+/// or is interrupted: Ctrl-C reaches it as well), so no build is left running behind the user.
+struct Prepare(Option<Child>);
+
+impl Prepare {
+    fn start(root: &Path) -> Prepare {
+        if which("make").is_none() || !root.join("Makefile").is_file() {
+            return Prepare(None);
+        }
+        let child = Command::new("make")
+            .arg("controller-gen")
+            .current_dir(root)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .ok();
+        Prepare(child)
+    }
+
+    /// Wait for it; whether it worked, or None when it was not started or already waited for.
+    fn finish(&mut self) -> Option<bool> {
+        let mut child = self.0.take()?;
+        Some(child.wait().map(|s| s.success()).unwrap_or(false))
+    }
+}
+
+impl Drop for Prepare {
+    fn drop(&mut self) {
+        self.finish();
+    }
+}
+
+/// The Go files `ops` wrote, relative to the project root.
+pub fn written_go_files(plan: &crate::plan::Plan) -> Vec<PathBuf> {
+    use crate::plan::Op;
+    plan.ops
+        .iter()
+        .filter_map(|op| match op {
+            Op::Create { path, .. } | Op::Update { path, .. } => Some(path),
+            Op::Remove { .. } => None,
+        })
+        .filter(|p| p.extension().is_some_and(|e| e == "go"))
+        .cloned()
+        .collect()
+}
+
+/// Every import path outside the standard library and outside the module itself, in the Go
+/// files of the project (directories Go ignores and nested modules aside).
+pub fn project_imports(root: &Path) -> BTreeSet<String> {
+    let module = module_path(root);
+    let mut found = BTreeSet::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            let Ok(kind) = e.file_type() else { continue };
+            if kind.is_dir() {
+                let ignored = name.starts_with('.')
+                    || name.starts_with('_')
+                    || name == "testdata"
+                    || name == "vendor"
+                    || name == "bin";
+                if !ignored && !e.path().join("go.mod").exists() {
+                    stack.push(e.path());
+                }
+            } else if name.ends_with(".go") {
+                if let Ok(text) = std::fs::read_to_string(e.path()) {
+                    external_imports(&text, module.as_deref(), &mut found);
+                }
+            }
+        }
+    }
+    found
+}
+
+/// Whether `go mod tidy` can change go.mod or go.sum after a command wrote `written`: when
+/// go.sum is missing, or when a written file imports a package (outside the standard library
+/// and the module) that no Go file of the project imported before (`before`, from
+/// [`project_imports`]). Imports already present were resolved by an earlier tidy, and the
+/// commands only add code, so tidy would then find nothing to do.
+pub fn tidy_needed(root: &Path, before: &BTreeSet<String>, written: &[PathBuf]) -> bool {
+    if !root.join("go.sum").is_file() {
+        return true;
+    }
+    let module = module_path(root);
+    let mut now = BTreeSet::new();
+    for f in written {
+        if let Ok(text) = std::fs::read_to_string(root.join(f)) {
+            external_imports(&text, module.as_deref(), &mut now);
+        }
+    }
+    !now.is_subset(before)
+}
+
+/// Whether `make generate` (controller-gen's DeepCopy methods) can change anything: only when
+/// a written Go file is in a package controller-gen generates for, one whose Go files carry a
+/// `+kubebuilder:object:` marker.
+pub fn generate_needed(root: &Path, written: &[PathBuf]) -> bool {
+    let mut dirs: Vec<PathBuf> = written
+        .iter()
+        .map(|f| {
+            root.join(f)
+                .parent()
+                .map(Path::to_path_buf)
+                .unwrap_or_default()
+        })
+        .collect();
+    dirs.sort();
+    dirs.dedup();
+    dirs.iter().any(|d| {
+        std::fs::read_dir(d).is_ok_and(|entries| {
+            entries.flatten().any(|e| {
+                let p = e.path();
+                p.extension().is_some_and(|x| x == "go")
+                    && std::fs::read_to_string(&p).is_ok_and(|t| t.contains("+kubebuilder:object:"))
+            })
+        })
+    })
+}
+
+/// The module path declared in root/go.mod.
+fn module_path(root: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(root.join("go.mod")).ok()?;
+    text.lines().find_map(|l| {
+        let rest = l.trim().strip_prefix("module")?;
+        let m = rest.trim().trim_matches('"');
+        (!m.is_empty() && rest.starts_with(char::is_whitespace)).then(|| m.to_string())
+    })
+}
+
+/// Add the import paths of Go source `text` that are neither standard library (no dot in the
+/// first element) nor inside `module`. Reads the import declarations at the top of the file,
+/// single and grouped; stops at the first other declaration.
+fn external_imports(text: &str, module: Option<&str>, out: &mut BTreeSet<String>) {
+    let mut in_block = false;
+    for line in text.lines() {
+        let l = line.trim();
+        let spec = if in_block {
+            if l.starts_with(')') {
+                in_block = false;
+                continue;
+            }
+            l
+        } else if let Some(rest) = l.strip_prefix("import") {
+            let rest = rest.trim_start();
+            if rest.starts_with('(') {
+                in_block = true;
+                rest[1..].trim_start()
+            } else {
+                rest
+            }
+        } else if l.starts_with("func ")
+            || l.starts_with("type ")
+            || l.starts_with("var ")
+            || l.starts_with("const ")
+        {
+            break;
+        } else {
+            continue;
+        };
+        let Some(start) = spec.find('"') else {
+            continue;
+        };
+        let Some(len) = spec[start + 1..].find('"') else {
+            continue;
+        };
+        let path = &spec[start + 1..start + 1 + len];
+        let first = path.split('/').next().unwrap_or("");
+        let inside = module.is_some_and(|m| path == m || path.starts_with(&format!("{m}/")));
+        if first.contains('.') && !inside {
+            out.insert(path.to_string());
+        }
+    }
 }
 
 /// The command line that runs `steps` from the directory the user is in.
@@ -248,6 +471,86 @@ pub fn parse_go_version(text: &str) -> Option<(u32, u32, u32)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn imports(text: &str) -> Vec<String> {
+        let mut out = BTreeSet::new();
+        external_imports(text, Some("example.com/bench"), &mut out);
+        out.into_iter().collect()
+    }
+
+    #[test]
+    fn reads_external_imports_only() {
+        let go = "// +build tools\n\npackage x\n\nimport \"k8s.io/api/core/v1\"\nimport (\n\t\"fmt\"\n\n\tmetav1 \"k8s.io/apimachinery/pkg/apis/meta/v1\" // meta\n\t_ \"sigs.k8s.io/x\"\n\tshipv1 \"example.com/bench/api/v1\"\n\t\"example.com/benchmark/y\"\n)\n\nfunc f() { _ = \"not.an/import\" }\nimport \"after.func/z\"\n";
+        assert_eq!(
+            imports(go),
+            [
+                "example.com/benchmark/y",
+                "k8s.io/api/core/v1",
+                "k8s.io/apimachinery/pkg/apis/meta/v1",
+                "sigs.k8s.io/x"
+            ]
+        );
+    }
+
+    #[test]
+    fn tidy_only_for_new_imports_or_without_go_sum() {
+        let t = tempfile::tempdir().unwrap();
+        let d = t.path();
+        std::fs::write(d.join("go.mod"), "module example.com/bench\n\ngo 1.26.0\n").unwrap();
+        std::fs::create_dir_all(d.join("cmd")).unwrap();
+        std::fs::create_dir_all(d.join("vendor/v")).unwrap();
+        std::fs::write(
+            d.join("cmd/main.go"),
+            "package main\n\nimport (\n\t\"os\"\n\n\t\"k8s.io/a\"\n)\n",
+        )
+        .unwrap();
+        std::fs::write(
+            d.join("vendor/v/v.go"),
+            "package v\n\nimport \"k8s.io/vendored\"\n",
+        )
+        .unwrap();
+        let before = project_imports(d);
+        assert_eq!(before.iter().collect::<Vec<_>>(), ["k8s.io/a"]);
+        let written = vec![PathBuf::from("api/v1/t.go")];
+        std::fs::create_dir_all(d.join("api/v1")).unwrap();
+        std::fs::write(
+            d.join("api/v1/t.go"),
+            "package v1\n\nimport (\n\t\"k8s.io/a\"\n\t\"example.com/bench/internal\"\n)\n",
+        )
+        .unwrap();
+        // No go.sum yet: tidy writes it.
+        assert!(tidy_needed(d, &before, &written));
+        std::fs::write(d.join("go.sum"), "").unwrap();
+        assert!(!tidy_needed(d, &before, &written));
+        std::fs::write(
+            d.join("api/v1/t.go"),
+            "package v1\n\nimport \"k8s.io/vendored\"\n",
+        )
+        .unwrap();
+        assert!(tidy_needed(d, &before, &written));
+    }
+
+    #[test]
+    fn generate_only_for_packages_with_object_markers() {
+        let t = tempfile::tempdir().unwrap();
+        let d = t.path();
+        std::fs::create_dir_all(d.join("api/v1")).unwrap();
+        std::fs::create_dir_all(d.join("internal/webhook/v1")).unwrap();
+        std::fs::write(
+            d.join("api/v1/groupversion_info.go"),
+            "// +kubebuilder:object:generate=true\npackage v1\n",
+        )
+        .unwrap();
+        std::fs::write(d.join("api/v1/frigate_conversion.go"), "package v1\n").unwrap();
+        std::fs::write(d.join("internal/webhook/v1/w.go"), "package v1\n").unwrap();
+        let hook = vec![
+            PathBuf::from("internal/webhook/v1/w.go"),
+            PathBuf::from("cmd/main.go"),
+        ];
+        assert!(!generate_needed(d, &hook));
+        let conv = vec![PathBuf::from("api/v1/frigate_conversion.go")];
+        assert!(generate_needed(d, &conv));
+    }
 
     #[test]
     fn parses_go_versions() {

@@ -180,6 +180,11 @@ impl Project {
 
     /// Load and check PROJECT from `root`. A missing file means "not a project".
     pub fn load(root: &Path) -> Result<Project> {
+        Ok(Self::load_with_text(root)?.0)
+    }
+
+    /// [`Self::load`], also giving the text read.
+    pub fn load_with_text(root: &Path) -> Result<(Project, String)> {
         let path = root.join(FILE);
         let text = match crate::fsx::read_text(&path, 4 << 20) {
             Ok(Some(t)) => t,
@@ -189,7 +194,8 @@ impl Project {
             ),
             Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
         };
-        Self::parse(&text)
+        let p = Self::parse(&text)?;
+        Ok((p, text))
     }
 
     pub fn parse(text: &str) -> Result<Project> {
@@ -293,6 +299,52 @@ impl Project {
                 Top::Other(v) => emit_child(v, 0, &mut out),
             }
         }
+        out
+    }
+
+    /// The PROJECT text after a command added resources to the project read from `text`, whose
+    /// top-level keys were `before` (its `resources` left empty) and which had `existing`
+    /// resources, all left as they were (the caller knows: `create api` of a new
+    /// group/version/kind only appends). When `text` ends with its `resources:` list followed by
+    /// `version: "3"`, as Kubebuilder and [`Self::to_yaml`] write it, the new entries are inserted
+    /// there: no re-serialisation of every resource, which grows with the project. Otherwise the
+    /// whole file is written by [`Self::to_yaml`].
+    pub fn to_yaml_appended(&self, before: &Project, existing: usize, text: &str) -> String {
+        const TAIL: &str = "version: \"3\"\n";
+        let same_top = existing > 0
+            && self.resources.len() > existing
+            && self.version == "3"
+            && self.cli_version == before.cli_version
+            && self.domain == before.domain
+            && self.layout == before.layout
+            && self.multigroup == before.multigroup
+            && self.namespaced == before.namespaced
+            && self.project_name == before.project_name
+            && self.repo == before.repo
+            && self.version == before.version
+            && self.other == before.other
+            && self
+                .other
+                .keys()
+                .all(|k| k.as_str().is_some_and(|k| k < "resources"));
+        let end = text.len().wrapping_sub(TAIL.len());
+        let shaped = same_top
+            && text.ends_with(TAIL)
+            && text[..end].ends_with('\n')
+            && text[..end - 1]
+                .rsplit('\n')
+                .next()
+                .is_some_and(|l| l.starts_with("  ") || l.starts_with("- "))
+            && (text.starts_with("resources:\n- ") || text.contains("\nresources:\n- "));
+        if !shaped {
+            return self.to_yaml();
+        }
+        let mut out = String::with_capacity(text.len() + 400);
+        out.push_str(&text[..end]);
+        for r in &self.resources[existing..] {
+            emit_resource(r, &mut out);
+        }
+        out.push_str(TAIL);
         out
     }
 
@@ -1025,6 +1077,44 @@ mod tests {
             "version: \"3\"",
         ];
         assert_eq!(body, want.map(|l| format!("{l}\n")).concat());
+    }
+
+    #[test]
+    fn an_added_resource_is_inserted_into_the_text_as_to_yaml_writes_it() {
+        let top = |p: &Project| Project {
+            resources: vec![],
+            ..p.clone()
+        };
+        let before = sample();
+        let text = before.to_yaml();
+        let mut after = before.clone();
+        let mut r = after.resources[0].clone();
+        r.kind = "Gateway".into();
+        r.webhooks = None;
+        after.resources.push(r);
+        assert_eq!(
+            after.to_yaml_appended(&top(&before), 1, &text),
+            after.to_yaml()
+        );
+        // Keys after `resources:`, another top-level change, or the list written another way:
+        // the whole file.
+        let mut b2 = before.clone();
+        b2.other.insert("zz".into(), "kept".into());
+        let mut a2 = after.clone();
+        a2.other = b2.other.clone();
+        let t2 = b2.to_yaml();
+        assert_eq!(a2.to_yaml_appended(&top(&b2), 1, &t2), a2.to_yaml());
+        let mut changed = after.clone();
+        changed.domain = "example.org".into();
+        assert_eq!(
+            changed.to_yaml_appended(&top(&before), 1, &text),
+            changed.to_yaml()
+        );
+        let indented = text.replace("\n- api:", "\n  - api:");
+        assert_eq!(
+            after.to_yaml_appended(&top(&before), 1, &indented),
+            after.to_yaml()
+        );
     }
 
     #[test]

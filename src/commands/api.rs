@@ -752,13 +752,24 @@ impl ResolvedResource {
 /// record it in PROJECT.
 pub fn plan(root: &Path, args: &ApiArgs) -> Result<(Plan, bool, bool, Vec<String>)> {
     let flag = plugins::parse_flag(args.run.plugins.as_deref())?;
-    let mut project = Project::load(root)?;
+    let (mut project, text) = Project::load_with_text(root)?;
+    // The top-level keys as read (cheap: without the resources), to tell whether PROJECT can be
+    // written by appending the new resource to its text.
+    let resources = std::mem::take(&mut project.resources);
+    let before = project.clone();
+    project.resources = resources;
+    let existing = project.resources.len();
     let chain = plugins::Chain::for_command(Some(&project), flag, plugins::Command::CreateApi)?;
     let image = plugins::deployimage::check_flags(chain.has(plugins::deployimage::NAME), args)?;
     let mut res = resolve(&project, args)?;
     res.deploy_image = image;
     let mut plan = Plan::default();
     let mut notes = vec![];
+    // `record` appends a new group/version/kind and changes no other entry; an existing one is
+    // updated in place, and then the whole file is written.
+    let appended = project
+        .find(&res.gvk.group, &res.gvk.version, &res.gvk.kind)
+        .is_none();
     chain.create_api(
         &mut plugins::Cx {
             root,
@@ -768,12 +779,19 @@ pub fn plan(root: &Path, args: &ApiArgs) -> Result<(Plan, bool, bool, Vec<String
         },
         &res,
     )?;
-    plan.project = Some(project.to_yaml());
+    plan.project = Some(if appended {
+        project.to_yaml_appended(&before, existing, &text)
+    } else {
+        project.to_yaml()
+    });
     Ok((plan, res.do_resource, res.external, notes))
 }
 
 pub fn run(root: &Path, args: &ApiArgs) -> Result<()> {
     let (plan, did_resource, _external, notes) = plan(root, args)?;
+    let post_steps = !args.run.skip_post_steps && !args.run.dry_run;
+    // What the project imported before, to tell whether `go mod tidy` can change anything.
+    let imports_before = post_steps.then(|| post::project_imports(root));
     if !super::execute(
         root,
         &plan,
@@ -789,20 +807,29 @@ pub fn run(root: &Path, args: &ApiArgs) -> Result<()> {
     for n in &notes {
         errln!("{n}");
     }
-    if !args.run.skip_post_steps {
+    if let Some(before) = imports_before {
+        let written = post::written_go_files(&plan);
         let mut steps = vec![];
         if let Some(m) = &args.res.external_api_module {
             steps.push(Step::GoGet(m.clone()));
         }
-        steps.push(Step::GoModTidy);
-        if did_resource && args.run.make {
+        if !steps.is_empty() || post::tidy_needed(root, &before, &written) {
+            steps.push(Step::GoModTidy);
+        } else {
+            post::skipped(
+                &Step::GoModTidy,
+                "the new code imports no package the project did not import already",
+            );
+        }
+        let generate = did_resource && args.run.make && post::generate_needed(root, &written);
+        if generate {
             steps.push(Step::Make("generate"));
             if args.image.image.is_some() {
                 // As Kubebuilder's deploy-image plugin: the CRD and RBAC follow at once.
                 steps.push(Step::Make("manifests"));
             }
         }
-        post::run(root, &steps)?;
+        post::run(root, &steps, generate)?;
     }
     if let Some(image) = &args.image.image {
         outln!(

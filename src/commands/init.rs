@@ -351,7 +351,7 @@ pub fn run(root: &Path, args: &InitArgs) -> Result<()> {
         return Ok(());
     }
     if !args.skip_post_steps {
-        post::run(root, &[Step::GoModTidy])?;
+        post::run(root, &[Step::GoModTidy], true)?;
     }
     outln!("\nNext: add an API with\n  opbuilder create api --group <group> --version v1 --kind <Kind>");
     Ok(())

@@ -309,6 +309,9 @@ pub fn plan(root: &Path, args: &WebhookArgs) -> Result<(Plan, Vec<String>)> {
 
 pub fn run(root: &Path, args: &WebhookArgs) -> Result<()> {
     let (plan, notes) = plan(root, args)?;
+    let post_steps = !args.run.skip_post_steps && !args.run.dry_run;
+    // What the project imported before, to tell whether `go mod tidy` can change anything.
+    let imports_before = post_steps.then(|| post::project_imports(root));
     if !super::execute(
         root,
         &plan,
@@ -324,16 +327,32 @@ pub fn run(root: &Path, args: &WebhookArgs) -> Result<()> {
     for n in &notes {
         outln!("\n{n}");
     }
-    if !args.run.skip_post_steps {
+    if let Some(before) = imports_before {
+        let written = post::written_go_files(&plan);
         let mut steps = vec![];
         if let Some(m) = &args.res.external_api_module {
             steps.push(Step::GoGet(m.clone()));
         }
-        steps.push(Step::GoModTidy);
-        if args.run.make {
-            steps.push(Step::Make("generate"));
+        if !steps.is_empty() || post::tidy_needed(root, &before, &written) {
+            steps.push(Step::GoModTidy);
+        } else {
+            post::skipped(
+                &Step::GoModTidy,
+                "the new code imports no package the project did not import already",
+            );
         }
-        post::run(root, &steps)?;
+        // Webhooks live in their own packages; only a change to an API package (conversion's
+        // hub and spokes) can change the DeepCopy methods.
+        let generate = args.run.make && post::generate_needed(root, &written);
+        if generate {
+            steps.push(Step::Make("generate"));
+        } else if args.run.make {
+            post::skipped(
+                &Step::Make("generate"),
+                "no API package changed, so the DeepCopy methods stay as they are",
+            );
+        }
+        post::run(root, &steps, generate)?;
     }
     outln!("\nNext: fill in the webhook logic, then run\n  make manifests");
     Ok(())
