@@ -334,6 +334,8 @@ impl Chain {
                 }
             }
         }
+        // They add to go/v4's files, so they run after it, whatever the order of --plugins.
+        plugins.sort_by_key(|k| matches!(k.support, Support::Runs(p) if p.follows_project()));
         let has_go = go_layout(&plugins)?;
         if !has_go
             && matches!(
