@@ -338,6 +338,40 @@ fn edit_refuses_a_types_file_without_its_kind_and_writes_nothing() {
 }
 
 #[test]
+fn the_plugin_runs_after_go_v4_whatever_the_order_of_plugins() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    ok(
+        dir,
+        &[
+            "init",
+            "--domain",
+            "example.com",
+            "--repo",
+            "example.com/x",
+            "--project-name",
+            "x",
+            "--plugins=typed-clients/v1-alpha,go/v4",
+            "--skip-post-steps",
+        ],
+    );
+    assert!(read(dir, "Makefile").contains("\ngenerate-client: ## "));
+    api(
+        dir,
+        "ship",
+        "v1",
+        "Frigate",
+        &[
+            "--resource",
+            "--controller",
+            "--plugins=typed-clients/v1-alpha,go/v4",
+        ],
+    );
+    let tags = tags_of(&read(dir, "api/v1/frigate_types.go"), "Frigate");
+    assert!(tags.contains(&"// +genclient".to_string()), "{tags:?}");
+}
+
+#[test]
 fn the_plugin_needs_go_v4_to_init_and_is_named_in_the_unknown_key_message() {
     let d = tempfile::tempdir().unwrap();
     let out = opbuilder(d.path())

@@ -332,6 +332,8 @@ impl Chain {
                 }
             }
         }
+        // They add to go/v4's files, so they run after it, whatever the order of --plugins.
+        plugins.sort_by_key(|k| matches!(k.support, Support::Runs(p) if p.follows_project()));
         // deploy-image runs go/v4's create api itself (as Kubebuilder's plugin runs the go/v4
         // scaffolders), and has no other subcommand.
         let deploy_image = plugins.iter().any(|k| k.name == deployimage::NAME);
