@@ -1,7 +1,6 @@
 # shellcheck shell=bash
 # Kubebuilder's own test scripts as scenarios, and the list of lines opbuilder does not run yet,
-# for generate-parity.sh (parity.sh has its own copies of both; it can source this file instead
-# once the concurrent edits to it have landed). Source it after lib.sh.
+# shared by parity.sh and generate-parity.sh. Source it after lib.sh.
 
 # kubebuilder_scripts KB_SRC: print Kubebuilder's test/testdata/generate.sh (from its module
 # directory KB_SRC) as scenarios: `### NAME`, `gomodinit MODULE`, `kb ARGS...` (shell-quoted). The

@@ -21,6 +21,8 @@ set -euo pipefail
 
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# shellcheck source-path=SCRIPTDIR source=parity-lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/parity-lib.sh"
 need_cmd go make kubectl cargo
 
 scripts=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -34,41 +36,9 @@ if [[ -z $op_bin ]]; then
 	cargo build --quiet --manifest-path "$OPBUILDER_ROOT/Cargo.toml"
 	op_bin="$OPBUILDER_ROOT/target/debug/opbuilder"
 fi
-compare_bin="$E2E_CACHE/parity-compare"
-(cd "$parity_dir" && go build -o "$compare_bin" .)
 # helm renders the charts of the helm plugin for the comparison.
 OPBUILDER_PARITY_HELM=$("$scripts/go-tool.sh" helm)
 export OPBUILDER_PARITY_HELM
-
-# Print Kubebuilder's generate.sh as scenarios: `### NAME`, `gomodinit MODULE`, `kb ARGS...`
-# (shell-quoted). The script's own function runs with every external command stubbed and `$kb`
-# recording its arguments, so its conditions and quoting are Kubebuilder's.
-kubebuilder_scripts() {
-	local body
-	body=$(sed -e '/^source /d' -e '/^build_kb$/d' "$kb_src/test/testdata/generate.sh")
-	(
-		header_text() { :; }
-		pushd() { :; }
-		popd() { :; }
-		mkdir() { :; }
-		rm() { :; }
-		make() { :; }
-		go() { if [[ "$1 $2" == "mod init" ]]; then printf 'gomodinit %q\n' "$3"; fi; }
-		record() {
-			printf 'kb'
-			printf ' %q' "$@"
-			printf '\n'
-		}
-		# shellcheck disable=SC2034 # used by the evaluated script
-		kb=record
-		eval "$(printf '%s\n' "$body" | sed -e '/^scaffold_test_project /d' -e 's/^function scaffold_test_project {/function kb_scaffold {/')"
-		scaffold_test_project() {
-			printf '### %s\n' "$1"
-			kb_scaffold "$@"
-		}
-		eval "$(printf '%s\n' "$body" | sed -n '/^scaffold_test_project /p')"
-	)
-}
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/opbuilder-parity.XXXXXX")
 if [[ -n ${PARITY_KEEP:-} ]]; then
@@ -77,9 +47,12 @@ else
 	trap 'rm -rf "$work"' EXIT
 fi
 mkdir -p "$work/scenarios"
+# The compare tool, built per run (runs from several checkouts must not share one binary).
+compare_bin="$work/parity-compare"
+(cd "$parity_dir" && go build -o "$compare_bin" .)
 
 # Kubebuilder's scripts: one file per project.
-kubebuilder_scripts | awk -v dir="$work/scenarios" '
+kubebuilder_scripts "$kb_src" | awk -v dir="$work/scenarios" '
 	/^### / { f = dir "/" $2 ".script"; printf "" > f; next }
 	{ print >> f }
 '
@@ -104,21 +77,6 @@ if [[ ${#selected[@]} -eq 0 ]]; then
 		selected+=("$(basename "$s" .script)")
 	done
 fi
-
-# unsupported.txt: `SCENARIO-GLOB | COMMAND-GLOB | reason`. A matching line is skipped by both tools.
-is_unsupported() {
-	local scenario=$1 line=$2 sg cg
-	while IFS='|' read -r sg cg _; do
-		sg=$(echo "$sg" | xargs)
-		cg=$(echo "$cg" | sed -e 's/^[[:space:]]*//' -e 's/[[:space:]]*$//')
-		[[ -z $sg || $sg == \#* ]] && continue
-		# shellcheck disable=SC2053 # glob match on purpose
-		if [[ $scenario == $sg && $line == $cg ]]; then
-			return 0
-		fi
-	done <"$parity_dir/unsupported.txt"
-	return 1
-}
 
 # run_line TOOL DIR LINE: run one recorded `kb ARGS` line with kubebuilder or opbuilder.
 run_line() {
@@ -184,7 +142,7 @@ for s in "${selected[@]}"; do
 		kb:\ *) tool=kb line="kb ${line#kb: }" ;;
 		op:\ *) line="kb ${line#op: }" ;;
 		esac
-		if is_unsupported "$s" "$line"; then
+		if is_unsupported "$parity_dir/unsupported.txt" "$s" "$line"; then
 			log_info "  skip (unsupported.txt): $line"
 			continue
 		fi
