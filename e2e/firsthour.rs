@@ -808,3 +808,192 @@ fn guide_comments_mark_where_the_user_writes_code() {
         ],
     );
 }
+
+/// A directory with a fake `go` whose `go install PKG@V` writes a small script as $GOBIN/NAME
+/// and logs the build to $FAKE_GO_LOG; `go env GOOS|GOARCH` answers linux / amd64.
+fn fake_go_builder() -> tempfile::TempDir {
+    let bin = tempfile::tempdir().unwrap();
+    let go = r#"#!/bin/sh
+case "$1" in
+env) case "$2" in GOOS) echo linux ;; GOARCH) echo amd64 ;; esac ;;
+install)
+	pkg=${2%@*}
+	name=${pkg##*/}
+	mkdir -p "$GOBIN"
+	printf '#!/bin/sh\necho %s\n' "$name" >"$GOBIN/$name"
+	chmod +x "$GOBIN/$name"
+	echo "$2" >>"$FAKE_GO_LOG"
+	;;
+esac
+"#;
+    let p = bin.path().join("go");
+    fs::write(&p, go).unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(&p, fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    bin
+}
+
+/// Issue 13: the generated Makefile builds a tool once per user (TOOLS_CACHE) and copies it
+/// into later projects; `TOOLS_CACHE=` builds in the project and leaves the cache alone.
+#[test]
+fn generated_makefile_reuses_tools_from_the_user_cache() {
+    if Command::new("make").arg("--version").output().is_err() {
+        panic!("make is required for this test");
+    }
+    let t = tempfile::tempdir().unwrap();
+    let cache = t.path().join("cache");
+    let log = t.path().join("builds.log");
+    let bin = fake_go_builder();
+    let make = |project: &Path, tools_cache: &Path| {
+        let out = Command::new("make")
+            .arg("controller-gen")
+            .current_dir(project)
+            .env("PATH", path_with(bin.path()))
+            .env("TOOLS_CACHE", tools_cache)
+            .env("FAKE_GO_LOG", &log)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        text(&out.stdout)
+    };
+    let builds = || fs::read_to_string(&log).unwrap_or_default().lines().count();
+    let cached = || -> Vec<String> {
+        fs::read_dir(&cache)
+            .map(|d| {
+                d.map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+
+    let first = t.path().join("first");
+    fs::create_dir(&first).unwrap();
+    init_project(&first, &[]);
+    let out = make(&first, &cache);
+    assert!(
+        out.contains("Installing sigs.k8s.io/controller-tools/cmd/controller-gen@"),
+        "{out}"
+    );
+    assert_eq!(builds(), 1);
+    let names = cached();
+    assert_eq!(names.len(), 1, "{names:?}");
+    assert!(
+        names[0].starts_with("controller-gen-v") && names[0].ends_with("-linux-amd64"),
+        "{names:?}"
+    );
+    let tool = first.join("bin/controller-gen");
+    assert!(
+        tool.exists()
+            && fs::symlink_metadata(&tool)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+    );
+
+    // A second project copies it: no build.
+    let second = t.path().join("second");
+    fs::create_dir(&second).unwrap();
+    init_project(&second, &[]);
+    let out = make(&second, &cache);
+    assert!(out.contains("Copying controller-gen"), "{out}");
+    assert_eq!(builds(), 1);
+    let run = Command::new(second.join("bin/controller-gen"))
+        .output()
+        .unwrap();
+    assert_eq!(text(&run.stdout).trim(), "controller-gen");
+
+    // Opting out: built in the project, the cache left as it was.
+    let third = t.path().join("third");
+    fs::create_dir(&third).unwrap();
+    init_project(&third, &[]);
+    let out = make(&third, Path::new(""));
+    assert!(out.contains("Installing"), "{out}");
+    assert_eq!(builds(), 2);
+    assert_eq!(cached(), names);
+    assert!(third.join("bin/controller-gen").exists());
+}
+
+/// Issue 13: post-steps that would change nothing are not run, and `make controller-gen` runs
+/// alongside `go mod tidy`. Fake `go` and `make` log their arguments.
+#[test]
+fn post_steps_that_would_change_nothing_are_skipped() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path().join("p");
+    fs::create_dir(&d).unwrap();
+    init_project(&d, &[]);
+    fs::write(d.join("go.sum"), "").unwrap();
+    let log = t.path().join("calls.log");
+    let bin = tempfile::tempdir().unwrap();
+    for name in ["go", "make"] {
+        let p = bin.path().join(name);
+        fs::write(
+            &p,
+            format!("#!/bin/sh\necho \"{name} $*\" >>\"$CALLS_LOG\"\n"),
+        )
+        .unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            fs::set_permissions(&p, fs::Permissions::from_mode(0o755)).unwrap();
+        }
+    }
+    let run = |args: &[&str]| -> (Vec<String>, String) {
+        let _ = fs::remove_file(&log);
+        let out = opbuilder(&d)
+            .args(args)
+            .env("PATH", path_with(bin.path()))
+            .env("CALLS_LOG", &log)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let mut calls: Vec<String> = fs::read_to_string(&log)
+            .unwrap_or_default()
+            .lines()
+            .map(String::from)
+            .collect();
+        calls.sort();
+        (calls, text(&out.stdout))
+    };
+    let api = |kind: &'static str| {
+        vec![
+            "create",
+            "api",
+            "--group",
+            "ship",
+            "--version",
+            "v1",
+            "--kind",
+            kind,
+            "--resource",
+            "--controller",
+        ]
+    };
+    // The first API imports packages the project did not import yet: everything runs.
+    let (calls, _) = run(&api("Frigate"));
+    assert_eq!(
+        calls,
+        ["go mod tidy", "make controller-gen", "make generate"],
+        "first create api"
+    );
+    // A second kind imports nothing new: no go mod tidy.
+    let (calls, out) = run(&api("Destroyer"));
+    assert_eq!(calls, ["make controller-gen", "make generate"], "{out}");
+    assert!(out.contains("Not running `go mod tidy`"), "{out}");
+    // Webhooks change no API package: no make generate.
+    let (calls, out) = run(&[
+        "create",
+        "webhook",
+        "--group",
+        "ship",
+        "--version",
+        "v1",
+        "--kind",
+        "Frigate",
+        "--defaulting",
+    ]);
+    assert!(!calls.iter().any(|c| c.starts_with("make")), "{calls:?}");
+    assert!(out.contains("Not running `make generate`"), "{out}");
+}

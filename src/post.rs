@@ -332,9 +332,9 @@ fn external_imports(text: &str, module: Option<&str>, out: &mut BTreeSet<String>
             l
         } else if let Some(rest) = l.strip_prefix("import") {
             let rest = rest.trim_start();
-            if rest.starts_with('(') {
+            if let Some(inner) = rest.strip_prefix('(') {
                 in_block = true;
-                rest[1..].trim_start()
+                inner.trim_start()
             } else {
                 rest
             }
