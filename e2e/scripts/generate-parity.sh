@@ -14,6 +14,8 @@
 # lists those files per scenario: there the lines are compared as sorted lists (same lines, any
 # order); every other file must be byte-identical.
 #
+# The helm edit of project-v4-with-plugins needs `make build-installer`'s output: see run_op.
+#
 # The golden scripts have the same check in `cargo test` (e2e/generate.rs); the interop scenarios
 # are not replayed: their trees hold lines Kubebuilder wrote, which opbuilder does not write.
 #
@@ -41,6 +43,7 @@ known=(project-v4 project-v4-multigroup project-v4-with-plugins)
 declare -A ORDER_ONLY=(
 	[project-v4]="cmd/main.go"
 	[project-v4-multigroup]="cmd/main.go test/e2e/e2e_test.go"
+	[project-v4-with-plugins]="cmd/main.go"
 )
 
 selected=()
@@ -67,13 +70,34 @@ kubebuilder_scripts "$kb_src" | awk -v dir="$work/scenarios" '
 	{ print >> f }
 '
 
-# run_op DIR LINE: one recorded `kb ARGS` line through opbuilder, without post-steps.
+# installer_from_copy DIR: write DIR/dist/install.yaml as `make build-installer` makes it, but in
+# a throwaway copy of DIR (go mod tidy, controller-gen and kustomize change many files there), so
+# DIR keeps exactly what opbuilder scaffolded.
+installer_from_copy() {
+	local dir=$1 copy
+	copy="$work/installer/$(basename "$dir")"
+	rm -rf "$copy" && mkdir -p "$(dirname "$copy")"
+	cp -R "$dir" "$copy"
+	"$OPBUILDER_ROOT/e2e/scripts/seed-tools.sh" "$copy" &&
+		(cd "$copy" && go mod tidy && make build-installer) &&
+		mkdir -p "$dir/dist" && cp "$copy/dist/install.yaml" "$dir/dist/install.yaml"
+}
+
+# run_op DIR LINE: one recorded `kb ARGS` line through opbuilder, without post-steps. The helm
+# edit converts `make build-installer`'s output: that file is made in a copy first (above) and the
+# edit told not to run make, which is what alpha generate does too.
 run_op() {
 	local dir=$1 line=$2
 	local -a args
 	eval "args=(${line#kb })"
 	case "${args[0]}" in
 	init | create) args+=(--skip-post-steps) ;;
+	edit)
+		if [[ " ${args[*]} " == *" --plugins=helm.kubebuilder.io/v2-alpha "* ]]; then
+			installer_from_copy "$dir" || return 1
+			args+=(--skip-build-installer)
+		fi
+		;;
 	esac
 	(cd "$dir" && "$op_bin" "${args[@]}")
 }
