@@ -5,9 +5,8 @@
 
 mod support;
 
-use std::fs;
 use std::path::Path;
-use support::{full_snapshot, opbuilder};
+use support::{full_snapshot, opbuilder, read};
 
 fn run(dir: &Path, args: &[&str]) -> std::process::Output {
     opbuilder(dir).args(args).output().unwrap()
@@ -47,10 +46,6 @@ fn init(dir: &Path, extra: &[&str]) {
     ];
     args.extend_from_slice(extra);
     ok(dir, &args);
-}
-
-fn read(dir: &Path, f: &str) -> String {
-    fs::read_to_string(dir.join(f)).unwrap_or_else(|e| panic!("{f}: {e}"))
 }
 
 /// Kubebuilder's with-plugins script, Memcached line.

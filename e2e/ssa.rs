@@ -8,7 +8,7 @@ mod support;
 
 use std::fs;
 use std::path::Path;
-use support::{full_snapshot, init_project, opbuilder};
+use support::{full_snapshot, init_project, opbuilder, read};
 
 fn api(dir: &Path, args: &str) -> std::process::Output {
     let mut a = vec!["create", "api", "--skip-post-steps"];
@@ -24,10 +24,6 @@ fn ok(out: std::process::Output) -> String {
         String::from_utf8_lossy(&out.stdout)
     );
     err
-}
-
-fn read(d: &Path, rel: &str) -> String {
-    fs::read_to_string(d.join(rel)).unwrap()
 }
 
 /// The lines of `text` from the one holding `from`, `n` of them.

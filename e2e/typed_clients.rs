@@ -7,7 +7,7 @@ mod support;
 
 use std::fs;
 use std::path::Path;
-use support::{full_snapshot, opbuilder};
+use support::{full_snapshot, opbuilder, read};
 
 const KEY: &str = "typed-clients.opbuilder.io/v1-alpha";
 
@@ -20,10 +20,6 @@ fn ok(dir: &Path, args: &[&str]) -> String {
     );
     assert!(out.status.success(), "{args:?} failed:\n{text}");
     text
-}
-
-fn read(dir: &Path, f: &str) -> String {
-    fs::read_to_string(dir.join(f)).unwrap_or_else(|e| panic!("{f}: {e}"))
 }
 
 fn project(dir: &Path) -> serde_yaml::Value {

@@ -9,6 +9,11 @@ use std::path::{Path, PathBuf};
 pub const TEST_VERSION: &str = "0.0.0-test";
 pub const SOURCE_DATE_EPOCH: &str = "1767225600"; // 2026-01-01T00:00:00Z
 
+/// The text of `rel` under `dir`; panics naming the file when it cannot be read.
+pub fn read(dir: &Path, rel: &str) -> String {
+    fs::read_to_string(dir.join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
+}
+
 /// An `opbuilder` command running in `dir` with reproducible settings and no Go post-steps.
 pub fn opbuilder(dir: &Path) -> assert_cmd::Command {
     let mut c = assert_cmd::Command::cargo_bin("opbuilder").expect("binary built");
