@@ -553,7 +553,7 @@ fn ctrl_c_during_make_generate_names_what_is_left_to_run() {
     );
     assert_eq!(r.code, 130, "{}", r.screen);
     assert!(
-        r.screen.contains("interrupted during `make generate`"),
+        r.screen.contains("interrupted during `make generate GENERATE_PATHS=./api/v1`"),
         "{}",
         r.screen
     );
@@ -975,12 +975,24 @@ fn post_steps_that_would_change_nothing_are_skipped() {
     let (calls, _) = run(&api("Frigate"));
     assert_eq!(
         calls,
-        ["go mod tidy", "make controller-gen", "make generate"],
+        [
+            "go mod tidy",
+            "make controller-gen",
+            "make generate GENERATE_PATHS=./api/v1"
+        ],
         "first create api"
     );
     // A second kind imports nothing new: no go mod tidy.
     let (calls, out) = run(&api("Destroyer"));
-    assert_eq!(calls, ["make controller-gen", "make generate"], "{out}");
+    // DeepCopy methods only for the package that changed.
+    assert_eq!(
+        calls,
+        [
+            "make controller-gen",
+            "make generate GENERATE_PATHS=./api/v1"
+        ],
+        "{out}"
+    );
     assert!(out.contains("Not running `go mod tidy`"), "{out}");
     // Webhooks change no API package: no make generate.
     let (calls, out) = run(&[

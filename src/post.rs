@@ -3,7 +3,8 @@
 //! user is told what to run by hand.
 //!
 //! What users wait for is mostly these steps, so a command runs only the ones that can change
-//! something ([`tidy_needed`], [`generate_needed`]) and `make controller-gen` (a copy from the
+//! something ([`tidy_needed`], [`generate_packages`], which also narrows `make generate` to the
+//! packages that changed) and `make controller-gen` (a copy from the
 //! per-user tool cache of the generated Makefile, or a build) overlaps with the `go` steps.
 
 use crate::error::Interrupted;
@@ -19,13 +20,18 @@ pub enum Step {
     /// `go get <module>` (external APIs).
     GoGet(String),
     Make(&'static str),
+    /// `make generate GENERATE_PATHS=<packages>`: DeepCopy methods for the API packages a
+    /// command changed, not every package of the module (controller-gen then loads and
+    /// type-checks only those: 0.5 s instead of 1.7 s on a fresh project). A Makefile without
+    /// GENERATE_PATHS (Kubebuilder's) ignores the variable and generates for `./...`.
+    Generate(Vec<String>),
 }
 
 impl Step {
     fn program(&self) -> &'static str {
         match self {
             Step::GoModTidy | Step::GoGet(_) => "go",
-            Step::Make(_) => "make",
+            Step::Make(_) | Step::Generate(_) => "make",
         }
     }
 
@@ -34,6 +40,11 @@ impl Step {
             Step::GoModTidy => "go mod tidy".into(),
             Step::GoGet(m) => format!("go get {m}"),
             Step::Make(t) => format!("make {t}"),
+            // Quoted when there are several: `;` would end the command in a shell.
+            Step::Generate(paths) if paths.len() > 1 => {
+                format!("make generate GENERATE_PATHS='{}'", paths.join(";"))
+            }
+            Step::Generate(paths) => format!("make generate GENERATE_PATHS={}", paths.join(";")),
         }
     }
 
@@ -43,7 +54,7 @@ impl Step {
                 "resolving Go dependencies; the first run downloads modules and can take a minute"
             }
             Step::GoGet(_) => "adding the module that provides the external API",
-            Step::Make(_) => "running controller-gen",
+            Step::Make(_) | Step::Generate(_) => "running controller-gen",
         }
     }
 }
@@ -98,7 +109,7 @@ pub fn run(root: &Path, steps: &[Step], prepare_tools: bool) -> Result<()> {
     };
     let total = steps.len();
     for (i, step) in steps.iter().enumerate() {
-        if matches!(step, Step::Make(_)) {
+        if matches!(step, Step::Make(_) | Step::Generate(_)) {
             // The Makefile installs controller-gen itself if this failed.
             let guard = sigint::Guard::install();
             prepare.finish();
@@ -130,6 +141,12 @@ pub fn run(root: &Path, steps: &[Step], prepare_tools: bool) -> Result<()> {
             Step::Make(target) => {
                 let mut c = Command::new("make");
                 c.arg(target);
+                c
+            }
+            Step::Generate(paths) => {
+                let mut c = Command::new("make");
+                c.arg("generate")
+                    .arg(format!("GENERATE_PATHS={}", paths.join(";")));
                 c
             }
         };
@@ -281,30 +298,39 @@ pub fn tidy_needed(root: &Path, before: &BTreeSet<String>, written: &[PathBuf]) 
     !now.is_subset(before)
 }
 
-/// Whether `make generate` (controller-gen's DeepCopy methods) can change anything: only when
-/// a written Go file is in a package controller-gen generates for, one whose Go files carry a
-/// `+kubebuilder:object:` marker.
-pub fn generate_needed(root: &Path, written: &[PathBuf]) -> bool {
+/// The packages `make generate` (controller-gen's DeepCopy methods) has to run for, as
+/// `./dir` paths relative to `root`: those with a written Go file and a Go file carrying a
+/// `+kubebuilder:object:` marker. Empty when generating would change nothing.
+pub fn generate_packages(root: &Path, written: &[PathBuf]) -> Vec<String> {
     let mut dirs: Vec<PathBuf> = written
         .iter()
-        .map(|f| {
-            root.join(f)
-                .parent()
-                .map(Path::to_path_buf)
-                .unwrap_or_default()
-        })
+        .map(|f| f.parent().map(Path::to_path_buf).unwrap_or_default())
         .collect();
     dirs.sort();
     dirs.dedup();
-    dirs.iter().any(|d| {
-        std::fs::read_dir(d).is_ok_and(|entries| {
-            entries.flatten().any(|e| {
-                let p = e.path();
-                p.extension().is_some_and(|x| x == "go")
-                    && std::fs::read_to_string(&p).is_ok_and(|t| t.contains("+kubebuilder:object:"))
+    dirs.iter()
+        .filter(|d| {
+            std::fs::read_dir(root.join(d)).is_ok_and(|entries| {
+                entries.flatten().any(|e| {
+                    let p = e.path();
+                    p.extension().is_some_and(|x| x == "go")
+                        && std::fs::read_to_string(&p)
+                            .is_ok_and(|t| t.contains("+kubebuilder:object:"))
+                })
             })
         })
-    })
+        .map(|d| {
+            let rel: Vec<String> = d
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                .collect();
+            if rel.is_empty() {
+                ".".to_string()
+            } else {
+                format!("./{}", rel.join("/"))
+            }
+        })
+        .collect()
 }
 
 /// The module path declared in root/go.mod.
@@ -547,9 +573,28 @@ mod tests {
             PathBuf::from("internal/webhook/v1/w.go"),
             PathBuf::from("cmd/main.go"),
         ];
-        assert!(!generate_needed(d, &hook));
-        let conv = vec![PathBuf::from("api/v1/frigate_conversion.go")];
-        assert!(generate_needed(d, &conv));
+        assert!(generate_packages(d, &hook).is_empty());
+        let conv = vec![
+            PathBuf::from("api/v1/frigate_conversion.go"),
+            PathBuf::from("api/v1/groupversion_info.go"),
+            PathBuf::from("internal/webhook/v1/w.go"),
+        ];
+        assert_eq!(generate_packages(d, &conv), ["./api/v1"]);
+        std::fs::create_dir_all(d.join("api/v2")).unwrap();
+        std::fs::write(
+            d.join("api/v2/groupversion_info.go"),
+            "// +kubebuilder:object:generate=true\npackage v2\n",
+        )
+        .unwrap();
+        let both = vec![
+            PathBuf::from("api/v2/groupversion_info.go"),
+            PathBuf::from("api/v1/frigate_conversion.go"),
+        ];
+        assert_eq!(generate_packages(d, &both), ["./api/v1", "./api/v2"]);
+        assert_eq!(
+            Step::Generate(generate_packages(d, &both)).display(),
+            "make generate GENERATE_PATHS='./api/v1;./api/v2'"
+        );
     }
 
     #[test]

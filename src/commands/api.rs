@@ -821,9 +821,14 @@ pub fn run(root: &Path, args: &ApiArgs) -> Result<()> {
                 "the new code imports no package the project did not import already",
             );
         }
-        let generate = did_resource && args.run.make && post::generate_needed(root, &written);
+        let packages = if did_resource && args.run.make {
+            post::generate_packages(root, &written)
+        } else {
+            vec![]
+        };
+        let generate = !packages.is_empty();
         if generate {
-            steps.push(Step::Make("generate"));
+            steps.push(Step::Generate(packages));
             if args.image.image.is_some() {
                 // As Kubebuilder's deploy-image plugin: the CRD and RBAC follow at once.
                 steps.push(Step::Make("manifests"));

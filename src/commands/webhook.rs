@@ -343,9 +343,14 @@ pub fn run(root: &Path, args: &WebhookArgs) -> Result<()> {
         }
         // Webhooks live in their own packages; only a change to an API package (conversion's
         // hub and spokes) can change the DeepCopy methods.
-        let generate = args.run.make && post::generate_needed(root, &written);
+        let packages = if args.run.make {
+            post::generate_packages(root, &written)
+        } else {
+            vec![]
+        };
+        let generate = !packages.is_empty();
         if generate {
-            steps.push(Step::Make("generate"));
+            steps.push(Step::Generate(packages));
         } else if args.run.make {
             post::skipped(
                 &Step::Make("generate"),
