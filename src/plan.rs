@@ -255,12 +255,39 @@ pub struct ApplyOptions {
     pub fail_after_writes: Option<usize>,
 }
 
-struct Staged {
+struct Staged<'a> {
     original: Option<Vec<u8>>,
-    content: Vec<u8>,
+    content: Content<'a>,
     /// Whether the file exists in the staged view (on disk, or created earlier in the plan).
     present: bool,
     action: Action,
+}
+
+/// A staged file's text, copied only when an edit changes it: PROJECT and the rendered files
+/// are borrowed from the plan, and a file on disk stays in `original` until edited.
+enum Content<'a> {
+    Original,
+    Plan(&'a [u8]),
+    Edited(Vec<u8>),
+}
+
+impl Staged<'_> {
+    fn bytes(&self) -> &[u8] {
+        match &self.content {
+            Content::Original => self.original.as_deref().unwrap_or_default(),
+            Content::Plan(b) => b,
+            Content::Edited(v) => v,
+        }
+    }
+
+    /// The staged text and the original, owned.
+    fn into_parts(self) -> (Vec<u8>, Option<Vec<u8>>) {
+        match self.content {
+            Content::Original => (self.original.clone().unwrap_or_default(), self.original),
+            Content::Plan(b) => (b.to_vec(), self.original),
+            Content::Edited(v) => (v, self.original),
+        }
+    }
 }
 
 /// Reject absolute paths, `..`, and anything that resolves outside `root` through a symlink.
@@ -411,14 +438,24 @@ pub fn apply(root: &Path, plan: &Plan, opts: &ApplyOptions) -> Result<Report> {
     let mut conflicts = vec![];
     let mut report = Report::default();
 
-    let project_op = plan.project.as_ref().map(|c| Op::Create {
-        path: PathBuf::from(crate::project::FILE),
-        content: c.clone(),
-        if_exists: IfExists::Overwrite,
-    });
-    for op in plan.ops.iter().chain(project_op.iter()) {
-        let path = match op {
-            Op::Create { path, .. } | Op::Update { path, .. } | Op::Remove { path } => path.clone(),
+    // PROJECT is written whole, as a Create that overwrites; borrowed, not copied (it grows
+    // with the project).
+    enum Step<'a> {
+        Op(&'a Op),
+        Project(&'a str),
+    }
+    let project_path = PathBuf::from(crate::project::FILE);
+    let steps = plan
+        .ops
+        .iter()
+        .map(Step::Op)
+        .chain(plan.project.as_deref().map(Step::Project));
+    for step in steps {
+        let path = match step {
+            Step::Op(Op::Create { path, .. } | Op::Update { path, .. } | Op::Remove { path }) => {
+                path.clone()
+            }
+            Step::Project(_) => project_path.clone(),
         };
         if let Err(e) = check_path(root, &root_canon, &path) {
             conflicts.push(e);
@@ -433,7 +470,8 @@ pub fn apply(root: &Path, plan: &Plan, opts: &ApplyOptions) -> Result<Report> {
                 }
             };
             let present = original.is_some();
-            let content = original.clone().unwrap_or_default();
+            // The text being edited starts as the file's; only what an edit changes is copied.
+            let content = Content::Original;
             staged.insert(
                 path.clone(),
                 Staged {
@@ -451,12 +489,21 @@ pub fn apply(root: &Path, plan: &Plan, opts: &ApplyOptions) -> Result<Report> {
         } else {
             Action::Create
         };
+        let op = match step {
+            Step::Op(op) => op,
+            Step::Project(text) => {
+                st.content = Content::Plan(text.as_bytes());
+                st.present = true;
+                st.action = changed;
+                continue;
+            }
+        };
         match op {
             Op::Create {
                 content, if_exists, ..
             } => {
                 if !st.present {
-                    st.content = content.clone().into_bytes();
+                    st.content = Content::Plan(content.as_bytes());
                     st.present = true;
                     st.action = changed;
                     continue;
@@ -472,7 +519,7 @@ pub fn apply(root: &Path, plan: &Plan, opts: &ApplyOptions) -> Result<Report> {
                         }
                     }
                     IfExists::Overwrite => {
-                        st.content = content.clone().into_bytes();
+                        st.content = Content::Plan(content.as_bytes());
                         st.action = changed;
                     }
                 }
@@ -480,7 +527,7 @@ pub fn apply(root: &Path, plan: &Plan, opts: &ApplyOptions) -> Result<Report> {
             Op::Remove { .. } => {
                 if st.present {
                     st.present = false;
-                    st.content.clear();
+                    st.content = Content::Plan(&[]);
                     st.action = if st.original.is_some() {
                         Action::Remove
                     } else {
@@ -496,20 +543,28 @@ pub fn apply(root: &Path, plan: &Plan, opts: &ApplyOptions) -> Result<Report> {
                     ));
                     continue;
                 }
-                let mut text = match String::from_utf8(st.content.clone()) {
-                    Ok(t) => t,
-                    Err(_) => {
-                        conflicts.push(format!("{}: is not UTF-8 text", path.display()));
-                        continue;
-                    }
+                let Ok(start) = std::str::from_utf8(st.bytes()) else {
+                    conflicts.push(format!("{}: is not UTF-8 text", path.display()));
+                    continue;
                 };
+                // Each edit reads the text and returns a new one; nothing is copied beforehand.
+                let mut text: Option<String> = None;
                 for edit in edits {
-                    match apply_edit(&path, &text, edit, &mut report.warnings, &mut report.notes) {
-                        Ok(t) => text = t,
+                    let current = text.as_deref().unwrap_or(start);
+                    match apply_edit(
+                        &path,
+                        current,
+                        edit,
+                        &mut report.warnings,
+                        &mut report.notes,
+                    ) {
+                        Ok(t) => text = Some(t),
                         Err(c) => conflicts.push(c),
                     }
                 }
-                st.content = text.into_bytes();
+                if let Some(t) = text {
+                    st.content = Content::Edited(t.into_bytes());
+                }
                 st.action = changed;
             }
         }
@@ -523,9 +578,7 @@ pub fn apply(root: &Path, plan: &Plan, opts: &ApplyOptions) -> Result<Report> {
     for path in &order {
         let st = &staged[path];
         let action = match st.action {
-            Action::Update if st.original.as_deref() == Some(st.content.as_slice()) => {
-                Action::Unchanged
-            }
+            Action::Update if st.original.as_deref() == Some(st.bytes()) => Action::Unchanged,
             a => a,
         };
         report.entries.push((path.clone(), action));
@@ -539,11 +592,11 @@ pub fn apply(root: &Path, plan: &Plan, opts: &ApplyOptions) -> Result<Report> {
         if !matches!(action, Action::Create | Action::Update | Action::Remove) {
             continue;
         }
-        let st = &staged[path];
+        let (content, original) = staged.remove(path).expect("staged above").into_parts();
         changes.push(Change {
             rel: resolve_final_link(root, &root_canon, path)?,
-            content: (*action != Action::Remove).then(|| st.content.clone()),
-            original: st.original.clone(),
+            content: (*action != Action::Remove).then_some(content),
+            original,
         });
     }
     if !changes.is_empty() {
