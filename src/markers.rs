@@ -194,7 +194,8 @@ pub fn go_marker_problem(before: &str) -> Option<&'static str> {
         Raw,
     }
     // One pass over the bytes (no line splitting: the text above a marker near the end of a
-    // large main.go is most of the file, and this runs for every edit).
+    // large main.go is most of the file, and this runs for every edit). Ordinary code and
+    // string contents are skipped eight bytes at a time ([`find_any`]).
     let b = before.as_bytes();
     let mut st = St::Code;
     let mut package = false;
@@ -244,23 +245,32 @@ pub fn go_marker_problem(before: &str) -> Option<&'static str> {
                         i += 1;
                     }
                     q @ (b'"' | b'\'') => {
+                        // To the closing quote (an escape skips the byte after it) or the
+                        // line's end, where an unterminated literal stops.
                         i += 1;
-                        while i < b.len() && b[i] != q && b[i] != b'\n' {
-                            i += if b[i] == b'\\' { 2 } else { 1 };
-                        }
-                        if i < b.len() && b[i] == q {
-                            i += 1;
+                        loop {
+                            match find_any(b, i, [q, b'\n', b'\\']) {
+                                Some(j) if b[j] == b'\\' => i = j + 2,
+                                Some(j) => {
+                                    i = j + usize::from(b[j] == q);
+                                    break;
+                                }
+                                None => {
+                                    i = b.len();
+                                    break;
+                                }
+                            }
                         }
                     }
                     // Skip to the next byte that can start a comment or a literal (or a line,
                     // while the package clause is still to be found).
                     _ => {
-                        i += 1 + b[i + 1..]
-                            .iter()
-                            .position(|&c| {
-                                matches!(c, b'/' | b'`' | b'"' | b'\'') || (c == b'\n' && !package)
-                            })
-                            .unwrap_or(b.len() - i - 1);
+                        let next = if package {
+                            find_any(b, i + 1, [b'/', b'`', b'"', b'\''])
+                        } else {
+                            find_any(b, i + 1, [b'/', b'`', b'"', b'\'', b'\n'])
+                        };
+                        i = next.unwrap_or(b.len());
                     }
                 }
             }
@@ -272,6 +282,32 @@ pub fn go_marker_problem(before: &str) -> Option<&'static str> {
         St::Code if !package => Some("above the package clause"),
         St::Code => None,
     }
+}
+
+/// The first index at or after `from` holding one of `needles`, found eight bytes at a time
+/// (each word is tested for every needle at once; a candidate is confirmed byte by byte, as
+/// the test can flag a byte above a real match).
+fn find_any<const N: usize>(b: &[u8], from: usize, needles: [u8; N]) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let mut i = from;
+    while i + 8 <= b.len() {
+        let w = u64::from_le_bytes(b[i..i + 8].try_into().expect("eight bytes"));
+        let mut hits = 0;
+        for n in needles {
+            let x = w ^ (ONES * u64::from(n));
+            hits |= x.wrapping_sub(ONES) & !x & HIGH;
+        }
+        while hits != 0 {
+            let at = i + hits.trailing_zeros() as usize / 8;
+            if needles.contains(&b[at]) {
+                return Some(at);
+            }
+            hits &= hits - 1;
+        }
+        i += 8;
+    }
+    (i.min(b.len())..b.len()).find(|&j| needles.contains(&b[j]))
 }
 
 /// The marker `name` as written with comment token `token`.
@@ -1220,6 +1256,135 @@ mod tests {
     }
 
     /// The search-based check agrees with comparing every window of significant lines.
+    #[test]
+    fn go_lexer_skipping_by_words_matches_the_byte_by_byte_one() {
+        // The lexer as it was before it skipped eight bytes at a time: the reference.
+        fn byte_by_byte(before: &str) -> Option<&'static str> {
+            #[derive(PartialEq)]
+            enum St {
+                Code,
+                Block,
+                Raw,
+            }
+            // One pass over the bytes (no line splitting: the text above a marker near the end of a
+            // large main.go is most of the file, and this runs for every edit).
+            let b = before.as_bytes();
+            let mut st = St::Code;
+            let mut package = false;
+            let mut line_start = true;
+            let mut i = 0;
+            while i < b.len() {
+                match st {
+                    St::Block => match before[i..].find("*/") {
+                        Some(j) => {
+                            i += j + 2;
+                            st = St::Code;
+                            line_start = false;
+                        }
+                        None => break,
+                    },
+                    St::Raw => match before[i..].find('`') {
+                        Some(j) => {
+                            i += j + 1;
+                            st = St::Code;
+                            line_start = false;
+                        }
+                        None => break,
+                    },
+                    St::Code => {
+                        if line_start && !package {
+                            let t = before[i..].trim_start_matches([' ', '\t', '\r']);
+                            if t.starts_with("package")
+                                && t[7..].starts_with(|c: char| c.is_whitespace())
+                            {
+                                package = true;
+                            }
+                        }
+                        line_start = false;
+                        match b[i] {
+                            b'\n' => {
+                                i += 1;
+                                line_start = true;
+                            }
+                            b'/' if b.get(i + 1) == Some(&b'/') => match before[i..].find('\n') {
+                                Some(j) => i += j,
+                                None => break,
+                            },
+                            b'/' if b.get(i + 1) == Some(&b'*') => {
+                                st = St::Block;
+                                i += 2;
+                            }
+                            b'`' => {
+                                st = St::Raw;
+                                i += 1;
+                            }
+                            q @ (b'"' | b'\'') => {
+                                i += 1;
+                                while i < b.len() && b[i] != q && b[i] != b'\n' {
+                                    i += if b[i] == b'\\' { 2 } else { 1 };
+                                }
+                                if i < b.len() && b[i] == q {
+                                    i += 1;
+                                }
+                            }
+                            // Skip to the next byte that can start a comment or a literal (or a line,
+                            // while the package clause is still to be found).
+                            _ => {
+                                i += 1 + b[i + 1..]
+                                    .iter()
+                                    .position(|&c| {
+                                        matches!(c, b'/' | b'`' | b'"' | b'\'')
+                                            || (c == b'\n' && !package)
+                                    })
+                                    .unwrap_or(b.len() - i - 1);
+                            }
+                        }
+                    }
+                }
+            }
+            match st {
+                St::Raw => Some("inside a raw string literal"),
+                St::Block => Some("inside a /* */ comment"),
+                St::Code if !package => Some("above the package clause"),
+                St::Code => None,
+            }
+        }
+        const PIECES: &[&str] = &[
+            "package main\n",
+            "package",
+            " ",
+            "\n",
+            "\t",
+            "\r",
+            "//",
+            "/*",
+            "*/",
+            "`",
+            "\"",
+            "'",
+            "\\",
+            "x",
+            "abcdefghij",
+            "import (\n",
+            "\"k8s.io/a\"",
+            "a/b",
+            "*",
+            "\\\"",
+        ];
+        let mut seed: u64 = 0x9e37_79b9;
+        let mut next = |n: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n as u64) as usize
+        };
+        for _ in 0..50000 {
+            let n = next(24);
+            let text: String = (0..n).map(|_| PIECES[next(PIECES.len())]).collect();
+            assert_eq!(go_marker_problem(&text), byte_by_byte(&text), "{text:?}");
+        }
+    }
+
     #[test]
     fn fragment_search_matches_window_comparison() {
         fn windows(content: &str, fragment: &str) -> bool {
