@@ -553,7 +553,8 @@ fn ctrl_c_during_make_generate_names_what_is_left_to_run() {
     );
     assert_eq!(r.code, 130, "{}", r.screen);
     assert!(
-        r.screen.contains("interrupted during `make generate GENERATE_PATHS=./api/v1`"),
+        r.screen
+            .contains("interrupted during `make generate GENERATE_PATHS=./api/v1`"),
         "{}",
         r.screen
     );

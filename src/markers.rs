@@ -569,11 +569,23 @@ fn classify(path: &str, module: &str) -> Class {
 /// Add `spec` to the import block that holds the `imports` marker, keeping the file gofmt-clean:
 /// into the blank-line-separated group of its class (std / third-party / `module`-local) at its
 /// sorted position, or as a new group placed in class order. A spec already imported is left alone.
+#[cfg(test)]
 pub fn insert_go_import(
     content: &str,
     spec: &ImportSpec,
     module: &str,
 ) -> Result<String, MarkerError> {
+    Ok(insert_go_imports(content, std::slice::from_ref(spec), module)?.0)
+}
+
+/// [`insert_go_import`] for several imports at once: the marker is found and the file copied
+/// once, however many there are. Also says whether the imports marker was there (without it
+/// they go into the first import block).
+pub fn insert_go_imports(
+    content: &str,
+    specs: &[ImportSpec],
+    module: &str,
+) -> Result<(String, bool), MarkerError> {
     if direct(content) {
         // Work on the lines from the block's `import (` to the marker only. Without a marker,
         // or without an `import (` above it, the line-by-line path below does the work.
@@ -584,15 +596,17 @@ pub fn insert_go_import(
                     let start = content[..pos - 1].rfind('\n').map_or(0, |i| i + 1);
                     if content[start..pos - 1].trim_start().starts_with("import (") {
                         let end = (marker_end + 1).min(content.len());
-                        let block = &content[start..end];
-                        let (lines, nl) = split_lines(block);
-                        let last = lines.len() - 1;
-                        let block = add_import(block, lines, nl, 0, last, spec, module);
+                        let mut block = content[start..end].to_string();
+                        for spec in specs {
+                            let (lines, nl) = split_lines(&block);
+                            let last = lines.len() - 1;
+                            block = add_import(&block, lines, nl, 0, last, spec, module);
+                        }
                         let mut out = String::with_capacity(content.len() + block.len());
                         out.push_str(&content[..start]);
                         out.push_str(&block);
                         out.push_str(&content[end..]);
-                        return Ok(out);
+                        return Ok((out, true));
                     }
                     pos = start;
                 }
@@ -601,7 +615,11 @@ pub fn insert_go_import(
             Err(e) => return Err(e),
         }
     }
-    insert_go_import_lines(content, spec, module)
+    let mut out = content.to_string();
+    for spec in specs {
+        out = insert_go_import_lines(&out, spec, module)?;
+    }
+    Ok((out, has_marker(content, "//", "imports")))
 }
 
 fn insert_go_import_lines(
@@ -1169,6 +1187,29 @@ mod tests {
         assert_eq!(
             out,
             "package main\n\nimport (\n\t\"context\"\n\t\"os\"\n\n\tcertv1 \"github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1\"\n\tutilruntime \"k8s.io/apimachinery/pkg/util/runtime\"\n\tctrl \"sigs.k8s.io/controller-runtime\"\n\n\t\"example.com/g/internal/controller\"\n\t// +kubebuilder:scaffold:imports\n)\n\nfunc init() {\n\t// +kubebuilder:scaffold:scheme\n}\n"
+        );
+        // All three at once: the same file, and the marker was there.
+        let specs = [
+            ImportSpec::new(None, "example.com/g/internal/controller"),
+            ImportSpec::new(
+                Some("certv1"),
+                "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1",
+            ),
+            ImportSpec::new(None, "context"),
+        ];
+        assert_eq!(
+            insert_go_imports(MAIN, &specs, "example.com/g").unwrap(),
+            (out.clone(), true)
+        );
+        // With carriage returns (the line-by-line path): as one at a time.
+        let mut one_by_one = MAIN.replace('\n', "\r\n");
+        let crlf = one_by_one.clone();
+        for spec in &specs {
+            one_by_one = insert_go_import(&one_by_one, spec, "example.com/g").unwrap();
+        }
+        assert_eq!(
+            insert_go_imports(&crlf, &specs, "example.com/g").unwrap(),
+            (one_by_one, true)
         );
     }
 

@@ -341,6 +341,35 @@ fn check_path(root: &Path, root_canon: &Path, rel: &Path) -> Result<(), String> 
     Ok(())
 }
 
+/// Add imports to a Go file (several at once: one search for the marker, one copy).
+fn go_imports(
+    path: &Path,
+    content: &str,
+    specs: &[ImportSpec],
+    module: &str,
+    notes: &mut Vec<String>,
+) -> Result<String, String> {
+    let show = path.display();
+    let (out, has_marker) =
+        markers::insert_go_imports(content, specs, module).map_err(|e| match e {
+            markers::MarkerError::Missing(m) => format!(
+                "{show}: the marker `{m}` is missing; put it back as the last line of the import block"
+            ),
+            e => format!("{show}: {e}"),
+        })?;
+    // Only files that carry scaffold markers are expected to have an imports marker (main.go
+    // and the suites); the webhook files never had one.
+    if !has_marker && out != content && content.contains("+kubebuilder:scaffold:") {
+        let note = format!(
+            "{show}: the marker `// +kubebuilder:scaffold:imports` is missing, so new imports went into the first import block; put the marker back as the last line of that block"
+        );
+        if !notes.contains(&note) {
+            notes.push(note);
+        }
+    }
+    Ok(out)
+}
+
 fn apply_edit(
     path: &Path,
     content: &str,
@@ -361,25 +390,7 @@ fn apply_edit(
             })
         }
         Edit::GoImport { spec, module } => {
-            let has_marker = markers::has_marker(content, "//", "imports");
-            // Only files that carry scaffold markers are expected to have an imports marker
-            // (main.go and the suites); the webhook files never had one.
-            let uses_markers = content.contains("+kubebuilder:scaffold:");
-            let out = markers::insert_go_import(content, spec, module).map_err(|e| match e {
-                markers::MarkerError::Missing(m) => format!(
-                    "{show}: the marker `{m}` is missing; put it back as the last line of the import block"
-                ),
-                e => format!("{show}: {e}"),
-            })?;
-            if !has_marker && uses_markers && out != content {
-                let note = format!(
-                    "{show}: the marker `// +kubebuilder:scaffold:imports` is missing, so new imports went into the first import block; put the marker back as the last line of that block"
-                );
-                if !notes.contains(&note) {
-                    notes.push(note);
-                }
-            }
-            Ok(out)
+            go_imports(path, content, std::slice::from_ref(spec), module, notes)
         }
         Edit::Uncomment { block, required } => match markers::uncomment(content, block) {
             Some(c) => Ok(c),
