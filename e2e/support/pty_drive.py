@@ -13,6 +13,7 @@ Everything the terminal showed is written to --transcript. The exit status is th
 """
 
 import os
+import signal
 import pty
 import select
 import sys
@@ -60,6 +61,9 @@ def main():
                 fd = os.open(stderr_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
                 os.dup2(fd, 2)
                 os.close(fd)
+            # A shell starting a job in the background without job control ignores SIGINT, and
+            # the child would inherit that: Ctrl-C must act as on a user's terminal.
+            signal.signal(signal.SIGINT, signal.SIG_DFL)
             os.execvp(command[0], command)
         finally:
             os._exit(127)
