@@ -1296,7 +1296,6 @@ mod tests {
         assert_eq!(append_once("a\nb\n", "b\n"), "a\nb\n");
     }
 
-    /// The search-based check agrees with comparing every window of significant lines.
     #[test]
     fn go_lexer_skipping_by_words_matches_the_byte_by_byte_one() {
         // The lexer as it was before it skipped eight bytes at a time: the reference.
@@ -1426,6 +1425,7 @@ mod tests {
         }
     }
 
+    /// The search-based check agrees with comparing every window of significant lines.
     #[test]
     fn fragment_search_matches_window_comparison() {
         fn windows(content: &str, fragment: &str) -> bool {
