@@ -118,7 +118,7 @@ fn direct(content: &str) -> bool {
     if LINE_BY_LINE.with(std::cell::Cell::get) {
         return false;
     }
-    !content.contains('\r')
+    memchr::memchr(b'\r', content.as_bytes()).is_none()
 }
 
 #[cfg(test)]
@@ -180,6 +180,17 @@ pub fn go_marker_problem(before: &str) -> Option<&'static str> {
     let mut st = St::Code;
     let mut package = false;
     let mut line_start = true;
+    // The next `'` at or after some earlier position (`usize::MAX`: none), once searched for.
+    let mut apostrophe: Option<usize> = None;
+    // Only a backquote or `/*` can leave the lexer in a state that lasts past a line's end.
+    // Once the package clause is behind and neither comes again, the marker is in code: the
+    // rest (most of a large main.go) need not be read.
+    // (`*` is rare in Go, so `/*` is found from its `*`.)
+    let last_block = memchr::memrchr_iter(b'*', b).find(|&k| k > 0 && b[k - 1] == b'/');
+    let last_opener = [memchr::memrchr(b'`', b), last_block.map(|k| k - 1)]
+        .into_iter()
+        .flatten()
+        .max();
     let mut i = 0;
     while i < b.len() {
         match st {
@@ -205,6 +216,9 @@ pub fn go_marker_problem(before: &str) -> Option<&'static str> {
                     if t.starts_with("package") && t[7..].starts_with(|c: char| c.is_whitespace()) {
                         package = true;
                     }
+                }
+                if package && last_opener.is_none_or(|k| k < i) {
+                    break;
                 }
                 line_start = false;
                 match b[i] {
@@ -248,7 +262,18 @@ pub fn go_marker_problem(before: &str) -> Option<&'static str> {
                     // while the package clause is still to be found).
                     _ => {
                         let next = if package {
-                            find_any(b, i + 1, [b'/', b'`', b'"', b'\''])
+                            // Three of the four bytes by one vectorised search; `'` is rare in
+                            // Go, so its next position is found once and kept until passed.
+                            if apostrophe.is_none_or(|a| a < i + 1) {
+                                apostrophe = Some(
+                                    memchr::memchr(b'\'', &b[i + 1..])
+                                        .map_or(usize::MAX, |j| i + 1 + j),
+                                );
+                            }
+                            let other = memchr::memchr3(b'/', b'`', b'"', &b[i + 1..])
+                                .map_or(usize::MAX, |j| i + 1 + j);
+                            let n = other.min(apostrophe.unwrap_or(usize::MAX));
+                            (n != usize::MAX).then_some(n)
                         } else {
                             find_any(b, i + 1, [b'/', b'`', b'"', b'\'', b'\n'])
                         };
@@ -414,15 +439,15 @@ fn fragment_in(content: &str, fragment: &str, norm: fn(&str) -> &str) -> bool {
     };
     memmem::find_iter(content.as_bytes(), first.as_bytes()).any(|at| {
         let (start, end) = line_around(content, at);
-        let line = content[start..end].strip_suffix('\r').unwrap_or(&content[start..end]);
+        let line = content[start..end]
+            .strip_suffix('\r')
+            .unwrap_or(&content[start..end]);
         if norm(line) != first {
             return false;
         }
-        let mut following = content[end..]
-            .lines()
-            .map(norm)
-            .filter(|l| !l.is_empty());
-        rest.iter().all(|want| following.next() == Some(want.as_str()))
+        let mut following = content[end..].lines().map(norm).filter(|l| !l.is_empty());
+        rest.iter()
+            .all(|want| following.next() == Some(want.as_str()))
     })
 }
 
@@ -484,12 +509,12 @@ fn insert_lines(content: &str, at: usize, lines: &[Cow<'_, str>]) -> String {
 
 /// Insert each fragment (unless already present) directly above the one line holding the
 /// marker; a missing, duplicated or (Go) misplaced marker is an error.
-pub fn insert_above(
-    content: &str,
+pub fn insert_above<'a>(
+    content: &'a str,
     token: &str,
     name: &str,
     fragments: &[String],
-) -> Result<String, MarkerError> {
+) -> Result<Cow<'a, str>, MarkerError> {
     if direct(content) {
         let (start, end) = find_marker_direct(content, token, name)?;
         let indent = indentation(&content[start..end]);
@@ -504,7 +529,7 @@ pub fn insert_above(
             at += out.len() - current.len();
             current = Cow::Owned(out);
         }
-        return Ok(current.into_owned());
+        return Ok(current);
     }
     let (mut lines, nl) = split_lines(content);
     let mut at = find_marker(content, &lines, token, name)?;
@@ -520,7 +545,7 @@ pub fn insert_above(
         at += n;
         current = Cow::Owned(join_lines(&lines, nl));
     }
-    Ok(current.into_owned())
+    Ok(current)
 }
 
 /// One `import` spec: optional name and the path.
@@ -592,17 +617,21 @@ pub fn insert_go_import(
     spec: &ImportSpec,
     module: &str,
 ) -> Result<String, MarkerError> {
-    Ok(insert_go_imports(content, std::slice::from_ref(spec), module)?.0)
+    Ok(
+        insert_go_imports(content, std::slice::from_ref(spec), module)?
+            .0
+            .into_owned(),
+    )
 }
 
 /// [`insert_go_import`] for several imports at once: the marker is found and the file copied
 /// once, however many there are. Also says whether the imports marker was there (without it
 /// they go into the first import block).
-pub fn insert_go_imports(
-    content: &str,
+pub fn insert_go_imports<'a>(
+    content: &'a str,
     specs: &[ImportSpec],
     module: &str,
-) -> Result<(String, bool), MarkerError> {
+) -> Result<(Cow<'a, str>, bool), MarkerError> {
     if direct(content) {
         // Work on the lines from the block's `import (` to the marker only. Without a marker,
         // or without an `import (` above it, the line-by-line path below does the work.
@@ -619,11 +648,14 @@ pub fn insert_go_imports(
                             let last = lines.len() - 1;
                             block = add_import(&block, lines, nl, 0, last, spec, module);
                         }
+                        if block == content[start..end] {
+                            return Ok((Cow::Borrowed(content), true));
+                        }
                         let mut out = String::with_capacity(content.len() + block.len());
                         out.push_str(&content[..start]);
                         out.push_str(&block);
                         out.push_str(&content[end..]);
-                        return Ok((out, true));
+                        return Ok((Cow::Owned(out), true));
                     }
                     pos = start;
                 }
@@ -636,6 +668,11 @@ pub fn insert_go_imports(
     for spec in specs {
         out = insert_go_import_lines(&out, spec, module)?;
     }
+    let out = if out == content {
+        Cow::Borrowed(content)
+    } else {
+        Cow::Owned(out)
+    };
     Ok((out, has_marker(content, "//", "imports")))
 }
 
@@ -831,9 +868,9 @@ pub fn uncomment(content: &str, block: &str) -> Option<String> {
 
 /// Insert `text` right after the first line whose trimmed content equals `anchor`, unless the
 /// text (by significant lines) is already present. `None` when the anchor is missing.
-pub fn insert_after_line(content: &str, anchor: &str, text: &str) -> Option<String> {
+pub fn insert_after_line<'a>(content: &'a str, anchor: &str, text: &str) -> Option<Cow<'a, str>> {
     if contains_fragment(content, text) {
-        return Some(content.to_string());
+        return Some(Cow::Borrowed(content));
     }
     if direct(content) && !anchor.trim().is_empty() {
         let (_, end) = find_line(content, anchor.trim(), false)?;
@@ -843,10 +880,10 @@ pub fn insert_after_line(content: &str, anchor: &str, text: &str) -> Option<Stri
             .map(Cow::Borrowed)
             .collect();
         if end < content.len() {
-            return Some(insert_lines(content, end + 1, &new));
+            return Some(Cow::Owned(insert_lines(content, end + 1, &new)));
         }
         // The anchor is the last line and has no newline: neither does the result.
-        return Some(format!("{content}\n{}", new.join("\n")));
+        return Some(Cow::Owned(format!("{content}\n{}", new.join("\n"))));
     }
     let (mut lines, nl) = split_lines(content);
     let at = lines.iter().position(|l| l.trim() == anchor.trim())?;
@@ -856,32 +893,32 @@ pub fn insert_after_line(content: &str, anchor: &str, text: &str) -> Option<Stri
         .map(Cow::Borrowed)
         .collect();
     lines.splice(at + 1..at + 1, new);
-    Some(join_lines(&lines, nl))
+    Some(Cow::Owned(join_lines(&lines, nl)))
 }
 
 /// Insert `text` above the last line whose trimmed content equals `anchor`, taking that line's
 /// indentation, unless the text (by significant lines) is already present. `None` when the
 /// anchor is missing.
-pub fn insert_before_line(content: &str, anchor: &str, text: &str) -> Option<String> {
+pub fn insert_before_line<'a>(content: &'a str, anchor: &str, text: &str) -> Option<Cow<'a, str>> {
     if contains_fragment(content, text) {
-        return Some(content.to_string());
+        return Some(Cow::Borrowed(content));
     }
     if direct(content) && !anchor.trim().is_empty() {
         let (start, end) = find_line(content, anchor.trim(), true)?;
         let new = indent_fragment(text, indentation(&content[start..end]));
-        return Some(insert_lines(content, start, &new));
+        return Some(Cow::Owned(insert_lines(content, start, &new)));
     }
     let (mut lines, nl) = split_lines(content);
     let at = lines.iter().rposition(|l| l.trim() == anchor.trim())?;
     let indent = indentation(&lines[at]).to_string();
     lines.splice(at..at, indent_fragment(text, &indent));
-    Some(join_lines(&lines, nl))
+    Some(Cow::Owned(join_lines(&lines, nl)))
 }
 
 /// Append `text` unless it is already present.
-pub fn append_once(content: &str, text: &str) -> String {
+pub fn append_once<'a>(content: &'a str, text: &str) -> Cow<'a, str> {
     if contains_fragment(content, text) {
-        return content.to_string();
+        return Cow::Borrowed(content);
     }
     let mut s = content.to_string();
     if !s.is_empty() && !s.ends_with('\n') {
@@ -891,7 +928,7 @@ pub fn append_once(content: &str, text: &str) -> String {
     if !s.ends_with('\n') {
         s.push('\n');
     }
-    s
+    Cow::Owned(s)
 }
 
 /// Add `tags` (whole comment lines, such as `// +genclient`) at the top of the comments above
@@ -1217,7 +1254,7 @@ mod tests {
         ];
         assert_eq!(
             insert_go_imports(MAIN, &specs, "example.com/g").unwrap(),
-            (out.clone(), true)
+            (Cow::Owned(out.clone()), true)
         );
         // With carriage returns (the line-by-line path): as one at a time.
         let mut one_by_one = MAIN.replace('\n', "\r\n");
@@ -1227,7 +1264,7 @@ mod tests {
         }
         assert_eq!(
             insert_go_imports(&crlf, &specs, "example.com/g").unwrap(),
-            (one_by_one, true)
+            (Cow::Owned(one_by_one), true)
         );
     }
 
@@ -1604,10 +1641,10 @@ mod tests {
             let frag = ["a()\n", "x()\n\ny()\n", "- a.yaml", "", "\tb()"][next(5)].to_string();
             let t = &text;
             tally(both(|| {
-                insert_above(t, "//", "builder", std::slice::from_ref(&frag))
+                insert_above(t, "//", "builder", std::slice::from_ref(&frag)).map(Cow::into_owned)
             }));
             tally(both(|| {
-                insert_above(t, "#", "x", &[frag.clone(), "- b".into()])
+                insert_above(t, "#", "x", &[frag.clone(), "- b".into()]).map(Cow::into_owned)
             }));
             tally(both(|| {
                 insert_go_import(t, &ImportSpec::new(Some("bv1"), "m/api/b/v1"), "m")

@@ -11,6 +11,7 @@ use crate::journal::{self, Entry, Journal};
 use crate::markers::{self, ImportSpec};
 use crate::out::{errln, outln};
 use anyhow::{anyhow, bail, Result};
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
 use std::fs;
@@ -342,13 +343,13 @@ fn check_path(root: &Path, root_canon: &Path, rel: &Path) -> Result<(), String> 
 }
 
 /// Add imports to a Go file (several at once: one search for the marker, one copy).
-fn go_imports(
+fn go_imports<'a>(
     path: &Path,
-    content: &str,
+    content: &'a str,
     specs: &[ImportSpec],
     module: &str,
     notes: &mut Vec<String>,
-) -> Result<String, String> {
+) -> Result<Cow<'a, str>, String> {
     let show = path.display();
     let (out, has_marker) =
         markers::insert_go_imports(content, specs, module).map_err(|e| match e {
@@ -370,13 +371,15 @@ fn go_imports(
     Ok(out)
 }
 
-fn apply_edit(
+/// The text after `edit`; borrowed when the edit changes nothing, so that an unchanged file is
+/// never copied.
+fn apply_edit<'a>(
     path: &Path,
-    content: &str,
+    content: &'a str,
     edit: &Edit,
     warnings: &mut Vec<String>,
     notes: &mut Vec<String>,
-) -> Result<String, String> {
+) -> Result<Cow<'a, str>, String> {
     let show = path.display();
     match edit {
         Edit::AboveMarker { marker, fragments } => {
@@ -393,7 +396,7 @@ fn apply_edit(
             go_imports(path, content, std::slice::from_ref(spec), module, notes)
         }
         Edit::Uncomment { block, required } => match markers::uncomment(content, block) {
-            Some(c) => Ok(c),
+            Some(c) => Ok(Cow::Owned(c)),
             None if *required => Err(format!(
                 "{show}: expected to find this block (commented out or not) but did not:\n{}",
                 indent_block(block)
@@ -403,20 +406,20 @@ fn apply_edit(
                     "{show}: could not find the commented-out block below; enable it by hand:\n{}",
                     indent_block(block)
                 ));
-                Ok(content.to_string())
+                Ok(Cow::Borrowed(content))
             }
         },
         Edit::EnableEntry { start, needs } => {
             let needs: Vec<&str> = needs.iter().map(String::as_str).collect();
             match markers::enable_entries(content, start, &needs) {
-                Some(c) => Ok(c),
+                Some(c) => Ok(Cow::Owned(c)),
                 None => {
                     warnings.push(format!(
                         "{show}: could not find the `{start}` entry holding these lines, commented out or not; \
                          add or enable it by hand:\n{}",
                         indent_block(&needs.join("\n"))
                     ));
-                    Ok(content.to_string())
+                    Ok(Cow::Borrowed(content))
                 }
             }
         }
@@ -426,10 +429,12 @@ fn apply_edit(
             .ok_or_else(|| format!("{show}: the line `{anchor}` is missing; add it back")),
         Edit::Append { text } => Ok(markers::append_once(content, text)),
         Edit::TypeTags { type_name, tags } => markers::tag_go_type(content, type_name, tags)
+            .map(Cow::Owned)
             .ok_or_else(|| {
                 format!("{show}: the declaration `type {type_name} struct` is missing; add it back")
             }),
         Edit::AfterRecipe { target, text } => markers::insert_after_recipe(content, target, text)
+            .map(Cow::Owned)
             .ok_or_else(|| format!("{show}: the rule `{target}:` is missing; add it back")),
     }
 }
@@ -569,7 +574,8 @@ pub fn apply(root: &Path, plan: &Plan, opts: &ApplyOptions) -> Result<Report> {
                         &mut report.warnings,
                         &mut report.notes,
                     ) {
-                        Ok(t) => text = Some(t),
+                        Ok(Cow::Owned(t)) => text = Some(t),
+                        Ok(Cow::Borrowed(_)) => {}
                         Err(c) => conflicts.push(c),
                     }
                 }

@@ -138,7 +138,7 @@ pub struct Webhooks {
 impl Resource {
     /// Same group, version and kind (group compared case-insensitively, as Kubebuilder does).
     pub fn is_gvk(&self, group: &str, version: &str, kind: &str) -> bool {
-        self.group.eq_ignore_ascii_case(group) && self.version == version && self.kind == kind
+        self.kind == kind && self.version == version && self.group.eq_ignore_ascii_case(group)
     }
 }
 
@@ -768,14 +768,59 @@ mod fast {
         (line.as_bytes()[..n].iter().all(|&c| c == b' ') && !rest.starts_with(' ')).then_some(rest)
     }
 
+    /// A cursor over the lines of the text after its header comments, each found when the
+    /// cursor reaches it (no vector of lines: at 200 kinds PROJECT has 1,800 of them).
     struct Lines<'a> {
-        lines: Vec<&'a str>,
-        i: usize,
+        text: &'a str,
+        /// Where the current line starts.
+        pos: usize,
+        /// The current line, without its newline; `None` at the end or at a bad line.
+        cur: Option<&'a str>,
+        /// Where the line after the current one starts.
+        next: usize,
+        /// A line this reader does not take (blank, a comment, trailing spaces) was reached.
+        bad: bool,
     }
 
     impl<'a> Lines<'a> {
+        fn new(text: &'a str) -> Lines<'a> {
+            let b = text.as_bytes();
+            let mut pos = 0;
+            while b.get(pos) == Some(&b'#') {
+                pos = memchr::memchr(b'\n', &b[pos..]).map_or(b.len(), |i| pos + i + 1);
+            }
+            let mut lines = Lines {
+                text,
+                pos,
+                cur: None,
+                next: pos,
+                bad: false,
+            };
+            lines.advance();
+            lines
+        }
+
+        /// Move to the next line.
+        fn advance(&mut self) {
+            let (b, pos) = (self.text.as_bytes(), self.next);
+            self.pos = pos;
+            self.cur = None;
+            if pos >= b.len() {
+                return;
+            }
+            let end = memchr::memchr(b'\n', &b[pos..]).map_or(b.len(), |i| pos + i);
+            self.next = end + 1;
+            let line = &self.text[pos..end];
+            let body = line.trim_start_matches(' ');
+            if body.is_empty() || body.starts_with('#') || line.ends_with(' ') {
+                self.bad = true;
+            } else {
+                self.cur = Some(line);
+            }
+        }
+
         fn peek(&self) -> Option<&'a str> {
-            self.lines.get(self.i).copied()
+            self.cur
         }
 
         /// The next `key: value` line at indent `n` (keys strictly increasing after `prev`).
@@ -789,7 +834,7 @@ mod fast {
                 return None;
             }
             *prev = key;
-            self.i += 1;
+            self.advance();
             Some((key, value))
         }
 
@@ -801,7 +846,7 @@ mod fast {
                 .and_then(|l| at_indent(l, n)?.strip_prefix("- "))
             {
                 out.push(string(item)?);
-                self.i += 1;
+                self.advance();
             }
             (!out.is_empty()).then_some(out)
         }
@@ -869,7 +914,7 @@ mod fast {
                     Some(text) => {
                         let (k, v) = key_value(text)?;
                         prev = k;
-                        self.i += 1;
+                        self.advance();
                         (k, v)
                     }
                     None => match self.entry(2, &mut prev) {
@@ -891,7 +936,7 @@ mod fast {
                             r.controllers.push(Controller {
                                 name: string(name)?,
                             });
-                            self.i += 1;
+                            self.advance();
                         }
                         (!r.controllers.is_empty()).then_some(())?;
                     }
@@ -930,25 +975,12 @@ mod fast {
         if memchr::memchr2(b'\r', b'\t', text.as_bytes()).is_some() {
             return None;
         }
-        let mut lines = vec![];
-        let mut header = true;
-        for l in crate::markers::lines(text) {
-            if header && l.starts_with('#') {
-                continue;
-            }
-            header = false;
-            let body = l.trim_start_matches(' ');
-            if body.is_empty() || body.starts_with('#') || l.ends_with(' ') {
-                return None;
-            }
-            lines.push(l);
-        }
-        let mut p = Lines { lines, i: 0 };
+        let mut p = Lines::new(text);
         let mut project = Project::default();
         let mut prev = "";
         let mut has_version = false;
-        while let Some(line) = p.peek() {
-            let start = line.as_ptr() as usize - text.as_ptr() as usize;
+        while p.peek().is_some() {
+            let start = p.pos;
             let (key, value) = p.entry(0, &mut prev)?;
             match key {
                 "layout" => {
@@ -977,11 +1009,12 @@ mod fast {
                 _ => {
                     // A key we do not model: let serde_yaml read just its lines.
                     while p.peek().is_some_and(|l| l.starts_with([' ', '-'])) {
-                        p.i += 1;
+                        p.advance();
                     }
-                    let end = p
-                        .peek()
-                        .map_or(text.len(), |l| l.as_ptr() as usize - text.as_ptr() as usize);
+                    if p.bad {
+                        return None;
+                    }
+                    let end = p.pos.min(text.len());
                     let block: Mapping = serde_yaml::from_str(&text[start..end]).ok()?;
                     let (k, v) = block.into_iter().next()?;
                     if !matches!(&k, Value::String(s) if s == key) {
@@ -991,7 +1024,7 @@ mod fast {
                 }
             }
         }
-        has_version.then_some(project)
+        (has_version && !p.bad).then_some(project)
     }
 }
 
@@ -1379,12 +1412,13 @@ mod tests {
                 fast_read += 1;
             }
             written += 1;
-            // Mangle: drop, repeat, swap, indent, unindent, quote or comment a line.
+            // Mangle: drop, repeat, swap, indent, unindent, quote or comment a line, add a blank line
+            // or a trailing space.
             let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
             for _ in 0..1 + r.below(2) {
                 let i = r.below(lines.len());
                 let j = (i + 1).min(lines.len() - 1);
-                match r.below(9) {
+                match r.below(11) {
                     0 => {
                         lines.remove(i);
                     }
@@ -1395,6 +1429,8 @@ mod tests {
                     5 => lines[i] = lines[i].replacen(": ", ": \"", 1) + "\"",
                     6 => lines.insert(i, "# note".into()),
                     7 => lines[i] = lines[i].replacen("- ", "-  ", 1),
+                    8 => lines.insert(i, String::new()),
+                    9 => lines[i].push(' '),
                     _ => lines[i].push_str(" #c"),
                 }
                 if lines.is_empty() {
