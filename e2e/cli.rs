@@ -588,6 +588,26 @@ fn create_api_dry_run_and_force() {
     );
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(fs::read_to_string(&types).unwrap().contains("AppSpec"));
+    // A second kind: files the command reads but does not change are "kept" in a dry run.
+    let out = api(
+        d,
+        &[
+            "--group",
+            "ingress",
+            "--version",
+            "v1",
+            "--kind",
+            "Gate",
+            "--dry-run",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let plan = stdout(&out);
+    assert!(
+        plan.contains("would keep      config/default/kustomization.yaml"),
+        "{plan}"
+    );
+    assert!(!plan.contains("would unchanged"), "{plan}");
     let main = fs::read_to_string(d.join("cmd/main.go")).unwrap();
     assert_eq!(main.matches("ingressv1.AddToScheme").count(), 1, "{main}");
     assert_eq!(main.matches("AppReconciler").count(), 1, "{main}");

@@ -196,7 +196,11 @@ impl Report {
     pub fn print(&self, dry_run: bool) {
         let color = crate::term::color_stdout();
         for (path, action) in &self.entries {
-            let name = action.to_string();
+            // "would unchanged" is not English: a dry run says the file is kept as it is.
+            let name = match action {
+                Action::Unchanged if dry_run => "keep".to_string(),
+                a => a.to_string(),
+            };
             let pad = " ".repeat(9usize.saturating_sub(name.len()));
             let word = format!("{}{pad}", crate::term::paint(&name, action.style(), color));
             if dry_run {
