@@ -31,7 +31,8 @@ wait_pairs=${WAIT_PAIRS:-3}
 sections=" ${BENCH_SECTIONS:-paired durability alone wait} "
 want() { [[ $sections == *" $1 "* ]]; }
 cargo build --release --quiet --manifest-path "$root/Cargo.toml"
-op="$root/target/release/opbuilder"
+op="${CARGO_TARGET_DIR:-$root/target}/release/opbuilder"
+[[ $op == /* ]] || op="$PWD/$op"
 kb=$(bash "$root/e2e/scripts/go-tool.sh" kubebuilder)
 work=$(mktemp -d "${TMPDIR:-/tmp}/opbuilder-bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT

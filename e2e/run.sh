@@ -33,7 +33,7 @@ start=$SECONDS
 
 log_info "building opbuilder"
 cargo build --quiet --manifest-path "$OPBUILDER_ROOT/Cargo.toml"
-export OPBUILDER_BIN="$OPBUILDER_ROOT/target/debug/opbuilder"
+export OPBUILDER_BIN="$OPBUILDER_TARGET_DIR/debug/opbuilder"
 
 if [[ $what != parity && $what != generate-parity ]]; then
 	log_info "control-plane binaries (cached by version)"

@@ -25,7 +25,7 @@ need_cmd git cargo go make kubectl flock
 
 RELEASE=0.1.0
 RELEASE_COMMIT=647f151
-NEW=${OPBUILDER_BIN:-$OPBUILDER_ROOT/target/debug/opbuilder}
+NEW=${OPBUILDER_BIN:-$OPBUILDER_TARGET_DIR/debug/opbuilder}
 [[ -x $NEW ]] || die "build opbuilder first (cargo build): $NEW"
 export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-1700000000}
 unset OPBUILDER_TEST_VERSION

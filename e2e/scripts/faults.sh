@@ -24,7 +24,7 @@ need_cmd cargo find sort md5sum
 start=$SECONDS
 log_info "building opbuilder (debug: it has the failure seam)"
 cargo build --quiet --manifest-path "$OPBUILDER_ROOT/Cargo.toml"
-bin="$OPBUILDER_ROOT/target/debug/opbuilder"
+bin="$OPBUILDER_TARGET_DIR/debug/opbuilder"
 work=$(mktemp -d "${TMPDIR:-/tmp}/opbuilder-faults.XXXXXX")
 mnt="$work/mnt"
 cleanup() {

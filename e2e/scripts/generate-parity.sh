@@ -36,7 +36,7 @@ kb_src=$(go mod download -json "sigs.k8s.io/kubebuilder/v4@$kb_version" | awk -F
 op_bin=${OPBUILDER_BIN:-}
 if [[ -z $op_bin ]]; then
 	cargo build --quiet --manifest-path "$OPBUILDER_ROOT/Cargo.toml"
-	op_bin="$OPBUILDER_ROOT/target/debug/opbuilder"
+	op_bin="$OPBUILDER_TARGET_DIR/debug/opbuilder"
 fi
 
 known=(project-v4 project-v4-multigroup project-v4-with-plugins)

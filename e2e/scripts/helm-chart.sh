@@ -20,7 +20,7 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 need_cmd go make kubectl
-opbuilder=${OPBUILDER_BIN:-$OPBUILDER_ROOT/target/debug/opbuilder}
+opbuilder=${OPBUILDER_BIN:-$OPBUILDER_TARGET_DIR/debug/opbuilder}
 [[ -x $opbuilder ]] || die "opbuilder binary not found at $opbuilder (cargo build first)"
 t_total=$SECONDS
 passed=0

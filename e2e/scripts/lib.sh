@@ -26,7 +26,11 @@ _OPBUILDER_E2E_LIB_LOADED=1
 OPBUILDER_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 E2E_CACHE="${OPBUILDER_E2E_CACHE:-$HOME/.cache/opbuilder-e2e}"
 OPBUILDER_VERSIONS_FILE="${OPBUILDER_VERSIONS_FILE:-$OPBUILDER_ROOT/versions.toml}"
-export OPBUILDER_ROOT E2E_CACHE OPBUILDER_VERSIONS_FILE
+# Where `cargo build` puts opbuilder: CARGO_TARGET_DIR when set (cargo reads a relative one from
+# the current directory), else target/ in the repository.
+OPBUILDER_TARGET_DIR="${CARGO_TARGET_DIR:-$OPBUILDER_ROOT/target}"
+[[ $OPBUILDER_TARGET_DIR == /* ]] || OPBUILDER_TARGET_DIR="$PWD/$OPBUILDER_TARGET_DIR"
+export OPBUILDER_ROOT E2E_CACHE OPBUILDER_VERSIONS_FILE OPBUILDER_TARGET_DIR
 
 _log() {
 	local level=$1

@@ -43,7 +43,7 @@
 # The last line is "scenarios: N passed, M failed"; exit status 1 if any failed.
 #
 # Environment:
-#   OPBUILDER_BIN          opbuilder binary (default $OPBUILDER_ROOT/target/debug/opbuilder)
+#   OPBUILDER_BIN          opbuilder binary (default $OPBUILDER_TARGET_DIR/debug/opbuilder)
 #   SCENARIO_KUBECTL       kubectl for the checks and make's KUBECTL (default: the
 #                          1.36 kubectl that build-control-plane.sh built)
 #   SCENARIO_STEP_TIMEOUT  seconds one opbuilder/make step may take (default 1200;
@@ -66,7 +66,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # Scenario names, in the order they run by default. Each has a scenario_<name>.
 SCENARIOS=(mycronjob deploy webhooks ssa deployimage foo)
 
-OPBUILDER_BIN=${OPBUILDER_BIN:-$OPBUILDER_ROOT/target/debug/opbuilder}
+OPBUILDER_BIN=${OPBUILDER_BIN:-$OPBUILDER_TARGET_DIR/debug/opbuilder}
 STEP_TIMEOUT=${SCENARIO_STEP_TIMEOUT:-1200}
 JOBS_TIMEOUT=${SCENARIO_JOBS_TIMEOUT:-90}
 FIXTURES="$OPBUILDER_ROOT/e2e/fixtures"

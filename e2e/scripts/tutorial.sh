@@ -17,7 +17,7 @@
 # Usage: tutorial.sh [--print | --file PATH]
 #   --print      print the script and exit
 #   --file PATH  print the code block for PATH and exit (the mycronjob scenario builds these)
-# Environment: OPBUILDER_BIN (default target/debug/opbuilder), TUTORIAL_KEEP=1 keeps the
+# Environment: OPBUILDER_BIN (default $OPBUILDER_TARGET_DIR/debug/opbuilder), TUTORIAL_KEEP=1 keeps the
 # directory, TUTORIAL_JOBS_TIMEOUT (seconds to wait for the Jobs, default 120).
 set -euo pipefail
 
@@ -82,7 +82,7 @@ case ${1:-} in
 esac
 
 need_cmd go make curl setsid
-OPBUILDER_BIN=${OPBUILDER_BIN:-$OPBUILDER_ROOT/target/debug/opbuilder}
+OPBUILDER_BIN=${OPBUILDER_BIN:-$OPBUILDER_TARGET_DIR/debug/opbuilder}
 [[ -x $OPBUILDER_BIN ]] || die "opbuilder binary $OPBUILDER_BIN missing: run 'cargo build' (or set OPBUILDER_BIN)"
 "$here/build-control-plane.sh" >/dev/null
 
