@@ -33,35 +33,16 @@ fn indentation(line: &str) -> &str {
     &line[..line.len() - line.trim_start().len()]
 }
 
-/// Non-blank trimmed lines.
-fn significant(text: &str) -> Vec<&str> {
-    text.lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .collect()
+/// The lines of `text` read through `norm`, those left empty dropped.
+fn significant_by(text: &str, norm: fn(&str) -> &str) -> Vec<&str> {
+    text.lines().map(norm).filter(|l| !l.is_empty()).collect()
 }
 
 /// Whether the non-blank lines of `fragment` already appear, consecutively, in `content`
 /// (each compared trimmed). Looks for the first line with a substring search, so a large file
 /// costs one scan.
 pub fn contains_fragment(content: &str, fragment: &str) -> bool {
-    let needle = significant(fragment);
-    let Some((first, rest)) = needle.split_first() else {
-        return true;
-    };
-    memmem::find_iter(content.as_bytes(), first.as_bytes()).any(|at| {
-        let start = line_start(content, at);
-        let after = &content[at + first.len()..];
-        let end = memchr::memchr(b'\n', after.as_bytes()).unwrap_or(after.len());
-        if !content[start..at].trim().is_empty() || !after[..end].trim().is_empty() {
-            return false;
-        }
-        let mut following = after[end..]
-            .lines()
-            .map(str::trim)
-            .filter(|l| !l.is_empty());
-        rest.iter().all(|want| following.next() == Some(want))
-    })
+    fragment_in(content, fragment, str::trim)
 }
 
 /// The lines of `s`, exactly as [`str::lines`] gives them, with the newlines found by a
@@ -424,16 +405,11 @@ fn uncommented(line: &str) -> &str {
     rest.strip_prefix('#').unwrap_or(rest).trim()
 }
 
-/// [`contains_fragment`] with each line of both texts first read through `norm` (which must
-/// give a trimmed substring of its line), without copying `content`.
+/// Whether the non-blank lines of `fragment` appear, consecutively, in `content`, each line of
+/// both texts first read through `norm` (which must give a trimmed substring of its line), without
+/// copying `content`. [`contains_fragment`] is this with `str::trim`.
 fn fragment_in(content: &str, fragment: &str, norm: fn(&str) -> &str) -> bool {
-    let significant = |text: &'_ str| -> Vec<String> {
-        text.lines()
-            .map(|l| norm(l).to_string())
-            .filter(|l| !l.is_empty())
-            .collect()
-    };
-    let needle = significant(fragment);
+    let needle = significant_by(fragment, norm);
     let Some((first, rest)) = needle.split_first() else {
         return true;
     };
@@ -442,12 +418,11 @@ fn fragment_in(content: &str, fragment: &str, norm: fn(&str) -> &str) -> bool {
         let line = content[start..end]
             .strip_suffix('\r')
             .unwrap_or(&content[start..end]);
-        if norm(line) != first {
+        if norm(line) != *first {
             return false;
         }
         let mut following = content[end..].lines().map(norm).filter(|l| !l.is_empty());
-        rest.iter()
-            .all(|want| following.next() == Some(want.as_str()))
+        rest.iter().all(|want| following.next() == Some(want))
     })
 }
 
@@ -1518,9 +1493,9 @@ mod tests {
     #[test]
     fn fragment_search_matches_window_comparison() {
         fn windows(content: &str, fragment: &str) -> bool {
-            let needle = significant(fragment);
+            let needle = significant_by(fragment, str::trim);
             needle.is_empty()
-                || significant(content)
+                || significant_by(content, str::trim)
                     .windows(needle.len())
                     .any(|w| w == needle.as_slice())
         }
