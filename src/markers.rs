@@ -146,7 +146,7 @@ impl std::fmt::Display for MarkerError {
 
 /// Where a Go marker line cannot take code: above the package clause, or inside a raw string
 /// literal or a block comment. `before` is the text above the marker line; a small lexer runs
-/// over it line by line. `None` when the marker line is ordinary Go.
+/// over it. `None` when the marker line is ordinary Go.
 pub fn go_marker_problem(before: &str) -> Option<&'static str> {
     #[derive(PartialEq)]
     enum St {
@@ -156,13 +156,13 @@ pub fn go_marker_problem(before: &str) -> Option<&'static str> {
     }
     // One pass over the bytes (no line splitting: the text above a marker near the end of a
     // large main.go is most of the file, and this runs for every edit). Ordinary code and
-    // string contents are skipped eight bytes at a time ([`find_any`]).
+    // string contents are skipped by vectorised searches for the bytes that can end them.
     let b = before.as_bytes();
     let mut st = St::Code;
     let mut package = false;
     let mut line_start = true;
-    // The next `'` at or after some earlier position (`usize::MAX`: none), once searched for.
-    let mut apostrophe: Option<usize> = None;
+    // The next `'` at or after some earlier position (`usize::MAX`: none); 0 until searched for.
+    let mut apostrophe = 0;
     // Only a backquote or `/*` can leave the lexer in a state that lasts past a line's end.
     // Once the package clause is behind and neither comes again, the marker is in code: the
     // rest (most of a large main.go) need not be read.
@@ -245,15 +245,13 @@ pub fn go_marker_problem(before: &str) -> Option<&'static str> {
                         let next = if package {
                             // Three of the four bytes by one vectorised search; `'` is rare in
                             // Go, so its next position is found once and kept until passed.
-                            if apostrophe.is_none_or(|a| a < i + 1) {
-                                apostrophe = Some(
-                                    memchr::memchr(b'\'', &b[i + 1..])
-                                        .map_or(usize::MAX, |j| i + 1 + j),
-                                );
+                            if apostrophe < i + 1 {
+                                apostrophe = memchr::memchr(b'\'', &b[i + 1..])
+                                    .map_or(usize::MAX, |j| i + 1 + j);
                             }
                             let other = memchr::memchr3(b'/', b'`', b'"', &b[i + 1..])
                                 .map_or(usize::MAX, |j| i + 1 + j);
-                            let n = other.min(apostrophe.unwrap_or(usize::MAX));
+                            let n = other.min(apostrophe);
                             (n != usize::MAX).then_some(n)
                         } else {
                             find_any(b, i + 1, [b'/', b'`', b'"', b'\'', b'\n'])
@@ -614,7 +612,7 @@ pub fn insert_go_imports<'a>(
             Ok((marker, marker_end)) => {
                 let mut pos = marker;
                 while pos > 0 {
-                    let start = content[..pos - 1].rfind('\n').map_or(0, |i| i + 1);
+                    let start = line_start(content, pos - 1);
                     if content[start..pos - 1].trim_start().starts_with("import (") {
                         let end = (marker_end + 1).min(content.len());
                         let mut block = content[start..end].to_string();
