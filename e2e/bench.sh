@@ -22,13 +22,16 @@
 #    generated Makefile) warm, and opbuilder with an empty one (so it builds controller-gen
 #    like kubebuilder does), the order rotating. Ratios are taken per repetition.
 #
-# BENCH_SECTIONS picks sections (default "paired durability alone wait"), e.g.
+# 5. The floor (section "floor"): each tool against `cp -r` of the finished tree, the least any
+#    scaffolder could spend on this file system.
+#
+# BENCH_SECTIONS picks sections (default "paired floor durability alone wait"), e.g.
 # `BENCH_SECTIONS=wait bash e2e/bench.sh`.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 pairs=${1:-7}
 wait_pairs=${WAIT_PAIRS:-3}
-sections=" ${BENCH_SECTIONS:-paired durability alone wait} "
+sections=" ${BENCH_SECTIONS:-paired floor durability alone wait} "
 want() { [[ $sections == *" $1 "* ]]; }
 cargo build --release --quiet --manifest-path "$root/Cargo.toml"
 op="${CARGO_TARGET_DIR:-$root/target}/release/opbuilder"
@@ -138,6 +141,35 @@ for step in init api; do
 	awk -v l="${label[$step]}" -v s="$(median <"$work/$step.op")" -v n="$(median <"$work/$step.nosync")" \
 		-v r="$(median <"$work/$step.op-nosync")" \
 		'BEGIN { printf "| %-40s | %11.1f ms | %11.1f ms | %21.2fx |\n", l, s / 1e6, n / 1e6, r }'
+done
+fi
+
+# The floor: what the file system alone costs here. A "tool" that only copies the finished tree
+# (`cp -r`, one process, no checks, no transaction, nothing synced) bounds from below what any
+# scaffolder can reach; kubebuilder / floor is the most any tool could be faster on this disk.
+if want floor; then
+floor_trees="$work/floor-trees"
+mkdir -p "$floor_trees/init" "$floor_trees/script"
+(cd "$floor_trees/init" && op_init) >/dev/null 2>&1
+(cd "$floor_trees/script" && run_script op) >/dev/null 2>&1
+copy_init() { cp -r "$floor_tree/." .; }
+copy_api() { :; }
+copy_webhook() { :; }
+echo
+echo "The floor, $pairs pairs, medians: the finished tree copied with cp -r (the whole script's"
+echo "tree in one copy), against each tool:"
+echo
+printf '| %-40s | %14s | %14s | %14s | %14s | %14s | %14s |\n' "command" "kubebuilder" "its cp -r" "kb / cp -r" "opbuilder" "its cp -r" "op / cp -r"
+printf '|%s|%s|%s|%s|%s|%s|%s|\n' "$(printf -- '-%.0s' {1..42})" "$(printf -- '-%.0s' {1..16})" "$(printf -- '-%.0s' {1..16})" "$(printf -- '-%.0s' {1..16})" "$(printf -- '-%.0s' {1..16})" "$(printf -- '-%.0s' {1..16})" "$(printf -- '-%.0s' {1..16})"
+for step in init script; do
+	floor_tree="$floor_trees/$step"
+	paired kb copy "$step"
+	mv "$work/$step.copy" "$work/$step.copy-kb"
+	paired op copy "$step"
+	awk -v l="${label[$step]}" -v k="$(median <"$work/$step.kb")" -v ck="$(median <"$work/$step.copy-kb")" \
+		-v rk="$(median <"$work/$step.kb-copy")" -v o="$(median <"$work/$step.op")" \
+		-v co="$(median <"$work/$step.copy")" -v ro="$(median <"$work/$step.op-copy")" \
+		'BEGIN { printf "| %-40s | %11.1f ms | %11.1f ms | %13.0fx | %11.1f ms | %11.1f ms | %13.1fx |\n", l, k / 1e6, ck / 1e6, rk, o / 1e6, co / 1e6, ro }'
 done
 fi
 

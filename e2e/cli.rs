@@ -1278,3 +1278,56 @@ fn api_and_webhook_go_interface_matches_kubebuilder() {
     let patch = fs::read_to_string(d.join("config/default/manager_webhook_patch.yaml")).unwrap();
     assert!(!patch.contains("--webhook-port"), "{patch}");
 }
+
+/// Every file opbuilder creates is 0644 whatever the umask (a strict one makes a chmod
+/// necessary, a lax one must not leave files writable by others), and an edited file keeps
+/// the mode it had.
+#[cfg(unix)]
+#[test]
+fn created_files_are_0644_under_any_umask() {
+    use std::os::unix::fs::PermissionsExt;
+    fn modes(dir: &Path, out: &mut Vec<(String, u32)>) {
+        for e in fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            let m = fs::symlink_metadata(&p).unwrap();
+            if m.is_dir() {
+                modes(&p, out);
+            } else {
+                out.push((p.display().to_string(), m.permissions().mode() & 0o7777));
+            }
+        }
+    }
+    let bin = assert_cmd::cargo::cargo_bin("opbuilder");
+    for umask in ["077", "022", "000"] {
+        let t = tempfile::tempdir().unwrap();
+        let run = |args: &str| {
+            let out = std::process::Command::new("sh")
+                .arg("-c")
+                .arg(format!("umask {umask} && exec \"$0\" {args}"))
+                .arg(&bin)
+                .current_dir(t.path())
+                .env("OPBUILDER_TEST_VERSION", support::TEST_VERSION)
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "umask {umask}: {args}: {}",
+                stderr(&out)
+            );
+        };
+        run("init --domain example.com --repo example.com/modes --project-name modes --skip-post-steps");
+        fs::set_permissions(t.path().join("Makefile"), fs::Permissions::from_mode(0o600)).unwrap();
+        run("create api --group ship --version v1 --kind Frigate --resource --controller --skip-post-steps");
+        let mut found = vec![];
+        modes(t.path(), &mut found);
+        assert!(found.len() > 40, "{found:?}");
+        for (path, mode) in found {
+            let want = if path.ends_with("/Makefile") {
+                0o600
+            } else {
+                0o644
+            };
+            assert_eq!(mode, want, "umask {umask}: {path} has mode {mode:o}");
+        }
+    }
+}

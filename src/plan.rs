@@ -266,6 +266,8 @@ struct Staged<'a> {
     /// Whether the file exists in the staged view (on disk, or created earlier in the plan).
     present: bool,
     action: Action,
+    /// The plan path is a symbolic link (to a file inside the project).
+    link: bool,
 }
 
 /// A staged file's text, copied only when an edit changes it: PROJECT and the rendered files
@@ -295,55 +297,104 @@ impl Staged<'_> {
     }
 }
 
-/// Reject absolute paths, `..`, and anything that resolves outside `root` through a symlink.
-fn check_path(root: &Path, root_canon: &Path, rel: &Path) -> Result<(), String> {
-    if rel.as_os_str().is_empty() || rel.components().any(|c| !matches!(c, Component::Normal(_))) {
-        return Err(format!(
-            "{}: refusing a path that is absolute or contains `..` or `.`",
-            rel.display()
-        ));
+/// What [`Paths::check`] found at a plan path.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Found {
+    /// Nothing there, and nothing to read: the file or one of its directories does not exist.
+    Missing,
+    /// Something is there (a regular file, or a symbolic link to one inside the project).
+    Present { link: bool },
+}
+
+/// Checks plan paths against the tree, remembering each directory it has looked at, so a plan
+/// of many files in few directories stats each directory once (the project lock keeps the tree
+/// still while a command runs).
+struct Paths<'a> {
+    root: &'a Path,
+    root_canon: &'a Path,
+    /// Directory (relative) -> whether it exists; only directories that passed the checks.
+    dirs: HashMap<PathBuf, bool>,
+}
+
+impl<'a> Paths<'a> {
+    fn new(root: &'a Path, root_canon: &'a Path) -> Self {
+        Paths {
+            root,
+            root_canon,
+            dirs: HashMap::new(),
+        }
     }
-    let mut p = root.to_path_buf();
-    let n = rel.components().count();
-    for (i, c) in rel.components().enumerate() {
-        p.push(c);
-        match fs::symlink_metadata(&p) {
-            Err(_) => return Ok(()), // does not exist yet: created inside root
-            Ok(m) => {
-                if m.file_type().is_symlink() {
-                    let target = fs::canonicalize(&p).map_err(|_| {
-                        format!(
-                            "{}: is a dangling symbolic link; remove it first",
-                            rel.display()
-                        )
-                    })?;
-                    if !target.starts_with(root_canon) {
-                        return Err(format!(
-                            "{}: refusing to write through a symbolic link that leads outside the project ({})",
-                            rel.display(),
-                            target.display()
-                        ));
-                    }
+
+    /// Reject absolute paths, `..`, and anything that resolves outside `root` through a
+    /// symbolic link; say whether something is at `rel`.
+    fn check(&mut self, rel: &Path) -> Result<Found, String> {
+        if rel.as_os_str().is_empty()
+            || rel.components().any(|c| !matches!(c, Component::Normal(_)))
+        {
+            return Err(format!(
+                "{}: refusing a path that is absolute or contains `..` or `.`",
+                rel.display()
+            ));
+        }
+        let mut sub = PathBuf::new();
+        let n = rel.components().count();
+        for (i, c) in rel.components().enumerate() {
+            sub.push(c);
+            let is_last = i + 1 == n;
+            if !is_last {
+                match self.dirs.get(&sub) {
+                    Some(true) => continue,
+                    Some(false) => return Ok(Found::Missing),
+                    None => {}
                 }
-                let is_last = i + 1 == n;
-                let meta = fs::metadata(&p).map_err(|e| format!("{}: {e}", p.display()))?;
-                if !is_last && !meta.is_dir() {
+            }
+            let p = fsx::join(self.root, &sub);
+            let Ok(m) = fs::symlink_metadata(&p) else {
+                // Does not exist yet: created inside root, and so is everything under it.
+                if !is_last {
+                    self.dirs.insert(sub, false);
+                }
+                return Ok(Found::Missing);
+            };
+            let link = m.file_type().is_symlink();
+            let meta = if link {
+                let target = fs::canonicalize(&p).map_err(|_| {
+                    format!(
+                        "{}: is a dangling symbolic link; remove it first",
+                        rel.display()
+                    )
+                })?;
+                if !target.starts_with(self.root_canon) {
                     return Err(format!(
-                        "{}: {} is not a directory",
+                        "{}: refusing to write through a symbolic link that leads outside the project ({})",
                         rel.display(),
-                        p.display()
+                        target.display()
                     ));
                 }
-                if is_last && !meta.is_file() {
+                fs::metadata(&p).map_err(|e| format!("{}: {e}", p.display()))?
+            } else {
+                m
+            };
+            if is_last {
+                if !meta.is_file() {
                     return Err(format!(
                         "{}: exists and is not a regular file",
                         rel.display()
                     ));
                 }
+                return Ok(Found::Present { link });
             }
+            if !meta.is_dir() {
+                return Err(format!(
+                    "{}: {} is not a directory",
+                    rel.display(),
+                    p.display()
+                ));
+            }
+            self.dirs.insert(sub.clone(), true);
         }
+        unreachable!("a checked path has a last component")
     }
-    Ok(())
 }
 
 /// Add imports to a Go file (several at once: one search for the marker, one copy).
@@ -457,6 +508,7 @@ pub fn apply(root: &Path, plan: &Plan, opts: &ApplyOptions) -> Result<Report> {
     let mut order: Vec<PathBuf> = vec![];
     let mut conflicts = vec![];
     let mut report = Report::default();
+    let mut paths = Paths::new(root, &root_canon);
 
     // PROJECT is written whole, as a Create that overwrites; borrowed, not copied (it grows
     // with the project).
@@ -477,16 +529,25 @@ pub fn apply(root: &Path, plan: &Plan, opts: &ApplyOptions) -> Result<Report> {
             }
             Step::Project(_) => project_path.clone(),
         };
-        if let Err(e) = check_path(root, &root_canon, &path) {
-            conflicts.push(e);
-            continue;
-        }
         if !staged.contains_key(&path) {
-            let original = match fsx::read_regular(&fsx::join(root, &path), MAX_FILE) {
-                Ok(b) => b,
+            let found = match paths.check(&path) {
+                Ok(f) => f,
                 Err(e) => {
-                    conflicts.push(format!("{}: cannot read: {e}", path.display()));
+                    conflicts.push(e);
                     continue;
+                }
+            };
+            let original = match found {
+                // No need to try opening it.
+                Found::Missing => None,
+                Found::Present { .. } => {
+                    match fsx::read_regular(&fsx::join(root, &path), MAX_FILE) {
+                        Ok(b) => b,
+                        Err(e) => {
+                            conflicts.push(format!("{}: cannot read: {e}", path.display()));
+                            continue;
+                        }
+                    }
                 }
             };
             let present = original.is_some();
@@ -499,6 +560,7 @@ pub fn apply(root: &Path, plan: &Plan, opts: &ApplyOptions) -> Result<Report> {
                     content,
                     present,
                     action: Action::Unchanged,
+                    link: found == Found::Present { link: true },
                 },
             );
             order.push(path.clone());
@@ -613,9 +675,15 @@ pub fn apply(root: &Path, plan: &Plan, opts: &ApplyOptions) -> Result<Report> {
         if !matches!(action, Action::Create | Action::Update | Action::Remove) {
             continue;
         }
-        let (content, original) = staged.remove(path).expect("staged above").into_parts();
+        let st = staged.remove(path).expect("staged above");
+        let rel = if st.link {
+            resolve_final_link(root, &root_canon, path)?
+        } else {
+            path.clone()
+        };
+        let (content, original) = st.into_parts();
         changes.push(Change {
-            rel: resolve_final_link(root, &root_canon, path)?,
+            rel,
             content: (*action != Action::Remove).then_some(content),
             original,
         });
@@ -629,7 +697,7 @@ pub fn apply(root: &Path, plan: &Plan, opts: &ApplyOptions) -> Result<Report> {
 /// A file the transaction writes (or removes).
 struct Change {
     /// Relative to the root; when the plan's path is a symbolic link (to a file inside the
-    /// project, as `check_path` ensures), the path of its target, so the link is kept.
+    /// project, as `Paths::check` ensures), the path of its target, so the link is kept.
     rel: PathBuf,
     /// None: remove the file.
     content: Option<Vec<u8>>,
@@ -678,12 +746,28 @@ impl Transaction {
             pid: std::process::id(),
             ..Default::default()
         };
+        // Directories seen to exist, so each is looked at once however many files it gets.
+        let mut present: Vec<PathBuf> = vec![];
         for c in changes {
             let full = fsx::join(root, &c.rel);
             let mut missing = vec![];
             let mut d = full.parent().expect("a file path has a parent");
-            while c.content.is_some() && !d.exists() {
-                missing.push(d.strip_prefix(root).unwrap_or(d).to_path_buf());
+            while c.content.is_some() {
+                let rel = d.strip_prefix(root).unwrap_or(d);
+                if rel.as_os_str().is_empty()
+                    || present.iter().any(|p| p.as_os_str() == d.as_os_str())
+                    || journal
+                        .dirs
+                        .iter()
+                        .any(|j| j.as_os_str() == rel.as_os_str())
+                {
+                    break;
+                }
+                if d.exists() {
+                    present.push(d.to_path_buf());
+                    break;
+                }
+                missing.push(rel.to_path_buf());
                 d = d.parent().expect("root exists");
             }
             for m in missing.into_iter().rev() {
@@ -881,18 +965,43 @@ fn touched_dirs(root: &Path, j: &Journal) -> Vec<PathBuf> {
     out
 }
 
+/// The mode of a file opbuilder creates (Kubebuilder's), whatever the umask.
+const NEW_MODE: u32 = 0o644;
+
+/// Whether the umask leaves [`NEW_MODE`] as it is, learnt from the first new file (the umask
+/// is the process's and does not change while a command runs), so later files need no chmod.
+#[cfg(unix)]
+fn umask_keeps_new_mode(first: &fs::File) -> std::io::Result<bool> {
+    use std::os::unix::fs::PermissionsExt;
+    use std::sync::atomic::{AtomicU8, Ordering};
+    static KEEPS: AtomicU8 = AtomicU8::new(0); // 0 unknown, 1 yes, 2 no
+    match KEEPS.load(Ordering::Relaxed) {
+        1 => Ok(true),
+        2 => Ok(false),
+        _ => {
+            let keeps = first.metadata()?.permissions().mode() & 0o7777 == NEW_MODE;
+            KEEPS.store(if keeps { 1 } else { 2 }, Ordering::Relaxed);
+            Ok(keeps)
+        }
+    }
+}
+
 /// Write `content` to the new file `tmp` (`O_CREAT|O_EXCL|O_NOFOLLOW`). Not synced here: until
 /// the commit the journal can undo it whatever its content; the commit syncs it. Without
 /// `like`, the file gets mode 0644 (Kubebuilder's); with it, that file's mode and owner.
 fn write_new(tmp: &Path, content: &[u8], like: Option<&fs::Metadata>) -> std::io::Result<()> {
     let r = (|| {
-        let mut f = fsx::create_new(tmp, 0o600)?;
+        // A new file is created with its final mode; a replacement starts private, so the
+        // text of a file only its owner may read is never readable by others.
+        let mut f = fsx::create_new(tmp, if like.is_none() { NEW_MODE } else { 0o600 })?;
         fsx::write_all(&mut f, tmp, content)?;
         #[cfg(unix)]
         {
             use std::os::unix::fs::{MetadataExt, PermissionsExt};
-            let mode = like.map_or(0o644, |m| m.permissions().mode() & 0o7777);
-            f.set_permissions(fs::Permissions::from_mode(mode))?;
+            if like.is_some() || !umask_keeps_new_mode(&f)? {
+                let mode = like.map_or(NEW_MODE, |m| m.permissions().mode() & 0o7777);
+                f.set_permissions(fs::Permissions::from_mode(mode))?;
+            }
             if let Some(m) = like {
                 let mine = f.metadata()?;
                 if mine.uid() != m.uid() || mine.gid() != m.gid() {
@@ -1038,6 +1147,64 @@ mod tests {
             assert!(format!("{err:#}").contains("restored"), "{err:#}");
             assert_eq!(before, snapshot(t.path()), "after failing at write {n}");
         }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn path_checks_hold_for_every_file_of_a_directory() {
+        // The checker remembers directories; each file under a bad one is still refused, and
+        // files under a missing one are created.
+        let outside = tempfile::tempdir().unwrap();
+        let t = tree();
+        std::os::unix::fs::symlink(outside.path(), t.path().join("out")).unwrap();
+        fs::write(t.path().join("plain"), "p").unwrap();
+        let mut plan = Plan::default();
+        for f in ["out/a.txt", "out/b.txt", "plain/a.txt", "plain/b.txt"] {
+            plan.create(f, "x", IfExists::Error);
+        }
+        let err = apply(t.path(), &plan, &ApplyOptions::default()).unwrap_err();
+        let c = err.downcast_ref::<Conflicts>().unwrap();
+        assert_eq!(c.0.len(), 4, "{:?}", c.0);
+        assert_eq!(
+            c.0.iter()
+                .filter(|m| m.contains("outside the project"))
+                .count(),
+            2
+        );
+        assert_eq!(
+            c.0.iter()
+                .filter(|m| m.contains("is not a directory"))
+                .count(),
+            2
+        );
+        assert_eq!(fs::read_dir(outside.path()).unwrap().count(), 0);
+        // Two files in one new directory and one in an existing one; the existing file in a
+        // known directory is still read (IfExists::Error sees it).
+        fs::create_dir(t.path().join("have")).unwrap();
+        fs::write(t.path().join("have/old.txt"), "old").unwrap();
+        let mut plan = Plan::default();
+        plan.create("new/deep/a.txt", "a", IfExists::Error);
+        plan.create("new/deep/b.txt", "b", IfExists::Error);
+        plan.create("have/c.txt", "c", IfExists::Error);
+        plan.create("have/old.txt", "new", IfExists::Error);
+        let err = apply(t.path(), &plan, &ApplyOptions::default()).unwrap_err();
+        let c = err.downcast_ref::<Conflicts>().unwrap();
+        assert_eq!(c.0.len(), 1, "{:?}", c.0);
+        assert!(
+            c.0[0].starts_with("have/old.txt: already exists"),
+            "{:?}",
+            c.0
+        );
+        plan.ops.pop();
+        apply(t.path(), &plan, &ApplyOptions::default()).unwrap();
+        assert_eq!(
+            fs::read_to_string(t.path().join("new/deep/b.txt")).unwrap(),
+            "b"
+        );
+        assert_eq!(
+            fs::read_to_string(t.path().join("have/c.txt")).unwrap(),
+            "c"
+        );
     }
 
     #[cfg(unix)]
