@@ -231,6 +231,27 @@ fn multigroup_and_namespaced_projects() {
 }
 
 #[test]
+fn edit_namespaced_force_keeps_the_image_variable() {
+    // `edit --namespaced --force` changes only WATCH_NAMESPACE in manager.yaml (Kubebuilder
+    // writes the file anew, losing MEMCACHED_IMAGE and the controller's image with it).
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    init(d, &[]);
+    ok(d, MEMCACHED);
+    let before = read(d, "config/manager/manager.yaml");
+    ok(d, &["edit", "--namespaced", "--force"]);
+    let m = read(d, "config/manager/manager.yaml");
+    assert_eq!(m.matches("env:").count(), 1, "{m}");
+    assert!(m.contains("- name: WATCH_NAMESPACE"), "{m}");
+    assert!(
+        m.contains("- name: MEMCACHED_IMAGE\n          value: memcached:1.6.26-alpine3.19\n"),
+        "{m}"
+    );
+    ok(d, &["edit", "--namespaced=false", "--force"]);
+    assert_eq!(read(d, "config/manager/manager.yaml"), before);
+}
+
+#[test]
 fn bad_input_is_refused_naming_the_flag_and_nothing_is_written() {
     let t = tempfile::tempdir().unwrap();
     let d = t.path();
