@@ -8,6 +8,11 @@
 # pick another. It comes through the Go module proxy; its generators are installed in
 # bin/code-generator-<version>.
 #
+# `make generate` (and so `make build`, `make test`, `make run`) runs this every time. When
+# nothing it reads (api/, go.mod, hack/boilerplate.go.txt, this script, the code-generator
+# version) and nothing in pkg/generated changed since it last wrote pkg/generated, it says so and
+# stops; the checksums are kept in bin/.generate-client.sum. CODEGEN_FORCE=1 regenerates anyway.
+#
 # Usage: hack/update-codegen.sh [OUTPUT_DIR]   (default: pkg/generated)
 set -o errexit -o nounset -o pipefail
 
@@ -17,6 +22,26 @@ OUT_DIR="${1:-${ROOT}/pkg/generated}"
 MODULE="$(go list -m)"
 OUT_PKG="${MODULE}/pkg/generated"
 CODEGEN_VERSION="${CODEGEN_VERSION:-$(go list -m -f '{{.Version}}' k8s.io/apimachinery)}"
+
+# One checksum over the inputs and the output tree: each file's path and contents.
+sum=(sha256sum)
+command -v sha256sum >/dev/null || sum=(shasum -a 256)
+fingerprint() {
+	{
+		echo "code-generator ${CODEGEN_VERSION} ${OUT_PKG}"
+		find api go.mod hack/boilerplate.go.txt hack/update-codegen.sh pkg/generated -type f -print0 2>/dev/null |
+			LC_ALL=C sort -z | xargs -0 -r "${sum[@]}"
+	} | "${sum[@]}"
+}
+stamp=""
+if [[ "${OUT_DIR}" == "${ROOT}/pkg/generated" ]]; then
+	stamp="${ROOT}/bin/.generate-client.sum"
+	if [[ -z "${CODEGEN_FORCE:-}" && -d "${OUT_DIR}" && -f "${stamp}" && "$(fingerprint)" == "$(cat "${stamp}")" ]]; then
+		echo "pkg/generated is up to date: nothing changed since it was generated (CODEGEN_FORCE=1 regenerates it)"
+		exit 0
+	fi
+	rm -f "${stamp}"
+fi
 
 scratch="$(mktemp -d)"
 trap 'rm -rf "${scratch}"' EXIT
@@ -103,4 +128,9 @@ if [[ "${status}" != 0 ]]; then
 		exit 1
 	fi
 	echo "note: the informer-gen error above is the hyphenated group name; the package clause was fixed"
+fi
+
+if [[ -n "${stamp}" ]]; then
+	mkdir -p "${ROOT}/bin"
+	fingerprint >"${stamp}"
 fi
