@@ -637,7 +637,8 @@ fn scalar(v: &Value) -> Cow<'_, str> {
     }
 }
 
-/// Bytes a plain scalar may hold: ASCII letters, digits and `-_./()@+~`.
+/// Bytes a plain scalar may hold: ASCII letters, digits and `-_./()@+~,=:` (no space, so never
+/// `: ` or ` #`).
 static PLAIN: [bool; 256] = {
     let mut t = [false; 256];
     let mut c = 0;
@@ -646,7 +647,7 @@ static PLAIN: [bool; 256] = {
         t[c] = b.is_ascii_alphanumeric()
             || matches!(
                 b,
-                b'-' | b'_' | b'.' | b'/' | b'(' | b')' | b'@' | b'+' | b'~'
+                b'-' | b'_' | b'.' | b'/' | b'(' | b')' | b'@' | b'+' | b'~' | b',' | b'=' | b':'
             );
         c += 1;
     }
@@ -660,7 +661,14 @@ fn needs_quotes(s: &str) -> bool {
     let Some(&first) = b.first() else {
         return true;
     };
-    if !b.iter().all(|&c| PLAIN[c as usize]) || matches!(first, b'-' | b'.' | b'@' | b'~') {
+    if !b.iter().all(|&c| PLAIN[c as usize])
+        || matches!(first, b'-' | b'.' | b'@' | b'~' | b',' | b':' | b'=')
+        || b.last() == Some(&b':')
+    {
+        return true;
+    }
+    // YAML 1.1 (Kubebuilder's reader) has base-60 numbers: `1:30`, `+1:20.5`.
+    if (first.is_ascii_digit() || first == b'+') && memchr::memchr(b':', b).is_some() {
         return true;
     }
     // Words that read as null, bools or floats start with one of these letters (or a digit
@@ -752,8 +760,9 @@ mod fast {
 
     /// `key:` or `key: value` with a plain key.
     fn key_value(text: &str) -> Option<(&str, Option<&str>)> {
-        // The key is plain, so the first byte outside the plain set must be its `:`.
-        let colon = text.bytes().position(|c| !PLAIN[c as usize])?;
+        // The key is plain and holds no `:`, so the first `:` or byte outside the plain set
+        // must be its `:`.
+        let colon = text.bytes().position(|c| c == b':' || !PLAIN[c as usize])?;
         let key = &text[..colon];
         let rest = match &text[colon..] {
             ":" => None,
@@ -1221,6 +1230,21 @@ mod tests {
         assert_eq!(scalar(&Value::String("(devel)".into())), "(devel)");
         assert_eq!(scalar(&Value::String("true".into())), "\"true\"");
         assert_eq!(scalar(&Value::String("a: b".into())), "\"a: b\"");
+        // As Kubebuilder writes deploy-image's options (go-yaml): plain.
+        for plain in [
+            "memcached:1.6.26-alpine3.19",
+            "memcached,--memory-limit=64,-o,modern,-v",
+            "a=b",
+        ] {
+            assert_eq!(scalar(&Value::String(plain.into())), plain);
+        }
+        for quoted in ["a:", ":a", ",a", "=", "=a", "1:30", "+1:20.5", "11211"] {
+            assert_eq!(
+                scalar(&Value::String(quoted.into())),
+                format!("\"{quoted}\""),
+                "{quoted}"
+            );
+        }
     }
 
     /// The emitter before it wrote fields directly: serde_yaml value, then the generic emitter.
@@ -1303,6 +1327,11 @@ mod tests {
                 "go.kubebuilder.io/v4",
                 "/validate-x",
                 "k8s.io/api/core/v1",
+                ",",
+                "=",
+                ":",
+                "image:1.2",
+                "1:20.5",
             ];
             WORDS[self.below(WORDS.len())].to_string()
         }
@@ -1374,15 +1403,33 @@ mod tests {
 
     #[test]
     fn quoting_rule_is_unchanged() {
+        // The rule before `,`, `=` and `:` were let into plain scalars, on text without them.
         let mut r = Rng(7);
         for _ in 0..5000 {
             let s: String = (0..r.below(4)).map(|_| r.text()).collect();
+            if s.contains([',', '=', ':']) {
+                continue;
+            }
             assert_eq!(needs_quotes(&s), old_needs_quotes(&s), "{s:?}");
         }
         for s in [
             "infinity", "-inf", "+.5", "5.", "1E5", "nan", "Inf", "on", "Y", "yes", "ON",
         ] {
             assert_eq!(needs_quotes(s), old_needs_quotes(s), "{s:?}");
+        }
+    }
+
+    /// Whatever is written plain reads back as the same string.
+    #[test]
+    fn plain_scalars_read_back() {
+        let mut r = Rng(11);
+        for _ in 0..20000 {
+            let s: String = (0..r.below(5)).map(|_| r.text()).collect();
+            if needs_quotes(&s) {
+                continue;
+            }
+            let v: Value = serde_yaml::from_str(&format!("k: {s}\n")).unwrap();
+            assert_eq!(v["k"], Value::String(s.clone()), "{s:?}");
         }
     }
 
