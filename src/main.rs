@@ -5,6 +5,7 @@ mod context;
 mod error;
 mod flect;
 mod fsx;
+mod gomod;
 mod hbs;
 mod journal;
 mod lock;

@@ -230,41 +230,7 @@ fn compute(root: &Path, from: &str, to: &str, project: Project) -> Result<Outcom
                 path.display()
             ),
         };
-        let show = path.display();
-        let change = match (b, t, &ours) {
-            (Some(_), Some(_), None) => {
-                kept.push(format!("{show}: you deleted it; it stays deleted"));
-                None
-            }
-            (Some(b), None, Some(o)) if o == b => Some(Change::Remove),
-            (Some(_), None, Some(_)) => {
-                kept.push(format!(
-                    "{show}: the {to} templates no longer write it, but you changed it; it is kept"
-                ));
-                None
-            }
-            (_, None, _) => None,
-            (None, Some(t), None) => Some(Change::Write(t.clone())),
-            (None, Some(t), Some(o)) if o == t => None,
-            (None, Some(_), Some(_)) => {
-                // New in the templates, but the project has its own (often generated, such as
-                // config/webhook/manifests.yaml from `make manifests`): no common ancestor to
-                // merge from, and the user's is the one that works with their code.
-                kept.push(format!(
-                    "{show}: the {to} templates add this file, and you have one already; yours is kept \
-                     (`opbuilder alpha generate --output-dir DIR` shows the template's)"
-                ));
-                None
-            }
-            (b, Some(t), Some(o)) => {
-                let m = merge::merge3(b.map_or("", String::as_str), o, t, "yours", &label);
-                match m.conflicts {
-                    0 if m.text == *o => None,
-                    0 => Some(Change::Write(m.text)),
-                    n => Some(Change::Conflict(m.text, n)),
-                }
-            }
-        };
+        let change = merge_file(path, b, t, ours.as_ref(), to, &label, &mut kept);
         if let Some(c) = change {
             before.insert(path.clone(), ours);
             changes.insert(path.clone(), c);
@@ -278,6 +244,65 @@ fn compute(root: &Path, from: &str, to: &str, project: Project) -> Result<Outcom
         from: from.to_string(),
         to: to.to_string(),
     })
+}
+
+/// What the update does to one file the templates changed: `b` and `t` are the file as the old
+/// and the new templates write it, `ours` the project's.
+fn merge_file(
+    path: &Path,
+    b: Option<&String>,
+    t: Option<&String>,
+    ours: Option<&String>,
+    to: &str,
+    label: &str,
+    kept: &mut Vec<String>,
+) -> Option<Change> {
+    let show = path.display();
+    match (b, t, ours) {
+        (Some(_), Some(_), None) => {
+            kept.push(format!("{show}: you deleted it; it stays deleted"));
+            None
+        }
+        (Some(b), None, Some(o)) if o == b => Some(Change::Remove),
+        (Some(_), None, Some(_)) => {
+            kept.push(format!(
+                "{show}: the {to} templates no longer write it, but you changed it; it is kept"
+            ));
+            None
+        }
+        (_, None, _) => None,
+        (None, Some(t), None) => Some(Change::Write(t.clone())),
+        (None, Some(t), Some(o)) if o == t => None,
+        (None, Some(_), Some(_)) => {
+            // New in the templates, but the project has its own (often generated, such as
+            // config/webhook/manifests.yaml from `make manifests`): no common ancestor to
+            // merge from, and the user's is the one that works with their code.
+            kept.push(format!(
+                "{show}: the {to} templates add this file, and you have one already; yours is kept \
+                 (`opbuilder alpha generate --output-dir DIR` shows the template's)"
+            ));
+            None
+        }
+        (Some(b), Some(t), Some(o)) if path.as_os_str() == "go.mod" => {
+            // Line merges of go.mod conflict on every moved pin (see crate::gomod).
+            let (text, notes) = crate::gomod::update(b, o, t);
+            if !notes.is_empty() {
+                kept.push(format!(
+                    "go.mod: {}; run `go mod tidy` (and `make generate manifests`) after the update",
+                    notes.join(", ")
+                ));
+            }
+            (text != *o).then_some(Change::Write(text))
+        }
+        (b, Some(t), Some(o)) => {
+            let m = merge::merge3(b.map_or("", String::as_str), o, t, "yours", label);
+            match m.conflicts {
+                0 if m.text == *o => None,
+                0 => Some(Change::Write(m.text)),
+                n => Some(Change::Conflict(m.text, n)),
+            }
+        }
+    }
 }
 
 /// The plan of an outcome: every merged file, and PROJECT's cliVersion moved to the target.
@@ -441,4 +466,65 @@ pub fn run_check(root: &Path, args: &CheckArgs) -> Result<()> {
         "the project is not on the current templates ({}); run `opbuilder alpha update` to update it",
         o.to
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn go_mod_takes_the_new_pins_where_a_line_merge_would_conflict() {
+        let s = |t: &str| t.to_string();
+        let base = s("module example.com/app\n\ngo 1.26.0\n\nrequire sigs.k8s.io/controller-runtime v0.24.1\n");
+        let theirs = base.replace("v0.24.1", "v0.25.0");
+        let ours = s("module example.com/app\n\ngo 1.26.0\n\nrequire (\n\tk8s.io/apimachinery v0.36.0\n\tsigs.k8s.io/controller-runtime v0.24.1\n)\n");
+        let mut kept = vec![];
+        let label = "opbuilder 9.9.9 templates";
+        // A line merge of the same three texts conflicts ...
+        assert!(matches!(
+            merge_file(
+                Path::new("other.mod"),
+                Some(&base),
+                Some(&theirs),
+                Some(&ours),
+                "9.9.9",
+                label,
+                &mut kept
+            ),
+            Some(Change::Conflict(..))
+        ));
+        // ... go.mod gets the new version and a note.
+        let Some(Change::Write(text)) = merge_file(
+            Path::new("go.mod"),
+            Some(&base),
+            Some(&theirs),
+            Some(&ours),
+            "9.9.9",
+            label,
+            &mut kept,
+        ) else {
+            panic!("go.mod not written");
+        };
+        assert_eq!(text, ours.replace("v0.24.1", "v0.25.0"));
+        assert_eq!(kept.len(), 1, "{kept:?}");
+        assert!(
+            kept[0].contains("sigs.k8s.io/controller-runtime v0.24.1 -> v0.25.0")
+                && kept[0].contains("go mod tidy"),
+            "{kept:?}"
+        );
+        // A project already past the new pin: nothing to write, nothing said.
+        let newer = ours.replace("v0.24.1", "v0.26.0");
+        let mut kept = vec![];
+        assert!(merge_file(
+            Path::new("go.mod"),
+            Some(&base),
+            Some(&theirs),
+            Some(&newer),
+            "9.9.9",
+            label,
+            &mut kept
+        )
+        .is_none());
+        assert!(kept.is_empty());
+    }
 }
