@@ -6,32 +6,7 @@
 mod support;
 
 use std::path::Path;
-use support::{full_snapshot, opbuilder, read};
-
-fn run(dir: &Path, args: &[&str]) -> std::process::Output {
-    opbuilder(dir).args(args).output().unwrap()
-}
-
-fn ok(dir: &Path, args: &[&str]) {
-    let out = run(dir, args);
-    assert!(
-        out.status.success(),
-        "{args:?} failed:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-/// `args` exits `code`, names every needle on stderr and leaves `dir` as it was.
-fn refused(dir: &Path, args: &[&str], code: i32, needles: &[&str]) {
-    let before = full_snapshot(dir);
-    let out = run(dir, args);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(code), "{args:?}\n{err}");
-    for n in needles {
-        assert!(err.contains(n), "{args:?}: stderr lacks {n:?}:\n{err}");
-    }
-    assert_eq!(before, full_snapshot(dir), "{args:?} changed files");
-}
+use support::{ok, read, refused};
 
 fn init(dir: &Path, extra: &[&str]) {
     let mut args = vec![

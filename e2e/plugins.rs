@@ -5,30 +5,7 @@ mod support;
 
 use std::fs;
 use std::path::Path;
-use support::{full_snapshot, opbuilder};
-
-fn run(dir: &Path, args: &[&str]) -> std::process::Output {
-    opbuilder(dir).args(args).output().unwrap()
-}
-
-fn ok(dir: &Path, args: &[&str]) -> String {
-    let out = run(dir, args);
-    let err = String::from_utf8_lossy(&out.stderr).to_string();
-    assert!(out.status.success(), "{args:?} failed:\n{err}");
-    err
-}
-
-/// `args` exits `code`, names every needle on stderr and leaves `dir` as it was.
-fn refused(dir: &Path, args: &[&str], code: i32, needles: &[&str]) {
-    let before = full_snapshot(dir);
-    let out = run(dir, args);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(code), "{args:?}\n{err}");
-    for n in needles {
-        assert!(err.contains(n), "{args:?}: stderr lacks {n:?}:\n{err}");
-    }
-    assert_eq!(before, full_snapshot(dir), "{args:?} changed files");
-}
+use support::{full_snapshot, ok, opbuilder, project_yaml as project, refused, run};
 
 fn init(dir: &Path, extra: &[&str]) {
     let mut args = vec![
@@ -43,10 +20,6 @@ fn init(dir: &Path, extra: &[&str]) {
     ];
     args.extend_from_slice(extra);
     ok(dir, &args);
-}
-
-fn project(dir: &Path) -> serde_yaml::Value {
-    serde_yaml::from_str(&fs::read_to_string(dir.join("PROJECT")).unwrap()).unwrap()
 }
 
 fn layout(dir: &Path) -> Vec<String> {

@@ -7,7 +7,7 @@ mod support;
 
 use std::fs;
 use std::path::Path;
-use support::{full_snapshot, opbuilder, read};
+use support::{full_snapshot, opbuilder, project_yaml as project, read};
 
 const KEY: &str = "typed-clients.opbuilder.io/v1-alpha";
 
@@ -20,10 +20,6 @@ fn ok(dir: &Path, args: &[&str]) -> String {
     );
     assert!(out.status.success(), "{args:?} failed:\n{text}");
     text
-}
-
-fn project(dir: &Path) -> serde_yaml::Value {
-    serde_yaml::from_str(&read(dir, "PROJECT")).unwrap()
 }
 
 fn api(dir: &Path, group: &str, version: &str, kind: &str, extra: &[&str]) {

@@ -24,6 +24,36 @@ pub fn opbuilder(dir: &Path) -> assert_cmd::Command {
     c
 }
 
+/// Run opbuilder with `args` in `dir`.
+pub fn run(dir: &Path, args: &[&str]) -> std::process::Output {
+    opbuilder(dir).args(args).output().unwrap()
+}
+
+/// Run opbuilder with `args` in `dir`, which must succeed; its stderr (notes, warnings).
+pub fn ok(dir: &Path, args: &[&str]) -> String {
+    let out = run(dir, args);
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(out.status.success(), "{args:?} failed:\n{err}");
+    err
+}
+
+/// `args` exits `code`, names every needle on stderr and leaves `dir` as it was.
+pub fn refused(dir: &Path, args: &[&str], code: i32, needles: &[&str]) {
+    let before = full_snapshot(dir);
+    let out = run(dir, args);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(code), "{args:?}\n{err}");
+    for n in needles {
+        assert!(err.contains(n), "{args:?}: stderr lacks {n:?}:\n{err}");
+    }
+    assert_eq!(before, full_snapshot(dir), "{args:?} changed files");
+}
+
+/// PROJECT in `dir`, parsed.
+pub fn project_yaml(dir: &Path) -> serde_yaml::Value {
+    serde_yaml::from_str(&read(dir, "PROJECT")).unwrap()
+}
+
 /// Split a command line into words, honouring double and single quotes.
 pub fn split_words(line: &str) -> Vec<String> {
     let mut words = vec![];
