@@ -151,7 +151,9 @@ pub fn update(base: &str, ours: &str, theirs: &str) -> (String, Notes) {
         let w = words(line);
         let set_version = |path: &str, old: &str| -> Option<String> {
             let (_, new) = raise.iter().find(|r| r.0 == path)?;
-            let at = line.find(old)?;
+            // The version after the path (a path may contain the same text).
+            let after = line.find(path)? + path.len();
+            let at = after + line[after..].find(old)?;
             Some(format!("{}{new}{}", &line[..at], &line[at + old.len()..]))
         };
         if in_require {
@@ -317,6 +319,13 @@ require (
             out,
             format!("{bare}\nrequire (\n\tk8s.io/client-go v0.36.0\n)\n")
         );
+    }
+
+    #[test]
+    fn the_version_is_found_after_the_path() {
+        let base = "go 1.26.0\nrequire example.com/v0.24.1 v0.24.1\n";
+        let theirs = "go 1.26.0\nrequire example.com/v0.24.1 v0.25.0\n";
+        assert_eq!(update(base, base, theirs).0, theirs);
     }
 
     #[test]
