@@ -8,7 +8,8 @@
 #    directories, alternating which tool goes first; the ratio kubebuilder/opbuilder is taken
 #    per pair and the median is printed. Post-steps are off on both sides: kubebuilder with
 #    `--fetch-deps=false --skip-go-version-check` (init) and `--make=false` (create),
-#    opbuilder with `--skip-post-steps`. kubebuilder is built from the Go module proxy by
+#    opbuilder with `--skip-post-steps`. Each timed run starts after `sync`, so neither tool
+#    pays for the other's unwritten data. kubebuilder is built from the Go module proxy by
 #    e2e/scripts/go-tool.sh (cached by version, as the parity suite does).
 # 2. opbuilder's instruction counts (valgrind --tool=callgrind) and peak RSS (/usr/bin/time),
 #    including `create api` in a project that already has 199 kinds. Skipped with a note when
@@ -80,6 +81,9 @@ time_step() {
 		echo "bench: setup of $step failed for $tool" >&2
 		exit 1
 	}
+	# Start on a clean file system: what the setup or the other tool's last run left unwritten
+	# would otherwise be flushed during this run (by opbuilder's syncfs, or by writeback).
+	sync
 	t0=$(date +%s%N)
 	(cd "$dir" && "run_$step" "$tool") >>"$dir.log" 2>&1 || {
 		cat "$dir.log" >&2
