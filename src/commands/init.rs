@@ -169,6 +169,15 @@ fn module_from_go_mod(root: &Path) -> Option<String> {
     })
 }
 
+/// The directory `init` works in, for messages: "this directory" for the current one.
+fn place(root: &Path) -> String {
+    if root == Path::new(".") || root.as_os_str().is_empty() {
+        "this directory".into()
+    } else {
+        root.display().to_string()
+    }
+}
+
 /// A directory with a PROJECT file is already a project; one with a Makefile or cmd/main.go
 /// but no PROJECT holds files `init` would have to replace.
 fn check_not_initialized(root: &Path) -> Result<Vec<String>> {
@@ -176,7 +185,7 @@ fn check_not_initialized(root: &Path) -> Result<Vec<String>> {
         bail!(
             "{} already holds a project file ({}); run `opbuilder init` in a new directory, \
              or use `opbuilder create api` to extend this project",
-            root.display(),
+            place(root),
             project::FILE
         );
     }
@@ -191,7 +200,7 @@ fn check_not_initialized(root: &Path) -> Result<Vec<String>> {
             "{} already holds a project file ({first}) but no {} file: it is not a project yet, \
              and `opbuilder init` will not replace {names}.\n  Move {names} out of the way (for example \
              `mv {first} {first}.old`) and run `opbuilder init` again, or run it in an empty directory",
-            root.display(),
+            place(root),
             project::FILE
         );
     }
@@ -232,7 +241,7 @@ pub fn plan(root: &Path, args: &InitArgs) -> Result<(Plan, Project)> {
             usage(format!(
                 "--repo is required: there is no go.mod with a module path in {}\n  \
                  pass the Go module path of the new project, for example: --repo github.com/acme/guestbook",
-                root.display()
+                place(root)
             ))
         })?,
     };

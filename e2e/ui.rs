@@ -1,0 +1,166 @@
+//! UI tests: what opbuilder prints, pinned byte for byte (the idea of cargo's UI tests).
+//!
+//! Each directory e2e/ui/<case>/ holds:
+//! - `commands`: one command per line (`#` comments). `opbuilder ...` must succeed;
+//!   `! opbuilder ...` must fail.
+//! - `in/` (optional): the tree the commands start from (else an empty directory).
+//! - `stdout`, `stderr`: the expected output of all the commands, each command's part headed by
+//!   `$ <command>`; a failure adds `[exit N]` to stderr. The working directory reads `[ROOT]`.
+//! - `out/` (optional): the tree expected at the end, compared both ways.
+//!
+//! Re-bless after an intended change of the messages:
+//!     OPBUILDER_BLESS=1 cargo test --test ui
+//! which rewrites `stdout`, `stderr` and an existing `out/`; read `git diff e2e/ui` before
+//! committing.
+
+mod support;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use support::{opbuilder, snapshot, split_words};
+
+fn cases() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("e2e/ui");
+    let mut v: Vec<PathBuf> = fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.join("commands").is_file())
+        .collect();
+    v.sort();
+    v
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    for (rel, bytes) in snapshot(from) {
+        let p = to.join(rel);
+        fs::create_dir_all(p.parent().unwrap()).unwrap();
+        fs::write(p, bytes).unwrap();
+    }
+}
+
+/// Run a case's commands in `work`; the stdout and stderr transcripts, or why it went wrong.
+fn transcript(script: &str, work: &Path) -> Result<(String, String), String> {
+    let roots = [
+        work.canonicalize().unwrap().display().to_string(),
+        work.display().to_string(),
+    ];
+    let clean = |b: &[u8]| {
+        let mut s = String::from_utf8_lossy(b).to_string();
+        for r in &roots {
+            s = s.replace(r.as_str(), "[ROOT]");
+        }
+        s
+    };
+    let (mut out, mut err) = (String::new(), String::new());
+    for (n, line) in script.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let (fail, command) = match line.strip_prefix("! ") {
+            Some(c) => (true, c),
+            None => (false, line),
+        };
+        let words = split_words(command);
+        if words.first().map(String::as_str) != Some("opbuilder") {
+            return Err(format!("line {}: commands start with `opbuilder`", n + 1));
+        }
+        let o = opbuilder(work).args(&words[1..]).output().unwrap();
+        if o.status.success() == fail {
+            return Err(format!(
+                "line {}: `{line}` {} ({})\nstdout:\n{}\nstderr:\n{}",
+                n + 1,
+                if fail {
+                    "succeeded but must fail"
+                } else {
+                    "failed"
+                },
+                o.status,
+                clean(&o.stdout),
+                clean(&o.stderr)
+            ));
+        }
+        for (text, bytes) in [(&mut out, &o.stdout), (&mut err, &o.stderr)] {
+            text.push_str(&format!("$ {command}\n"));
+            text.push_str(&clean(bytes));
+        }
+        if let Some(code) = o.status.code().filter(|c| *c != 0) {
+            err.push_str(&format!("[exit {code}]\n"));
+        }
+    }
+    Ok((out, err))
+}
+
+fn check(case: &Path, bless: bool) -> Result<(), String> {
+    let t = tempfile::tempdir().unwrap();
+    let work = t.path();
+    if case.join("in").is_dir() {
+        copy_tree(&case.join("in"), work);
+    }
+    let script = fs::read_to_string(case.join("commands")).unwrap();
+    let (out, err) = transcript(&script, work)?;
+    let mut problems = vec![];
+    for (name, got) in [("stdout", &out), ("stderr", &err)] {
+        let path = case.join(name);
+        if bless {
+            fs::write(&path, got).unwrap();
+            continue;
+        }
+        let want = fs::read_to_string(&path).unwrap_or_default();
+        if want != *got {
+            let at = want
+                .lines()
+                .zip(got.lines())
+                .position(|(a, b)| a != b)
+                .unwrap_or(want.lines().count().min(got.lines().count()));
+            problems.push(format!(
+                "{name} differs at line {}:\n  expected: {}\n  actual:   {}\n--- actual {name} ---\n{got}",
+                at + 1,
+                want.lines().nth(at).unwrap_or("(end)"),
+                got.lines().nth(at).unwrap_or("(end)")
+            ));
+        }
+    }
+    let expected = case.join("out");
+    if expected.is_dir() {
+        let got = snapshot(work);
+        if bless {
+            fs::remove_dir_all(&expected).unwrap();
+            copy_tree(work, &expected);
+        } else if snapshot(&expected) != got {
+            let want = snapshot(&expected);
+            let names: Vec<String> = want
+                .keys()
+                .chain(got.keys())
+                .filter(|k| want.get(*k) != got.get(*k))
+                .map(|k| k.display().to_string())
+                .collect();
+            problems.push(format!("the tree differs from out/: {names:?}"));
+        }
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems.join("\n"))
+    }
+}
+
+#[test]
+fn ui() {
+    let bless = std::env::var_os("OPBUILDER_BLESS").is_some();
+    let cases = cases();
+    assert!(!cases.is_empty(), "no cases under e2e/ui");
+    let failed: Vec<String> = cases
+        .iter()
+        .filter_map(|c| {
+            check(c, bless)
+                .err()
+                .map(|e| format!("== {}\n{e}", c.file_name().unwrap().to_string_lossy()))
+        })
+        .collect();
+    assert!(
+        failed.is_empty(),
+        "{}\nIf the change is intended: OPBUILDER_BLESS=1 cargo test --test ui",
+        failed.join("\n\n")
+    );
+}
