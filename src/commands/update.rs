@@ -162,8 +162,8 @@ fn versions(
     let from = match from {
         Some(v) => v.to_string(),
         None if project.cli_version.is_empty() => bail!(
-            "PROJECT has no cliVersion, so nothing records which templates made this project, and \
-             alpha update cannot know its ancestor; nothing was written.\n  For a project made by Kubebuilder \
+            "PROJECT has no cliVersion, so nothing records which templates made this project: there is \
+             no ancestor to update from or check against; nothing was written.\n  For a project made by Kubebuilder \
              (or any other tool), scaffold it again with opbuilder's templates from its PROJECT and copy your \
              code over:\n    opbuilder alpha generate --output-dir ../{}-opbuilder\n  \
              If opbuilder made it, name the release with --from-version (known: {})",
