@@ -116,8 +116,8 @@ pub fn boilerplate(
     if let Some(path) = file {
         let text = match crate::fsx::read_text(path, MAX_LICENSE) {
             Ok(Some(t)) => Ok(t),
-            Ok(None) => Err(std::io::Error::from(std::io::ErrorKind::NotFound)),
-            Err(e) => Err(e),
+            Ok(None) => Err("there is no such file".to_string()),
+            Err(e) => Err(e.to_string()),
         }
         .map_err(|e| {
             bad_flag(
