@@ -70,11 +70,16 @@ impl Plugin for Helm {
         if manifests == DEFAULT_MANIFESTS && !args.dry_run && !args.skip_build_installer {
             build_installer(cx.root)?;
         }
-        let text = std::fs::read_to_string(cx.root.join(manifests)).with_context(|| {
-            if manifests == DEFAULT_MANIFESTS {
-                format!("reading {manifests}: run `make build-installer` first (neither a dry run nor --skip-build-installer runs it)")
+        let text = std::fs::read_to_string(cx.root.join(manifests)).map_err(|e| {
+            let why = if e.kind() == std::io::ErrorKind::NotFound {
+                "there is no such file".to_string()
             } else {
-                format!("reading --manifests {manifests:?}: give the kustomize output of the project, for example --manifests=dist/install.yaml")
+                format!("cannot read it: {e}")
+            };
+            if manifests == DEFAULT_MANIFESTS {
+                anyhow::anyhow!("{manifests}: {why}; run `make build-installer` first (neither a dry run nor --skip-build-installer runs it)")
+            } else {
+                anyhow::anyhow!("--manifests {manifests:?}: {why}; give the kustomize output of the project, for example --manifests=dist/install.yaml")
             }
         })?;
         let first_run = cx.project.plugin_config::<Section>(KEY)?.is_none();
