@@ -859,6 +859,18 @@ pub fn run(root: &Path, args: &ApiArgs) -> Result<()> {
         );
     } else if did_resource {
         outln!("\nNext: fill in the Spec and Status in the *_types.go file, then run\n  make manifests");
+    } else if let Some(controller) = plan.ops.iter().find_map(|op| match op {
+        crate::plan::Op::Create { path, .. }
+            if path.to_string_lossy().ends_with("_controller.go") =>
+        {
+            Some(path.display().to_string())
+        }
+        _ => None,
+    }) {
+        outln!(
+            "\nNext: write the reconcile logic in {controller} (its +kubebuilder:rbac markers grant \
+             the access it needs), then run\n  make manifests"
+        );
     }
     Ok(())
 }
