@@ -6,6 +6,8 @@ use serde::Serialize;
 use std::path::Path;
 
 pub const BOILERPLATE_FILE: &str = "hack/boilerplate.go.txt";
+/// The manager's Deployment, which `edit --namespaced` and deploy-image edit.
+pub const MANAGER_FILE: &str = "config/manager/manager.yaml";
 
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]

@@ -1,7 +1,7 @@
 //! `opbuilder edit`: change project-wide settings after init.
 
 use super::init::{boilerplate, License};
-use crate::context::{ProjectCtx, BOILERPLATE_FILE};
+use crate::context::{ProjectCtx, BOILERPLATE_FILE, MANAGER_FILE as MANAGER};
 use crate::error::usage;
 use crate::out::outln;
 use crate::plan::{IfExists, Plan};
@@ -116,8 +116,6 @@ pub fn plan(root: &Path, args: &EditArgs) -> Result<(Plan, Vec<String>)> {
     plan.project = Some(project.to_yaml());
     Ok((plan, notes))
 }
-
-const MANAGER: &str = "config/manager/manager.yaml";
 
 /// The manager's WATCH_NAMESPACE variable as `init --namespaced` writes it (the list item, at
 /// the indentation of the container's fields).

@@ -8,7 +8,7 @@
 
 use super::{Cx, Plugin};
 use crate::commands::api::{self, ApiArgs, ResolvedResource, MAIN_GO};
-use crate::context::ProjectCtx;
+use crate::context::{ProjectCtx, MANAGER_FILE as MANAGER};
 use crate::error::{bad_flag, usage};
 use crate::plan::{Edit, IfExists, Op, Plan};
 use crate::resource::{CtxInput, ResourceCtx};
@@ -19,8 +19,6 @@ use serde::{Deserialize, Serialize};
 
 pub const NAME: &str = "deploy-image.go.kubebuilder.io";
 pub const KEY: &str = "deploy-image.go.kubebuilder.io/v1-alpha";
-const MANAGER: &str = "config/manager/manager.yaml";
-
 pub struct DeployImage;
 
 /// The flags of `create api` that belong to this plugin.
