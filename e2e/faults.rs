@@ -12,7 +12,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
-use support::{SOURCE_DATE_EPOCH, TEST_VERSION};
+use support::{copy_tree, SOURCE_DATE_EPOCH, TEST_VERSION};
 
 /// What a path is, exactly: kind, bytes or link target, and permission bits.
 #[derive(Debug, Clone, PartialEq)]
@@ -156,32 +156,6 @@ fn ok(o: &Output, what: &str) {
 
 fn project(dir: &Path) {
     ok(&run(dir, INIT, &[]), "init");
-}
-
-/// Copy a tree of plain files and directories (what the scenarios hold), keeping modes and
-/// the hard links inside it.
-fn copy_tree(from: &Path, to: &Path) {
-    fn copy(from: &Path, to: &Path, seen: &mut BTreeMap<(u64, u64), PathBuf>) {
-        use std::os::unix::fs::MetadataExt;
-        for e in fs::read_dir(from).unwrap() {
-            let e = e.unwrap();
-            let (src, dst) = (e.path(), to.join(e.file_name()));
-            let m = fs::symlink_metadata(&src).unwrap();
-            if m.is_dir() {
-                fs::create_dir(&dst).unwrap();
-                copy(&src, &dst, seen);
-                fs::set_permissions(&dst, m.permissions()).unwrap();
-            } else if let Some(first) = seen.get(&(m.dev(), m.ino())) {
-                fs::hard_link(first, &dst).unwrap();
-            } else {
-                fs::copy(&src, &dst).unwrap();
-                if m.nlink() > 1 {
-                    seen.insert((m.dev(), m.ino()), dst);
-                }
-            }
-        }
-    }
-    copy(from, to, &mut BTreeMap::new());
 }
 
 /// The writing commands, each on a project state that makes it create, replace, remove and

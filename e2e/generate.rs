@@ -40,13 +40,7 @@ const ORDER_ONLY: &[(&str, &[&str])] = &[("multigroup", &["cmd/main.go", "test/e
 
 #[test]
 fn generate_of_every_golden_tree_is_the_tree() {
-    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("e2e/testdata");
-    let mut scenarios: Vec<PathBuf> = fs::read_dir(&data)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.join("commands").is_file())
-        .collect();
-    scenarios.sort();
+    let scenarios = support::script_dirs("testdata");
     assert!(scenarios.len() >= 4, "{scenarios:?}");
     for dir in scenarios {
         let name = dir.file_name().unwrap().to_string_lossy().to_string();

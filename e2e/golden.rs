@@ -102,12 +102,7 @@ fn check_scenario(dir: &Path, bless: bool) -> Result<(), String> {
 
 #[test]
 fn golden_trees_match() {
-    let mut dirs: Vec<PathBuf> = fs::read_dir(testdata())
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.join("commands").is_file())
-        .collect();
-    dirs.sort();
+    let dirs = support::script_dirs("testdata");
     assert!(!dirs.is_empty(), "no scenarios under e2e/testdata");
     let bless = std::env::var_os("OPBUILDER_BLESS").is_some();
     let failures: Vec<String> = dirs

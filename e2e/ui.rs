@@ -16,27 +16,8 @@
 mod support;
 
 use std::fs;
-use std::path::{Path, PathBuf};
-use support::{opbuilder, snapshot, split_words};
-
-fn cases() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("e2e/ui");
-    let mut v: Vec<PathBuf> = fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.join("commands").is_file())
-        .collect();
-    v.sort();
-    v
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    for (rel, bytes) in snapshot(from) {
-        let p = to.join(rel);
-        fs::create_dir_all(p.parent().unwrap()).unwrap();
-        fs::write(p, bytes).unwrap();
-    }
-}
+use std::path::Path;
+use support::{copy_tree, opbuilder, script_dirs, snapshot, split_words};
 
 /// Run a case's commands in `work`; the stdout and stderr transcripts, or why it went wrong.
 fn transcript(script: &str, work: &Path) -> Result<(String, String), String> {
@@ -126,6 +107,7 @@ fn check(case: &Path, bless: bool) -> Result<(), String> {
         let got = snapshot(work);
         if bless {
             fs::remove_dir_all(&expected).unwrap();
+            fs::create_dir(&expected).unwrap();
             copy_tree(work, &expected);
         } else if snapshot(&expected) != got {
             let want = snapshot(&expected);
@@ -148,7 +130,7 @@ fn check(case: &Path, bless: bool) -> Result<(), String> {
 #[test]
 fn ui() {
     let bless = std::env::var_os("OPBUILDER_BLESS").is_some();
-    let cases = cases();
+    let cases = script_dirs("ui");
     assert!(!cases.is_empty(), "no cases under e2e/ui");
     let failed: Vec<String> = cases
         .iter()

@@ -54,6 +54,46 @@ pub fn project_yaml(dir: &Path) -> serde_yaml::Value {
     serde_yaml::from_str(&read(dir, "PROJECT")).unwrap()
 }
 
+/// The case directories under `e2e/<under>` (those holding a `commands` script), sorted.
+pub fn script_dirs(under: &str) -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("e2e")
+        .join(under);
+    let mut dirs: Vec<PathBuf> = fs::read_dir(&root)
+        .unwrap_or_else(|e| panic!("{}: {e}", root.display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.join("commands").is_file())
+        .collect();
+    dirs.sort();
+    dirs
+}
+
+/// Copy a tree of plain files and directories into the existing directory `to`, keeping modes
+/// and the hard links inside it.
+pub fn copy_tree(from: &Path, to: &Path) {
+    fn copy(from: &Path, to: &Path, seen: &mut BTreeMap<(u64, u64), PathBuf>) {
+        use std::os::unix::fs::MetadataExt;
+        for e in fs::read_dir(from).unwrap() {
+            let e = e.unwrap();
+            let (src, dst) = (e.path(), to.join(e.file_name()));
+            let m = fs::symlink_metadata(&src).unwrap();
+            if m.is_dir() {
+                fs::create_dir(&dst).unwrap();
+                copy(&src, &dst, seen);
+                fs::set_permissions(&dst, m.permissions()).unwrap();
+            } else if let Some(first) = seen.get(&(m.dev(), m.ino())) {
+                fs::hard_link(first, &dst).unwrap();
+            } else {
+                fs::copy(&src, &dst).unwrap();
+                if m.nlink() > 1 {
+                    seen.insert((m.dev(), m.ino()), dst);
+                }
+            }
+        }
+    }
+    copy(from, to, &mut BTreeMap::new());
+}
+
 /// Split a command line into words, honouring double and single quotes.
 pub fn split_words(line: &str) -> Vec<String> {
     let mut words = vec![];
