@@ -24,24 +24,57 @@ fn words(line: &str) -> Vec<&str> {
         .collect()
 }
 
+/// What a go.mod line is, as far as an update cares.
+enum Line<'a> {
+    Go(&'a str),
+    /// `require path version`, alone (`block` false) or inside `require ( ... )`.
+    Require {
+        path: &'a str,
+        version: &'a str,
+        block: bool,
+    },
+    /// The `)` that closes a `require` block.
+    RequireEnd,
+    Other,
+}
+
+/// Each line of `text` (with its newline) and what it is.
+fn classify(text: &str) -> impl Iterator<Item = (&str, Line<'_>)> {
+    let mut in_require = false;
+    text.split_inclusive('\n').map(move |line| {
+        let kind = match (in_require, words(line).as_slice()) {
+            (true, [")"]) => {
+                in_require = false;
+                Line::RequireEnd
+            }
+            (true, [path, version, ..]) => Line::Require {
+                path,
+                version,
+                block: true,
+            },
+            (false, ["go", v]) => Line::Go(v),
+            (false, ["require", "("]) => {
+                in_require = true;
+                Line::Other
+            }
+            (false, ["require", path, version, ..]) => Line::Require {
+                path,
+                version,
+                block: false,
+            },
+            _ => Line::Other,
+        };
+        (line, kind)
+    })
+}
+
 fn parse(text: &str) -> GoMod<'_> {
     let mut m = GoMod::default();
-    let mut in_require = false;
-    for line in text.lines() {
-        let w = words(line);
-        if in_require {
-            match w.as_slice() {
-                [")"] => in_require = false,
-                [path, version, ..] => m.requires.push((path, version)),
-                _ => {}
-            }
-            continue;
-        }
-        match w.as_slice() {
-            ["go", v] => m.go = Some(v),
-            ["require", "("] => in_require = true,
-            ["require", path, version, ..] => m.requires.push((path, version)),
-            _ => {}
+    for (_, kind) in classify(text) {
+        match kind {
+            Line::Go(v) => m.go = Some(v),
+            Line::Require { path, version, .. } => m.requires.push((path, version)),
+            Line::RequireEnd | Line::Other => {}
         }
     }
     m
@@ -140,65 +173,44 @@ pub fn update(base: &str, ours: &str, theirs: &str) -> (String, Notes) {
     }
 
     let mut out = String::with_capacity(ours.len() + 64);
-    let mut in_require = false;
     let mut added = false;
-    let pending = |out: &mut String, indent: &str| {
+    let pending = |out: &mut String, prefix: &str| {
         for (path, v) in &add {
-            out.push_str(&format!("{indent}{path} {v}\n"));
+            out.push_str(&format!("{prefix}{path} {v}\n"));
         }
     };
-    for line in ours.split_inclusive('\n') {
-        let w = words(line);
-        let set_version = |path: &str, old: &str| -> Option<String> {
-            let (_, new) = raise.iter().find(|r| r.0 == path)?;
-            // The version after the path (a path may contain the same text).
-            let after = line.find(path)? + path.len();
-            let at = after + line[after..].find(old)?;
-            Some(format!("{}{new}{}", &line[..at], &line[at + old.len()..]))
-        };
-        if in_require {
-            match w.as_slice() {
-                [")"] => {
-                    in_require = false;
-                    if !added {
-                        pending(&mut out, "\t");
-                        added = true;
-                    }
-                }
-                [path, old, ..] => {
-                    if let Some(l) = set_version(path, old) {
-                        out.push_str(&l);
-                        continue;
-                    }
-                }
-                _ => {}
+    for (line, kind) in classify(ours) {
+        match kind {
+            Line::RequireEnd if !added => {
+                pending(&mut out, "\t");
+                added = true;
             }
-            out.push_str(line);
-            continue;
-        }
-        match w.as_slice() {
-            ["go", old] => {
-                if let Some(new) = go {
-                    if let Some(at) = line.find(old) {
-                        out.push_str(&format!("{}{new}{}", &line[..at], &line[at + old.len()..]));
-                        continue;
-                    }
-                }
-            }
-            ["require", "("] => in_require = true,
-            ["require", path, old, ..] => {
-                let l = set_version(path, old);
-                out.push_str(l.as_deref().unwrap_or(line));
-                if !added && !add.is_empty() {
+            Line::Require {
+                path,
+                version: old,
+                block,
+            } => {
+                let new = raise.iter().find(|r| r.0 == path).and_then(|(_, new)| {
+                    // The version after the path (a path may contain the same text).
+                    let after = line.find(path)? + path.len();
+                    let at = after + line[after..].find(old)?;
+                    Some(format!("{}{new}{}", &line[..at], &line[at + old.len()..]))
+                });
+                out.push_str(new.as_deref().unwrap_or(line));
+                if !block && !added && !add.is_empty() {
                     if !out.ends_with('\n') {
                         out.push('\n');
                     }
-                    for (path, v) in &add {
-                        out.push_str(&format!("require {path} {v}\n"));
-                    }
+                    pending(&mut out, "require ");
                     added = true;
                 }
                 continue;
+            }
+            Line::Go(old) => {
+                if let (Some(new), Some(at)) = (go, line.find(old)) {
+                    out.push_str(&format!("{}{new}{}", &line[..at], &line[at + old.len()..]));
+                    continue;
+                }
             }
             _ => {}
         }
