@@ -138,13 +138,9 @@ fn watch_namespace(text: &str, on: bool) -> Option<Cow<'_, str>> {
         let t = l.trim();
         t == "name: manager" || t == "- name: manager"
     })?;
-    let col = indent(lines[at])
-        + if lines[at].trim_start().starts_with("- ") {
-            2
-        } else {
-            0
-        };
-    let start = if lines[at].trim_start().starts_with("- ") {
+    let dashed = lines[at].trim_start().starts_with("- ");
+    let col = indent(lines[at]) + if dashed { 2 } else { 0 };
+    let start = if dashed {
         at
     } else {
         (0..at).rev().find(|&i| {
