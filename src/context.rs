@@ -7,6 +7,8 @@ use std::path::Path;
 
 pub const BOILERPLATE_FILE: &str = "hack/boilerplate.go.txt";
 /// The manager's Deployment, which `edit --namespaced` and deploy-image edit.
+/// The manager's entry point, where `create` wires types, controllers and webhooks.
+pub const MAIN_GO: &str = "cmd/main.go";
 pub const MANAGER_FILE: &str = "config/manager/manager.yaml";
 
 #[derive(Debug, Clone, Serialize)]

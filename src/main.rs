@@ -1,5 +1,7 @@
 //! opbuilder: scaffold Kubernetes operators in the Kubebuilder go/v4 layout, offline and transactionally.
 
+#[cfg(test)]
+mod architecture;
 mod commands;
 mod context;
 mod error;
@@ -8,13 +10,14 @@ mod fsx;
 mod gomod;
 mod hbs;
 mod journal;
+mod lifecycle;
 mod lock;
 mod markers;
 mod merge;
 mod out;
 mod plan;
+mod planning;
 mod plugins;
-mod post;
 mod project;
 mod releases;
 mod resource;
@@ -63,12 +66,12 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Create a new operator project in the current directory
-    Init(commands::init::InitArgs),
+    Init(planning::init::InitArgs),
     /// Add an API (types, controller) or a webhook to the project
     #[command(subcommand, after_help = CREATE_EXAMPLES)]
     Create(CreateCommand),
     /// Change project-wide settings (multigroup, namespaced, license)
-    Edit(commands::edit::EditArgs),
+    Edit(planning::edit::EditArgs),
     /// Experimental commands: regenerate a project, update it to newer templates, check it is current
     #[command(subcommand)]
     Alpha(commands::alpha::AlphaCommand),
@@ -89,9 +92,9 @@ enum Command {
 #[derive(Debug, Subcommand)]
 enum CreateCommand {
     /// Add API types and/or a controller for a kind
-    Api(commands::api::ApiArgs),
+    Api(planning::api::ApiArgs),
     /// Add defaulting, validating or conversion webhooks for a kind
-    Webhook(commands::webhook::WebhookArgs),
+    Webhook(planning::webhook::WebhookArgs),
 }
 
 fn print_version() {

@@ -65,14 +65,8 @@ pub fn pins() -> &'static Pins {
 pub fn cli_version() -> String {
     match crate::releases::active() {
         Some(i) => crate::releases::RELEASES[i].version.to_string(),
-        None => current_version(),
+        None => crate::releases::current_version(),
     }
-}
-
-/// The version of the current templates (this binary's, or `OPBUILDER_TEST_VERSION`).
-pub fn current_version() -> String {
-    std::env::var("OPBUILDER_TEST_VERSION")
-        .unwrap_or_else(|_| env!("CARGO_PKG_VERSION").to_string())
 }
 
 #[cfg(test)]

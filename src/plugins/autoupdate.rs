@@ -2,9 +2,9 @@
 //! (`scaffolds/autoupdate/`) that keeps the project on current templates by running
 //! `opbuilder alpha update`, where Kubebuilder's runs `kubebuilder alpha update`.
 
-use super::{Cx, Plugin};
-use crate::commands::edit::EditArgs;
 use crate::plan::IfExists;
+use crate::planning::edit::EditArgs;
+use crate::planning::plugin::{Cx, Plugin};
 use crate::templates;
 use anyhow::{bail, Result};
 use serde::{Deserialize, Serialize};

@@ -6,76 +6,21 @@
 //! config/manager/manager.yaml, and records its options in PROJECT's `plugins:` section with
 //! Kubebuilder's keys, so either tool can replay it.
 
-use super::{Cx, Plugin};
-use crate::commands::api::{self, ApiArgs, ResolvedResource, MAIN_GO};
-use crate::context::{ProjectCtx, MANAGER_FILE as MANAGER};
+use super::golang;
+use crate::context::{ProjectCtx, MAIN_GO, MANAGER_FILE as MANAGER};
 use crate::error::{bad_flag, usage};
 use crate::plan::{Edit, IfExists, Op, Plan};
+use crate::planning::api::{ApiArgs, ResolvedResource};
+use crate::planning::flags::Options;
+use crate::planning::plugin::{Cx, Plugin};
 use crate::resource::{CtxInput, ResourceCtx};
 use crate::templates;
 use anyhow::{bail, Result};
-use clap::Args;
 use serde::{Deserialize, Serialize};
 
 pub const NAME: &str = "deploy-image.go.kubebuilder.io";
 pub const KEY: &str = "deploy-image.go.kubebuilder.io/v1-alpha";
 pub struct DeployImage;
-
-/// The flags of `create api` that belong to this plugin.
-#[derive(Debug, Default, Clone, Args)]
-pub struct ImageFlags {
-    /// The image the controller deploys, such as memcached:1.6.26-alpine3.19
-    #[arg(long, value_name = "IMAGE", help_heading = "deploy-image/v1-alpha")]
-    pub image: Option<String>,
-    /// The container's command, comma-separated (memcached,--memory-limit=64,-v)
-    #[arg(
-        long,
-        value_name = "CMD,ARG...",
-        help_heading = "deploy-image/v1-alpha"
-    )]
-    pub image_container_command: Option<String>,
-    /// The container's port; adds spec.containerPort to the API (1-65535)
-    #[arg(long, value_name = "PORT", help_heading = "deploy-image/v1-alpha")]
-    pub image_container_port: Option<String>,
-    /// The user ID the container runs as (securityContext.runAsUser)
-    #[arg(long, value_name = "UID", help_heading = "deploy-image/v1-alpha")]
-    pub run_as_user: Option<String>,
-}
-
-impl ImageFlags {
-    /// Names of the flags given, in the order they are declared.
-    fn given(&self) -> Vec<&'static str> {
-        [
-            (self.image.is_some(), "--image"),
-            (
-                self.image_container_command.is_some(),
-                "--image-container-command",
-            ),
-            (
-                self.image_container_port.is_some(),
-                "--image-container-port",
-            ),
-            (self.run_as_user.is_some(), "--run-as-user"),
-        ]
-        .into_iter()
-        .filter_map(|(set, name)| set.then_some(name))
-        .collect()
-    }
-}
-
-/// The options of one resource, as Kubebuilder records them in PROJECT (values kept as given).
-#[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Options {
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub image: String,
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub container_command: String,
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub container_port: String,
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub run_as_user: String,
-}
 
 /// One entry of the plugin's `resources` list in PROJECT.
 #[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
@@ -338,7 +283,7 @@ impl Plugin for DeployImage {
         };
         // The go/v4 files first (types, controller, kustomize entries, main.go wiring), as
         // Kubebuilder's plugin runs the go/v4 scaffolders before its own.
-        api::plan_files(cx.root, cx.project, res, cx.plan, cx.notes)?;
+        golang::api::plan_files(cx.root, cx.project, res, cx.plan, cx.notes)?;
 
         let pctx = ProjectCtx::load(cx.root, cx.project)?;
         let rctx = ResourceCtx::new(CtxInput {

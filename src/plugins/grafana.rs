@@ -2,10 +2,10 @@
 //! (`scaffolds/grafana/`), plus one dashboard for the user's own metrics, listed in
 //! grafana/custom-metrics/config.yaml and rewritten each time the plugin runs.
 
-use super::{Cx, Plugin};
-use crate::commands::edit::EditArgs;
 use crate::out::errln;
 use crate::plan::IfExists;
+use crate::planning::edit::EditArgs;
+use crate::planning::plugin::{Cx, Plugin};
 use crate::templates;
 use anyhow::Result;
 use serde::{Deserialize, Serialize};

@@ -15,10 +15,10 @@
 //! values.yaml that lacks a top-level section the new templates read (say `webhook:` after the
 //! first `create webhook`) gets that section appended; the user's edits stay as they are.
 
-use super::{Cx, Plugin};
-use crate::commands::edit::EditArgs;
 use crate::error::usage;
 use crate::plan::{Edit, IfExists};
+use crate::planning::edit::EditArgs;
+use crate::planning::plugin::{Cx, Plugin};
 use crate::templates;
 use anyhow::{anyhow, bail, Context, Result};
 use serde::{Deserialize, Serialize};

@@ -12,11 +12,11 @@
 //! It is recorded under PROJECT's `plugins:` only (not in `layout`, which Kubebuilder would
 //! refuse), and runs on every later `create api` of a project that records it.
 
-use super::{Cx, Plugin};
-use crate::commands::api::ResolvedResource;
-use crate::commands::edit::EditArgs;
 use crate::context::ProjectCtx;
 use crate::plan::{Edit, IfExists};
+use crate::planning::api::ResolvedResource;
+use crate::planning::edit::EditArgs;
+use crate::planning::plugin::{Cx, Plugin};
 use crate::templates;
 use anyhow::Result;
 use serde::Serialize;

@@ -298,6 +298,38 @@ pub fn tidy_needed(root: &Path, before: &BTreeSet<String>, written: &[PathBuf]) 
     !now.is_subset(before)
 }
 
+/// The post-steps of a `create` command whose `plan` was applied: `go get` of an external API's
+/// module, then `go mod tidy` when the new code can have changed what the module needs (else it
+/// says why it skips it); and, when `generate` allows it, the packages whose DeepCopy methods
+/// `make generate` must refresh. `before` is what the project imported before the command.
+pub fn create_steps(
+    root: &Path,
+    before: &BTreeSet<String>,
+    plan: &crate::plan::Plan,
+    external_module: Option<&str>,
+    generate: bool,
+) -> (Vec<Step>, Vec<String>) {
+    let written = written_go_files(plan);
+    let mut steps = vec![];
+    if let Some(m) = external_module {
+        steps.push(Step::GoGet(m.to_string()));
+    }
+    if !steps.is_empty() || tidy_needed(root, before, &written) {
+        steps.push(Step::GoModTidy);
+    } else {
+        skipped(
+            &Step::GoModTidy,
+            "the new code imports no package the project did not import already",
+        );
+    }
+    let packages = if generate {
+        generate_packages(root, &written)
+    } else {
+        vec![]
+    };
+    (steps, packages)
+}
+
 /// The packages `make generate` (controller-gen's DeepCopy methods) has to run for, as
 /// `./dir` paths relative to `root`: those with a written Go file and a Go file carrying a
 /// `+kubebuilder:object:` marker. Empty when generating would change nothing.

@@ -2,7 +2,7 @@
 //! three-way merge, offline.
 //!
 //! The ancestor is the project scaffolded again (from its own PROJECT, see
-//! [`super::alpha::generate`]) with the templates of the release that made it (PROJECT
+//! [`super::generate::generate`]) with the templates of the release that made it (PROJECT
 //! `cliVersion`, or `--from-version`); "theirs" is the same with the templates of
 //! `--to-version` (default: this binary's); "ours" is the user's tree. Each file is merged
 //! line by line ([`crate::merge`]); the results go to disk as one [`Plan`], so the update
@@ -114,7 +114,7 @@ fn read_tree(dir: &Path) -> Result<BTreeMap<PathBuf, String>> {
 /// The project `root` scaffolded again with the templates of `version`.
 fn regenerate(root: &Path, version: &str, scratch: &Path) -> Result<BTreeMap<PathBuf, String>> {
     let out = scratch.join(version);
-    crate::fsx::scratch(|| releases::with(version, || super::alpha::generate(root, &out)))
+    crate::fsx::scratch(|| releases::with(version, || super::generate::generate(root, &out)))
         .with_context(|| {
             format!("scaffolding the project again with the templates of {version}")
         })?;
@@ -184,14 +184,14 @@ fn versions(
     };
     let to = to
         .map(str::to_string)
-        .unwrap_or_else(crate::versions::current_version);
+        .unwrap_or_else(releases::current_version);
     let known = releases::known();
     let rank = |v: &str| known.iter().position(|k| k == v);
     if rank(&to) < rank(&from) {
         return Err(usage(format!(
             "--to-version {to} is older than the project's templates ({from}); alpha update only moves forward\n  \
              example: opbuilder alpha update --to-version {}",
-            crate::versions::current_version()
+            releases::current_version()
         )));
     }
     Ok((project, from, to))

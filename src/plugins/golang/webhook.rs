@@ -1,84 +1,14 @@
-//! go/v4: the default layout (Kubebuilder's `go.kubebuilder.io/v4`, the bundle of
-//! `base.go.kubebuilder.io/v4` and `kustomize.common.kubebuilder.io/v2`). Its templates are the
-//! `init`, `api`, `controller`, `webhook` and `fragments` trees of scaffolds/. The commands
-//! decide what is asked (`api::resolve`, `webhook::resolve`); this plugin plans the files (init's,
-//! create api's in `api::plan_files`, create webhook's here) and records the result in PROJECT.
+//! go/v4's `create webhook`: the webhook and its test (or new sections merged into them), the
+//! suite, cmd/main.go, the e2e checks, kustomize and conversion.
 
-use super::{Cx, Plugin};
-use crate::commands::api::MAIN_GO;
-use crate::commands::api::{self, ResolvedResource};
-use crate::commands::edit::{self, EditArgs};
-use crate::commands::init;
-use crate::commands::webhook::ResolvedWebhook;
-use crate::context::ProjectCtx;
+use crate::context::{ProjectCtx, MAIN_GO};
 use crate::plan::{Edit, IfExists, Plan};
+use crate::planning::webhook::ResolvedWebhook;
 use crate::project::Project;
 use crate::resource::{self, CtxInput, ResourceCtx};
 use crate::templates;
 use anyhow::Result;
 use std::path::Path;
-
-/// `go.kubebuilder.io/v4`.
-pub struct GoV4;
-
-fn go_init(cx: &mut Cx, boilerplate: Option<&str>) -> Result<()> {
-    init::plan_files(cx, boilerplate)
-}
-
-fn go_create_api(cx: &mut Cx, res: &ResolvedResource) -> Result<()> {
-    api::plan_files(cx.root, cx.project, res, cx.plan, cx.notes)?;
-    res.record(cx.project);
-    Ok(())
-}
-
-fn go_create_webhook(cx: &mut Cx, hook: &ResolvedWebhook) -> Result<()> {
-    plan_webhook_files(cx.root, cx.project, hook, cx.plan, cx.notes)?;
-    hook.record(cx.project);
-    Ok(())
-}
-
-/// go/v4 and base.go/v4 plan the same files (opbuilder's templates hold both halves of the
-/// go/v4 bundle); only their keys differ.
-macro_rules! go_plugin {
-    ($ty:ty, $key:literal) => {
-        impl Plugin for $ty {
-            fn key(&self) -> &'static str {
-                $key
-            }
-            fn init(&self, cx: &mut Cx, boilerplate: Option<&str>) -> Result<()> {
-                go_init(cx, boilerplate)
-            }
-            fn create_api(&self, cx: &mut Cx, res: &ResolvedResource) -> Result<()> {
-                go_create_api(cx, res)
-            }
-            fn create_webhook(&self, cx: &mut Cx, hook: &ResolvedWebhook) -> Result<()> {
-                go_create_webhook(cx, hook)
-            }
-            fn edit(&self, cx: &mut Cx, args: &EditArgs) -> Result<()> {
-                edit::plan_go(cx, args)
-            }
-        }
-    };
-}
-
-go_plugin!(GoV4, "go.kubebuilder.io/v4");
-
-/// `base.go.kubebuilder.io/v4`: go/v4 named as its two halves (`--plugins=kustomize/v2,base.go.kubebuilder.io/v4`).
-pub struct BaseGoV4;
-
-go_plugin!(BaseGoV4, "base.go.kubebuilder.io/v4");
-
-/// `kustomize.common.kubebuilder.io/v2`: accepted only next to base.go/v4 (see
-/// `plugins::go_layout`), whose templates already hold the kustomize files; it adds nothing itself.
-pub struct KustomizeV2;
-
-impl Plugin for KustomizeV2 {
-    fn key(&self) -> &'static str {
-        "kustomize.common.kubebuilder.io/v2"
-    }
-}
-
-// ---- create webhook ----
 
 const DEFAULT_KUSTOMIZATION: &str = "config/default/kustomization.yaml";
 
@@ -107,7 +37,7 @@ fn certificate_entry(field: &str, target: &str) -> Vec<String> {
 /// go/v4's files for resolved webhooks: the webhook and its test (or the new sections merged into
 /// them), the suite, cmd/main.go, the e2e checks, kustomize and conversion. Adds to `plan`;
 /// PROJECT is not touched.
-pub fn plan_webhook_files(
+pub fn plan_files(
     root: &Path,
     project: &Project,
     hook: &ResolvedWebhook,
@@ -393,7 +323,9 @@ fn enable_default_kustomize(plan: &mut Plan, ctx: &ResourceCtx) -> Result<()> {
 /// a bug fixed since). e2e/scripts/alpha-update.sh compares the result with the real 0.1.0
 /// binary's output.
 mod release_0_1_0 {
-    use super::{Edit, Plan, ResourceCtx, DEFAULT_KUSTOMIZATION};
+    use crate::plan::{Edit, Plan};
+    use crate::plugins::golang::webhook::DEFAULT_KUSTOMIZATION;
+    use crate::resource::ResourceCtx;
     use crate::templates;
     use anyhow::Result;
 

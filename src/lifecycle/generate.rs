@@ -1,0 +1,493 @@
+//! `opbuilder alpha generate`: scaffold a project again from its PROJECT file with the current
+//! templates, by replaying the commands PROJECT records: `init`, every resource (types,
+//! controllers, named controllers, core and external types), every webhook, every plugin.
+//!
+//! The result goes to a new directory. Regenerating in place needs `--in-place`, and then the
+//! old tree is kept whole as a backup next to the new one: nothing is ever deleted.
+
+use crate::context::BOILERPLATE_FILE;
+use crate::error::usage;
+use crate::out::outln;
+use crate::plan::{apply, ApplyOptions, Plan};
+use crate::planning::api::ApiArgs;
+use crate::planning::edit::EditArgs;
+use crate::planning::init::InitArgs;
+use crate::planning::webhook::WebhookArgs;
+use crate::plugins;
+use crate::project::{self, Project, Resource};
+use anyhow::{bail, Context, Result};
+use clap::{Args, Parser};
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Args)]
+pub struct GenerateArgs {
+    /// The project to read (its PROJECT file and license header) [default: the project around the current directory]
+    #[arg(long, value_name = "DIR")]
+    pub input_dir: Option<PathBuf>,
+    /// Where to write the new project: a directory that does not exist yet or is empty
+    #[arg(long, value_name = "DIR", conflicts_with = "in_place")]
+    pub output_dir: Option<PathBuf>,
+    /// Regenerate the input directory itself; the old tree is kept as <DIR>.backup-<N> beside it
+    #[arg(long)]
+    pub in_place: bool,
+    /// Use the templates of this opbuilder release (see `alpha update`) [default: the current ones]
+    #[arg(long, value_name = "VERSION")]
+    pub templates_version: Option<String>,
+}
+
+/// One replayed command: its words (for the report) and its plan function.
+struct Step {
+    words: Vec<String>,
+    /// A file to copy from the input project before the command runs (the user's grafana config).
+    copy_first: Option<String>,
+}
+
+fn flag(name: &str, value: impl AsRef<str>) -> String {
+    format!("--{name}={}", value.as_ref())
+}
+
+/// The commands that rebuild `project` (input boilerplate at `license_file`, if any), in order.
+fn replay(project: &Project, license_file: Option<&Path>) -> Result<Vec<Step>> {
+    let mut steps = vec![];
+    let mut s = |words: Vec<String>| {
+        steps.push(Step {
+            words,
+            copy_first: None,
+        })
+    };
+    let known: Vec<String> = project.layout.clone();
+    let mut init = vec![
+        "init".to_string(),
+        flag("domain", &project.domain),
+        flag("repo", &project.repo),
+        flag("project-name", &project.project_name),
+    ];
+    if !known.is_empty() {
+        init.push(flag("plugins", known.join(",")));
+    }
+    if project.multigroup {
+        init.push("--multigroup".into());
+    }
+    if project.namespaced {
+        init.push("--namespaced".into());
+    }
+    match license_file {
+        Some(p) => init.push(flag("license-file", p.to_string_lossy())),
+        None => init.push("--license=none".into()),
+    }
+    s(init);
+    let gvk = |r: &Resource| {
+        vec![
+            flag("group", &r.group),
+            flag("version", &r.version),
+            flag("kind", &r.kind),
+        ]
+    };
+    let external = |r: &Resource| {
+        let mut v = vec![];
+        if r.external {
+            v.push(flag("external-api-path", &r.path));
+            if !r.domain.is_empty() {
+                v.push(flag("external-api-domain", &r.domain));
+            }
+            if !r.module.is_empty() {
+                v.push(flag("external-api-module", &r.module));
+            }
+        }
+        v
+    };
+    // Types with their first controller, then the named controllers, then the webhooks: the
+    // order in which those are usually added, which PROJECT does not record.
+    // APIs made by deploy-image are made again by it, with the options PROJECT records.
+    let deploy_image = plugins::deployimage::recorded(project)?;
+    let mut named_pass = vec![];
+    for r in &project.resources {
+        let mut base = vec!["create".to_string(), "api".into()];
+        base.extend(gvk(r));
+        if !r.plural.is_empty() {
+            base.push(flag("plural", &r.plural));
+        }
+        base.extend(external(r));
+        let kind_lower = r.kind.to_ascii_lowercase();
+        // The first controller is unnamed unless it was the kind's only one and was given a name
+        // (PROJECT lists an unnamed controller by the kind's name once a named one joins it).
+        let named: Vec<&str> = r.controllers.iter().map(|c| c.name.as_str()).collect();
+        let (first_unnamed, names) = match named.as_slice() {
+            [first, rest @ ..] if *first == kind_lower && !rest.is_empty() => (true, rest.to_vec()),
+            _ => (r.controller, named.clone()),
+        };
+        let image = deploy_image
+            .iter()
+            .rev()
+            .find(|d| d.group == r.group && d.version == r.version && d.kind == r.kind);
+        if let (Some(d), Some(_)) = (image, &r.api) {
+            let mut c = base.clone();
+            let o = &d.options;
+            for (name, v) in [
+                ("image", &o.image),
+                ("image-container-command", &o.container_command),
+                ("image-container-port", &o.container_port),
+                ("run-as-user", &o.run_as_user),
+            ] {
+                if !v.is_empty() {
+                    c.push(flag(name, v));
+                }
+            }
+            c.push(flag("plugins", plugins::deployimage::KEY));
+            s(c);
+        } else if let Some(api) = &r.api {
+            let mut c = base.clone();
+            c.push("--resource".into());
+            c.push(flag("controller", first_unnamed.to_string()));
+            c.push(flag("namespaced", api.namespaced.to_string()));
+            if api.ssa {
+                c.push("--ssa".into());
+            }
+            s(c);
+        } else if first_unnamed {
+            let mut c = base.clone();
+            c.push("--resource=false".into());
+            c.push("--controller".into());
+            s(c);
+        }
+        for n in names {
+            let mut c = base.clone();
+            c.push("--resource=false".into());
+            c.push("--controller".into());
+            c.push(flag("controller-name", n));
+            named_pass.push(c);
+        }
+    }
+    for c in named_pass {
+        s(c);
+    }
+    for r in &project.resources {
+        let Some(w) = &r.webhooks else { continue };
+        if !(w.defaulting || w.validation || w.conversion) {
+            continue;
+        }
+        let mut c = vec!["create".to_string(), "webhook".into()];
+        c.extend(gvk(r));
+        if !r.plural.is_empty() {
+            c.push(flag("plural", &r.plural));
+        }
+        c.extend(external(r));
+        if w.defaulting {
+            c.push("--defaulting".into());
+            if !w.defaulting_path.is_empty() {
+                c.push(flag("defaulting-path", &w.defaulting_path));
+            }
+        }
+        if w.validation {
+            c.push("--programmatic-validation".into());
+            if !w.validation_path.is_empty() {
+                c.push(flag("validation-path", &w.validation_path));
+            }
+        }
+        if w.conversion {
+            c.push("--conversion".into());
+            if !w.spoke.is_empty() {
+                c.push(flag("spoke", w.spoke.join(",")));
+            }
+        }
+        s(c);
+    }
+    for key in project.plugin_keys() {
+        match key.as_str() {
+            plugins::grafana::KEY => {
+                // Once to lay the files down, and again with the user's config.yaml, which
+                // decides the custom-metrics dashboard.
+                for copy_first in [None, Some(plugins::grafana::CONFIG.to_string())] {
+                    steps.push(Step {
+                        words: vec!["edit".into(), flag("plugins", &key)],
+                        copy_first,
+                    });
+                }
+            }
+            // Replayed with the resources above.
+            plugins::deployimage::KEY => {}
+            plugins::autoupdate::KEY => {
+                #[derive(serde::Deserialize, Default)]
+                struct Section {
+                    #[serde(default, rename = "useGHModels")]
+                    use_gh_models: bool,
+                }
+                let cfg: Section = project.plugin_config(&key)?.unwrap_or_default();
+                let mut c = vec!["edit".into(), flag("plugins", &key)];
+                if cfg.use_gh_models {
+                    c.push("--use-gh-models".into());
+                }
+                steps.push(Step {
+                    words: c,
+                    copy_first: None,
+                });
+            }
+            plugins::helm::KEY => {
+                // The chart is made from the input project's kustomize output, copied first, as
+                // it is: running make in the new tree would need its tools and modules.
+                let cfg: plugins::helm::Section = project.plugin_config(&key)?.unwrap_or_default();
+                let manifests = if cfg.manifests.is_empty() {
+                    plugins::helm::DEFAULT_MANIFESTS.to_string()
+                } else {
+                    cfg.manifests
+                };
+                let mut c = vec!["edit".into(), flag("plugins", &key)];
+                if manifests != plugins::helm::DEFAULT_MANIFESTS {
+                    c.push(flag("manifests", &manifests));
+                }
+                if !cfg.output.is_empty() && cfg.output != plugins::helm::DEFAULT_OUTPUT {
+                    c.push(flag("output-dir", &cfg.output));
+                }
+                c.push("--skip-build-installer".into());
+                steps.push(Step {
+                    words: c,
+                    copy_first: Some(manifests),
+                });
+            }
+            plugins::typed_clients::KEY => steps.push(Step {
+                words: vec!["edit".into(), flag("plugins", &key)],
+                copy_first: None,
+            }),
+            other => bail!(
+                "PROJECT records the plugin {other}, which opbuilder cannot replay yet; nothing was written.\n  \
+                 Regenerate this project with `kubebuilder alpha generate`"
+            ),
+        }
+    }
+    Ok(steps)
+}
+
+#[derive(Parser)]
+#[command(no_binary_name = true)]
+struct InitCli {
+    #[command(flatten)]
+    a: InitArgs,
+}
+#[derive(Parser)]
+#[command(no_binary_name = true)]
+struct ApiCli {
+    #[command(flatten)]
+    a: ApiArgs,
+}
+#[derive(Parser)]
+#[command(no_binary_name = true)]
+struct WebhookCli {
+    #[command(flatten)]
+    a: WebhookArgs,
+}
+#[derive(Parser)]
+#[command(no_binary_name = true)]
+struct EditCli {
+    #[command(flatten)]
+    a: EditArgs,
+}
+
+/// Plan one replayed command against `root` (flags parsed exactly as on the command line).
+fn plan_step(root: &Path, words: &[String]) -> Result<Plan> {
+    let mut w: Vec<String> = words.to_vec();
+    let sub: Vec<String> = match w.first().map(String::as_str) {
+        Some("create") => w.drain(..2).collect(),
+        _ => w.drain(..1).collect(),
+    };
+    let post = ["--skip-post-steps".to_string()];
+    let parse_err =
+        |e: clap::Error| anyhow::anyhow!("replaying `opbuilder {}`: {e}", words.join(" "));
+    Ok(match sub.join(" ").as_str() {
+        "init" => {
+            let a = InitCli::try_parse_from(w.iter().chain(&post))
+                .map_err(parse_err)?
+                .a;
+            plugins::plan_init(root, &a)?.0
+        }
+        "create api" => {
+            let a = ApiCli::try_parse_from(w.iter().chain(&post))
+                .map_err(parse_err)?
+                .a;
+            plugins::plan_create_api(root, &a)?.0
+        }
+        "create webhook" => {
+            let a = WebhookCli::try_parse_from(w.iter().chain(&post))
+                .map_err(parse_err)?
+                .a;
+            plugins::plan_create_webhook(root, &a)?.0
+        }
+        "edit" => {
+            let a = EditCli::try_parse_from(w.iter()).map_err(parse_err)?.a;
+            plugins::plan_edit(root, &a)?.0
+        }
+        other => bail!("cannot replay {other:?}"),
+    })
+}
+
+/// A directory's entries, or none when it does not exist.
+fn entries(dir: &Path) -> Result<Vec<String>> {
+    match std::fs::read_dir(dir) {
+        Ok(rd) => {
+            let mut v = vec![];
+            for e in rd {
+                v.push(e?.file_name().to_string_lossy().to_string());
+            }
+            v.sort();
+            Ok(v)
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(vec![]),
+        Err(e) => Err(e).with_context(|| format!("reading {}", dir.display())),
+    }
+}
+
+/// Generate the project of `input` into `output` (which must be empty or absent). Returns the
+/// replayed commands.
+pub fn generate(input: &Path, output: &Path) -> Result<Vec<String>> {
+    let project = Project::load(input)?;
+    let boilerplate = input.join(BOILERPLATE_FILE);
+    let license = boilerplate.is_file().then_some(boilerplate.as_path());
+    let steps = replay(&project, license)?;
+    let present = entries(output)?;
+    if !present.is_empty() {
+        bail!(
+            "the output directory {} is not empty ({}); alpha generate writes only into a new or empty directory",
+            output.display(),
+            present.join(", ")
+        );
+    }
+    std::fs::create_dir_all(output).with_context(|| format!("creating {}", output.display()))?;
+    let mut done = vec![];
+    for step in &steps {
+        if let Some(f) = &step.copy_first {
+            let from = input.join(f);
+            if !from.is_file() {
+                continue;
+            }
+            if let Some(dir) = output.join(f).parent() {
+                std::fs::create_dir_all(dir)
+                    .with_context(|| format!("creating {}", dir.display()))?;
+            }
+            std::fs::copy(&from, output.join(f))
+                .with_context(|| format!("copying {}", from.display()))?;
+            done.push(format!("cp {f} (from the input project)"));
+        }
+        let plan = plan_step(output, &step.words)
+            .with_context(|| format!("replaying `opbuilder {}`", step.words.join(" ")))?;
+        apply(output, &plan, &ApplyOptions::default())
+            .with_context(|| format!("writing `opbuilder {}`", step.words.join(" ")))?;
+        done.push(format!("opbuilder {}", step.words.join(" ")));
+    }
+    // Resources that have webhooks only join PROJECT in the webhook pass: put every entry back
+    // at its place in the input's list.
+    let mut out = Project::load(output)?;
+    let place = |r: &Resource| {
+        project
+            .resources
+            .iter()
+            .position(|p| p.is_gvk(&r.group, &r.version, &r.kind))
+            .unwrap_or(usize::MAX)
+    };
+    out.resources.sort_by_key(place);
+    let reordered = Plan {
+        project: Some(out.to_yaml()),
+        ..Default::default()
+    };
+    apply(output, &reordered, &ApplyOptions::default())?;
+    Ok(done)
+}
+
+/// `alpha generate`: with the templates of `--templates-version` when given.
+pub fn run(cwd_root: impl FnOnce() -> Result<PathBuf>, args: &GenerateArgs) -> Result<()> {
+    if let Some(v) = &args.templates_version {
+        if !crate::releases::is_known(v) {
+            let known = crate::releases::known();
+            return Err(crate::error::bad_flag(
+                "--templates-version",
+                v,
+                &format!(
+                    "this opbuilder holds the templates of these releases only: {}",
+                    known.join(", ")
+                ),
+                &known[0],
+            ));
+        }
+        let v = v.clone();
+        return crate::releases::with(&v, || generate_cmd(cwd_root, args));
+    }
+    generate_cmd(cwd_root, args)
+}
+
+fn generate_cmd(cwd_root: impl FnOnce() -> Result<PathBuf>, args: &GenerateArgs) -> Result<()> {
+    let input = match &args.input_dir {
+        Some(d) => {
+            if !d.join(project::FILE).is_file() {
+                return Err(usage(format!(
+                    "invalid value {:?} for --input-dir: the directory holds no PROJECT file\n  \
+                     example of a valid value: --input-dir ./guestbook",
+                    d.display()
+                )));
+            }
+            d.clone()
+        }
+        None => cwd_root()?,
+    };
+    if args.in_place {
+        let input = std::fs::canonicalize(&input)?;
+        let name = input
+            .file_name()
+            .map(|n| n.to_string_lossy().to_string())
+            .unwrap_or_default();
+        let parent = input
+            .parent()
+            .context("the project has no parent directory")?;
+        let staging = parent.join(format!(".{name}.opbuilder-generate-{}", std::process::id()));
+        let done = match generate(&input, &staging) {
+            Ok(d) => d,
+            Err(e) => {
+                let _ = std::fs::remove_dir_all(&staging);
+                return Err(e);
+            }
+        };
+        let backup = (1..)
+            .map(|n| parent.join(format!("{name}.backup-{n}")))
+            .find(|p| p.symlink_metadata().is_err())
+            .expect("a free name");
+        std::fs::rename(&input, &backup)
+            .with_context(|| format!("moving {} to {}", input.display(), backup.display()))?;
+        if let Err(e) = std::fs::rename(&staging, &input) {
+            let _ = std::fs::rename(&backup, &input);
+            return Err(e)
+                .with_context(|| format!("moving the new project to {}", input.display()));
+        }
+        // Keep the repository's history with the new tree.
+        let git = backup.join(".git");
+        if git.exists() {
+            std::fs::rename(&git, input.join(".git")).context("moving .git into the new tree")?;
+        }
+        report(&done);
+        outln!(
+            "\nRegenerated {} in place. The previous tree, with your code, is in {}: compare the two \
+             (for example `git status` and `git diff`) and copy back what you need.",
+            input.display(),
+            backup.display()
+        );
+        return Ok(());
+    }
+    let Some(output) = &args.output_dir else {
+        return Err(usage(
+            "alpha generate needs --output-dir DIR (a new or empty directory), or --in-place to regenerate \
+             the project itself with a backup; for example: opbuilder alpha generate --output-dir ../regenerated",
+        ));
+    };
+    let done = generate(&input, output)?;
+    report(&done);
+    outln!(
+        "\nGenerated the project of {} in {}. Copy your code over (the types' fields, the Reconcile \
+         bodies, webhook logic), then run `go mod tidy` and `make generate manifests` there.",
+        input.display(),
+        output.display()
+    );
+    Ok(())
+}
+
+fn report(done: &[String]) {
+    outln!("Replayed from PROJECT:");
+    for d in done {
+        outln!("  {d}");
+    }
+}

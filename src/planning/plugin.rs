@@ -1,0 +1,43 @@
+//! The plugin API: what a plugin implements and what it works on. The registry of plugins and
+//! the chain a command runs are in `crate::plugins`, above every plugin.
+
+use super::api::ResolvedResource;
+use super::edit::EditArgs;
+use super::webhook::ResolvedWebhook;
+use crate::plan::Plan;
+use crate::project::Project;
+use anyhow::Result;
+use std::path::Path;
+
+/// What a plugin works on during one command.
+pub struct Cx<'a> {
+    pub root: &'a Path,
+    pub plan: &'a mut Plan,
+    pub project: &'a mut Project,
+    /// Messages printed after the plan is applied.
+    pub notes: &'a mut Vec<String>,
+}
+
+/// One plugin: its key and the hooks it takes part in. A hook adds operations to the plan and
+/// may change PROJECT; the default hooks do nothing, as a plugin without that subcommand.
+pub trait Plugin: Sync {
+    /// The canonical key, as Kubebuilder records it in PROJECT.
+    fn key(&self) -> &'static str;
+    /// Whether the plugin, once recorded under PROJECT's `plugins:`, joins every later
+    /// `create api` (opbuilder's own plugins, which stay out of `layout`).
+    fn follows_project(&self) -> bool {
+        false
+    }
+    fn init(&self, _cx: &mut Cx, _boilerplate: Option<&str>) -> Result<()> {
+        Ok(())
+    }
+    fn create_api(&self, _cx: &mut Cx, _res: &ResolvedResource) -> Result<()> {
+        Ok(())
+    }
+    fn create_webhook(&self, _cx: &mut Cx, _hook: &ResolvedWebhook) -> Result<()> {
+        Ok(())
+    }
+    fn edit(&self, _cx: &mut Cx, _args: &EditArgs) -> Result<()> {
+        Ok(())
+    }
+}

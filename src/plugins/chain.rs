@@ -1,0 +1,263 @@
+//! The chain of plugins one command runs, picked from `--plugins` or PROJECT, in order.
+
+use super::deployimage;
+use super::registry::{lookup, warnings, Known, Support, KNOWN};
+use crate::error::usage;
+use crate::out::errln;
+use crate::planning::api::ResolvedResource;
+use crate::planning::edit::EditArgs;
+use crate::planning::plugin::{Cx, Plugin};
+use crate::planning::webhook::ResolvedWebhook;
+use crate::project::Project;
+use anyhow::{bail, Result};
+
+/// The command a chain runs for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Command {
+    Init,
+    CreateApi,
+    CreateWebhook,
+    Edit,
+}
+
+/// The plugins one command runs, in order.
+pub struct Chain {
+    plugins: Vec<&'static Known>,
+    /// Whether the chain holds the go/v4 layout (go/v4, or base.go/v4 with kustomize/v2).
+    pub has_go: bool,
+}
+
+/// Check a chain's go layout: go/v4 alone, or base.go/v4 together with kustomize/v2.
+fn go_layout(plugins: &[&'static Known]) -> Result<bool> {
+    let has = |n: &str| plugins.iter().any(|k| k.name == n);
+    let (go, base, kust) = (
+        has("go.kubebuilder.io"),
+        has("base.go.kubebuilder.io"),
+        has("kustomize.common.kubebuilder.io"),
+    );
+    if go && (base || kust) {
+        return Err(usage(
+            "--plugins: go/v4 already holds base.go/v4 and kustomize/v2; name go/v4 alone, for example --plugins=go/v4",
+        ));
+    }
+    if base != kust {
+        return Err(usage(
+            "--plugins: opbuilder scaffolds base.go.kubebuilder.io/v4 and kustomize/v2 together only (that pair is go/v4); \
+             for example --plugins=kustomize/v2,base.go.kubebuilder.io/v4, or --plugins=go/v4",
+        ));
+    }
+    Ok(go || base)
+}
+
+impl Chain {
+    /// The chain for `command`: the `--plugins` value when given, else PROJECT's layout (for
+    /// `init`, go/v4). Keys in PROJECT that opbuilder cannot run stop the command with what to do;
+    /// plugin sections it cannot update are reported as warnings on stderr.
+    pub fn for_command(
+        project: Option<&Project>,
+        flag: Option<Vec<&'static Known>>,
+        command: Command,
+    ) -> Result<Chain> {
+        if let Some(p) = project {
+            for w in warnings(p) {
+                errln!("{} {w}", crate::term::label("warning"));
+            }
+        }
+        let plugins = match (flag, project) {
+            (Some(f), _) => f,
+            (None, Some(p)) if !p.layout.is_empty() => {
+                let mut v = vec![];
+                for key in &p.layout {
+                    match lookup(key).ok().flatten() {
+                        Some(k) => match k.support {
+                            Support::Runs(_) => v.push(k),
+                            Support::NotYet(what) => bail!(
+                                "PROJECT's layout names the plugin {key}, which opbuilder cannot run: {what}.\n  \
+                                 To run go/v4 alone and leave that plugin's files as they are, pass --plugins=go/v4"
+                            ),
+                        },
+                        None => bail!(
+                            "PROJECT's layout names the plugin {key:?}, which opbuilder does not know (an external \
+                             plugin?); opbuilder runs Kubebuilder's own plugins only.\n  Run this command with \
+                             kubebuilder, or pass --plugins=go/v4 to run go/v4 alone and leave that plugin's files as they are"
+                        ),
+                    }
+                }
+                v
+            }
+            _ => vec![&KNOWN[0]],
+        };
+        let mut plugins = plugins;
+        if let (Some(p), Command::CreateApi) = (project, command) {
+            for key in p.plugin_keys() {
+                if let Some(
+                    k @ Known {
+                        support: Support::Runs(pl),
+                        ..
+                    },
+                ) = lookup(&key).ok().flatten()
+                {
+                    if pl.follows_project() && !plugins.iter().any(|x| std::ptr::eq(*x, k)) {
+                        plugins.push(k);
+                    }
+                }
+            }
+        }
+        // They add to go/v4's files, so they run after it, whatever the order of --plugins.
+        plugins.sort_by_key(|k| matches!(k.support, Support::Runs(p) if p.follows_project()));
+        // deploy-image runs go/v4's create api itself (as Kubebuilder's plugin runs the go/v4
+        // scaffolders), and has no other subcommand.
+        let deploy_image = plugins.iter().any(|k| k.name == deployimage::NAME);
+        if deploy_image && command != Command::CreateApi {
+            return Err(usage(
+                "--plugins: deploy-image/v1-alpha takes part in `create api` only; for example \
+                 opbuilder create api --group cache --version v1alpha1 --kind Memcached \
+                 --image=memcached:1.6.26-alpine3.19 --plugins=deploy-image/v1-alpha",
+            ));
+        }
+        let has_go = go_layout(&plugins)? || deploy_image;
+        if !has_go
+            && matches!(
+                command,
+                Command::Init | Command::CreateApi | Command::CreateWebhook
+            )
+        {
+            let what = match command {
+                Command::Init => "init",
+                Command::CreateApi => "create api",
+                _ => "create webhook",
+            };
+            return Err(usage(format!(
+                "--plugins: `{what}` needs the go/v4 layout in the chain (the other plugins only add to it); \
+                 for example --plugins=go/v4"
+            )));
+        }
+        Ok(Chain { plugins, has_go })
+    }
+
+    /// The canonical keys, in order: what `init` records as PROJECT's layout (without the
+    /// plugins that record themselves under `plugins:` only).
+    pub fn keys(&self) -> Vec<String> {
+        self.plugins
+            .iter()
+            .filter(|k| !matches!(k.support, Support::Runs(p) if p.follows_project()))
+            .map(|k| match k.support {
+                Support::Runs(p) => p.key().to_string(),
+                Support::NotYet(_) => k.key(),
+            })
+            .collect()
+    }
+
+    /// Whether the chain holds the plugin `name` (a full name such as `autoupdate.kubebuilder.io`).
+    pub fn has(&self, name: &str) -> bool {
+        self.plugins.iter().any(|k| k.name == name)
+    }
+
+    /// Whether the chain is the go/v4 layout and nothing more.
+    pub fn only_go(&self) -> bool {
+        self.plugins.iter().all(|k| {
+            matches!(
+                k.name,
+                "go.kubebuilder.io" | "base.go.kubebuilder.io" | "kustomize.common.kubebuilder.io"
+            )
+        })
+    }
+
+    fn each(&self, mut f: impl FnMut(&dyn Plugin) -> Result<()>) -> Result<()> {
+        for k in &self.plugins {
+            if let Support::Runs(p) = k.support {
+                f(p)?;
+            }
+        }
+        Ok(())
+    }
+
+    pub fn init(&self, cx: &mut Cx, boilerplate: Option<&str>) -> Result<()> {
+        self.each(|p| p.init(cx, boilerplate))
+    }
+    pub fn create_api(&self, cx: &mut Cx, res: &ResolvedResource) -> Result<()> {
+        let deploy_image = self.has(deployimage::NAME);
+        self.each(|p| {
+            // deploy-image plans the go/v4 files itself, before replacing some of them.
+            if deploy_image
+                && matches!(
+                    p.key(),
+                    "go.kubebuilder.io/v4" | "base.go.kubebuilder.io/v4"
+                )
+            {
+                return Ok(());
+            }
+            p.create_api(cx, res)
+        })
+    }
+    pub fn create_webhook(&self, cx: &mut Cx, hook: &ResolvedWebhook) -> Result<()> {
+        self.each(|p| p.create_webhook(cx, hook))
+    }
+    pub fn edit(&self, cx: &mut Cx, args: &EditArgs) -> Result<()> {
+        self.each(|p| p.edit(cx, args))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use super::super::registry::parse_flag;
+
+    #[test]
+    fn go_layout_is_go_v4_or_the_base_and_kustomize_pair() {
+        let chain = |v: &str, c| Chain::for_command(None, parse_flag(Some(v)).unwrap(), c);
+        assert!(chain("go/v4", Command::Init).unwrap().has_go);
+        let pair = chain("kustomize/v2,base.go.kubebuilder.io/v4", Command::Init).unwrap();
+        assert_eq!(
+            pair.keys(),
+            [
+                "kustomize.common.kubebuilder.io/v2",
+                "base.go.kubebuilder.io/v4"
+            ]
+        );
+        assert!(chain("go/v4,kustomize/v2", Command::Init).is_err());
+        assert!(chain("kustomize/v2", Command::Init).is_err());
+        assert!(chain("grafana/v1-alpha", Command::Init).is_err());
+        assert!(chain("grafana/v1-alpha", Command::CreateApi).is_err());
+        let edit = chain("grafana/v1-alpha", Command::Edit).unwrap();
+        assert!(!edit.has_go && edit.has("grafana.kubebuilder.io"));
+        let init = chain("go/v4,grafana/v1-alpha", Command::Init).unwrap();
+        assert_eq!(
+            init.keys(),
+            ["go.kubebuilder.io/v4", "grafana.kubebuilder.io/v1-alpha"]
+        );
+    }
+
+    #[test]
+    fn project_layout_with_a_plugin_opbuilder_cannot_run_stops_the_command() {
+        let mut p = Project::parse(
+            "layout:\n- go.kubebuilder.io/v4\n- helm.kubebuilder.io/v1-alpha\nversion: \"3\"\n",
+        )
+        .unwrap();
+        let e = Chain::for_command(Some(&p), None, Command::CreateApi)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            e.contains("helm.kubebuilder.io/v1-alpha") && e.contains("--plugins=go/v4"),
+            "{e}"
+        );
+        p.layout = vec!["go.kubebuilder.io/v4".into(), "my.example.com/v1".into()];
+        let e = Chain::for_command(Some(&p), None, Command::CreateApi)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            e.contains("my.example.com/v1") && e.contains("external"),
+            "{e}"
+        );
+        // An explicit --plugins=go/v4 runs go/v4 alone.
+        let c = Chain::for_command(
+            Some(&p),
+            parse_flag(Some("go/v4")).unwrap(),
+            Command::CreateApi,
+        );
+        assert!(c.is_ok());
+    }
+}

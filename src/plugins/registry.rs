@@ -1,0 +1,246 @@
+//! The registry: every plugin key Kubebuilder v4.15 ships, and opbuilder's own, with what
+//! opbuilder does with each (runs it, or refuses it saying what to do instead); resolving a
+//! key as Kubebuilder does and reading `--plugins`.
+
+use super::{autoupdate, deployimage, golang, grafana, helm, typed_clients};
+use crate::error::usage;
+use crate::planning::plugin::Plugin;
+use crate::project::Project;
+use anyhow::Result;
+
+/// What opbuilder can do with a known key.
+#[derive(Clone, Copy)]
+pub enum Support {
+    /// A plugin opbuilder runs.
+    Runs(&'static dyn Plugin),
+    /// Not available yet; the text says what to do instead.
+    NotYet(&'static str),
+}
+
+/// A plugin Kubebuilder v4.15 knows.
+pub struct Known {
+    /// Fully qualified name, such as `grafana.kubebuilder.io`.
+    pub name: &'static str,
+    /// Version, such as `v1-alpha`.
+    pub version: &'static str,
+    pub support: Support,
+}
+
+impl std::fmt::Debug for Known {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.key())
+    }
+}
+
+impl Known {
+    pub fn key(&self) -> String {
+        format!("{}/{}", self.name, self.version)
+    }
+}
+
+/// Every plugin Kubebuilder v4.15 ships.
+pub static KNOWN: &[Known] = &[
+    Known {
+        name: "go.kubebuilder.io",
+        version: "v4",
+        support: Support::Runs(&golang::GoV4),
+    },
+    Known {
+        name: "go.kubebuilder.io",
+        version: "v3",
+        support: Support::NotYet(
+            "the go/v3 layout was removed in Kubebuilder v4 and opbuilder scaffolds go/v4 only: migrate the project \
+             to go/v4 (see Kubebuilder's migration guide)",
+        ),
+    },
+    Known {
+        name: "base.go.kubebuilder.io",
+        version: "v4",
+        support: Support::Runs(&golang::BaseGoV4),
+    },
+    Known {
+        name: "kustomize.common.kubebuilder.io",
+        version: "v2",
+        support: Support::Runs(&golang::KustomizeV2),
+    },
+    Known {
+        name: "grafana.kubebuilder.io",
+        version: "v1-alpha",
+        support: Support::Runs(&grafana::Grafana),
+    },
+    Known {
+        name: "autoupdate.kubebuilder.io",
+        version: "v1-alpha",
+        support: Support::Runs(&autoupdate::AutoUpdate),
+    },
+    // opbuilder's own plugin, not Kubebuilder's.
+    Known {
+        name: "typed-clients.opbuilder.io",
+        version: "v1-alpha",
+        support: Support::Runs(&typed_clients::TypedClients),
+    },
+    Known {
+        name: "deploy-image.go.kubebuilder.io",
+        version: "v1-alpha",
+        support: Support::Runs(&deployimage::DeployImage),
+    },
+    Known {
+        name: "helm.kubebuilder.io",
+        version: "v2-alpha",
+        support: Support::Runs(&helm::Helm),
+    },
+    Known {
+        name: "helm.kubebuilder.io",
+        version: "v1-alpha",
+        support: Support::NotYet(
+            "helm.kubebuilder.io/v1-alpha is deprecated (Kubebuilder replaced it with helm.kubebuilder.io/v2-alpha) \
+             and opbuilder does not run it: move to v2-alpha with `opbuilder edit --plugins=helm.kubebuilder.io/v2-alpha`, \
+             which rewrites the chart from the kustomize output and drops the v1-alpha entry from PROJECT",
+        ),
+    },
+];
+
+/// Resolve a key as Kubebuilder does: `NAME[/VERSION]`, where NAME is the full name or its
+/// first labels (`grafana`, `deploy-image`, `kustomize`, `go`). `None`: no plugin has that key;
+/// `Err`: several do (a version is missing).
+pub fn lookup(key: &str) -> Result<Option<&'static Known>> {
+    let (name, version) = match key.split_once('/') {
+        Some((n, v)) => (n, Some(v)),
+        None => (key, None),
+    };
+    let found: Vec<&Known> = KNOWN
+        .iter()
+        .filter(|k| {
+            let name_ok = k.name == name
+                || k.name
+                    .strip_prefix(name)
+                    .is_some_and(|rest| rest.starts_with('.'));
+            // go/v3 is known only to explain that it was removed: a key without version means go/v4.
+            let removed = k.name == "go.kubebuilder.io" && k.version == "v3";
+            name_ok && version.map_or(!removed, |v| v == k.version)
+        })
+        .collect();
+    match found.as_slice() {
+        [] => Ok(None),
+        [one] => Ok(Some(one)),
+        many => Err(usage(format!(
+            "--plugins {key:?} names several plugins ({}); add the version, for example --plugins={}",
+            many.iter().map(|k| k.key()).collect::<Vec<_>>().join(", "),
+            many[0].key()
+        ))),
+    }
+}
+
+/// The plugins of a `--plugins` value, resolved (usage errors exit 2). `None` when not given.
+pub fn parse_flag(value: Option<&str>) -> Result<Option<Vec<&'static Known>>> {
+    let Some(value) = value else {
+        return Ok(None);
+    };
+    let mut out: Vec<&'static Known> = vec![];
+    for key in value.split(',').map(str::trim).filter(|k| !k.is_empty()) {
+        let known = lookup(key)?.ok_or_else(|| {
+            usage(format!(
+                "invalid value {key:?} for --plugins: no plugin has this key. opbuilder knows Kubebuilder's plugins \
+                 (go/v4, kustomize/v2, grafana/v1-alpha, autoupdate/v1-alpha, deploy-image/v1-alpha, helm/v2-alpha) and its own \
+                 typed-clients/v1-alpha; external plugins are not supported\n  example of a valid value: --plugins=go/v4"
+            ))
+        })?;
+        if let Support::NotYet(what) = known.support {
+            return Err(usage(format!(
+                "--plugins {key:?} ({}): {what}",
+                known.key()
+            )));
+        }
+        if out.iter().any(|k| std::ptr::eq(*k, known)) {
+            return Err(usage(format!(
+                "--plugins names {} twice; give each plugin once, for example --plugins=go/v4",
+                known.key()
+            )));
+        }
+        out.push(known);
+    }
+    if out.is_empty() {
+        return Err(usage(
+            "--plugins is empty; name at least one plugin, for example --plugins=go/v4",
+        ));
+    }
+    Ok(Some(out))
+}
+
+/// Warnings for PROJECT `plugins:` sections that opbuilder keeps but cannot act on: the files
+/// those plugins made are left as they are, so the user must know to update them elsewhere.
+pub fn warnings(project: &Project) -> Vec<String> {
+    let mut out = vec![];
+    for key in project.plugin_keys() {
+        match lookup(&key).ok().flatten() {
+            Some(Known {
+                support: Support::NotYet(what),
+                ..
+            }) => out.push(format!(
+                "PROJECT records the plugin {key}, which opbuilder cannot run yet; its settings and files are                  kept as they are and are not updated by this command: {what}"
+            )),
+            Some(_) => {}
+            None => out.push(format!(
+                "PROJECT records settings of the plugin {key:?}, which opbuilder does not know (an external plugin?);                  they are kept as they are, but the plugin is not run: run it with kubebuilder when its files need updating"
+            )),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_and_long_keys_resolve_to_kubebuilders_canonical_keys() {
+        for (given, want) in [
+            ("go/v4", "go.kubebuilder.io/v4"),
+            ("go.kubebuilder.io/v4", "go.kubebuilder.io/v4"),
+            ("go", "go.kubebuilder.io/v4"),
+            ("kustomize/v2", "kustomize.common.kubebuilder.io/v2"),
+            ("base.go.kubebuilder.io/v4", "base.go.kubebuilder.io/v4"),
+            ("grafana/v1-alpha", "grafana.kubebuilder.io/v1-alpha"),
+            (
+                "grafana.kubebuilder.io/v1-alpha",
+                "grafana.kubebuilder.io/v1-alpha",
+            ),
+            ("autoupdate/v1-alpha", "autoupdate.kubebuilder.io/v1-alpha"),
+            (
+                "deploy-image/v1-alpha",
+                "deploy-image.go.kubebuilder.io/v1-alpha",
+            ),
+            (
+                "deploy-image.go.kubebuilder.io/v1-alpha",
+                "deploy-image.go.kubebuilder.io/v1-alpha",
+            ),
+            ("helm/v2-alpha", "helm.kubebuilder.io/v2-alpha"),
+            (
+                "helm.kubebuilder.io/v1-alpha",
+                "helm.kubebuilder.io/v1-alpha",
+            ),
+        ] {
+            assert_eq!(lookup(given).unwrap().unwrap().key(), want, "{given}");
+        }
+        assert!(lookup("example.com/v1").unwrap().is_none());
+        assert!(
+            lookup("gra/v1-alpha").unwrap().is_none(),
+            "a prefix must end at a dot"
+        );
+        assert!(lookup("helm").is_err(), "two helm versions: ambiguous");
+    }
+
+    #[test]
+    fn flag_refuses_what_cannot_run_naming_it() {
+        for (v, needle) in [
+            ("helm/v1-alpha", "deprecated"),
+            ("example.com/v1", "example.com/v1"),
+            ("go/v4,go.kubebuilder.io/v4", "twice"),
+            (",", "empty"),
+        ] {
+            let e = parse_flag(Some(v)).unwrap_err();
+            assert_eq!(crate::error::exit_code(&e), 2, "{v}");
+            assert!(e.to_string().contains(needle), "{v}: {e}");
+        }
+    }
+}
