@@ -1,0 +1,306 @@
+//! The manager's Deployment as a chart template: image, replicas, arguments, probes, resources,
+//! security contexts and the webhook and metrics certificates, each from values.yaml.
+
+use super::chart::{
+    add_helm_labels, cond_item, get, get_mut, s, template_strings, Chart, Emit, Names,
+};
+use anyhow::{anyhow, Result};
+use serde_yaml::{Mapping, Value};
+
+/// The arguments of the manager that values.yaml holds (`manager.args`): all but those the
+/// chart sets from other values.
+fn is_value_arg(a: &str) -> bool {
+    !(a.starts_with("--metrics-bind-address")
+        || a.starts_with("--health-probe-bind-address")
+        || a.starts_with("--webhook-cert-path")
+        || a.starts_with("--metrics-cert-path")
+        || a.starts_with("--metrics-secure"))
+}
+
+/// `key:` from values, or `{}` when the value is empty (as Kubebuilder's chart renders it).
+fn always_block(e: &mut Emit, key: &str, val: &str) -> Value {
+    e.block_key(vec![
+        format!("{{{{- if {val} }}}}"),
+        format!("{key}: {{{{- toYaml {val} | nindent {{I+2}} }}}}"),
+        "{{- else }}".into(),
+        format!("{key}: {{}}"),
+        "{{- end }}".into(),
+    ])
+}
+
+pub fn template_manager(
+    obj: &mut Value,
+    names: &Names,
+    e: &mut Emit,
+    chart: &mut Chart,
+    metrics_port: &mut u64,
+    webhook_port: &mut u64,
+) -> Result<Value> {
+    let project = names.chart.to_string();
+    template_strings(obj, "", names, e);
+    let spec = get_mut(obj, &["spec"])
+        .and_then(Value::as_mapping_mut)
+        .ok_or_else(|| anyhow!("Deployment without spec"))?;
+    if spec.contains_key("replicas") {
+        spec.insert(
+            "replicas".into(),
+            e.inline("{{ .Values.manager.replicas }}"),
+        );
+    }
+    let meta = get_mut(obj, &["metadata"])
+        .and_then(Value::as_mapping_mut)
+        .unwrap();
+    if let Some(l) = meta.get_mut("labels").and_then(Value::as_mapping_mut) {
+        l.insert(
+            e.block_key(vec![
+                "{{- with .Values.manager.labels }}".into(),
+                "{{- toYaml . | nindent {I+0} }}".into(),
+                "{{- end }}".into(),
+            ]),
+            Value::Null,
+        );
+    }
+    meta.insert(
+        e.block_key(vec![
+            "{{- with .Values.manager.annotations }}".into(),
+            "annotations: {{- toYaml . | nindent {I+2} }}".into(),
+            "{{- end }}".into(),
+        ]),
+        Value::Null,
+    );
+    let tmeta = get_mut(obj, &["spec", "template", "metadata"]).and_then(Value::as_mapping_mut);
+    if let Some(tm) = tmeta {
+        for (key, what) in [("labels", "labels"), ("annotations", "annotations")] {
+            let entry = tm
+                .entry(key.into())
+                .or_insert_with(|| Value::Mapping(Mapping::new()));
+            if let Some(m) = entry.as_mapping_mut() {
+                if key == "labels" {
+                    add_helm_labels(m, e);
+                }
+                m.insert(
+                    e.block_key(vec![
+                        format!("{{{{- with (.Values.manager.pod | default dict).{what} }}}}"),
+                        "{{- toYaml . | nindent {I+0} }}".into(),
+                        "{{- end }}".into(),
+                    ]),
+                    Value::Null,
+                );
+            }
+        }
+    }
+    let pod = get_mut(obj, &["spec", "template", "spec"])
+        .and_then(Value::as_mapping_mut)
+        .ok_or_else(|| anyhow!("Deployment without a pod spec"))?;
+    // Pod-level settings from values.
+    let pod_sc = pod.remove("securityContext");
+    let tgps = pod.remove("terminationGracePeriodSeconds");
+    pod.insert(
+        "serviceAccountName".into(),
+        e.inline(format!(
+            "{{{{ include \"{project}.serviceAccountName\" . }}}}"
+        )),
+    );
+    pod.remove("securityContext");
+    pod.insert(
+        always_block(e, "securityContext", ".Values.manager.podSecurityContext"),
+        Value::Null,
+    );
+    for (key, val) in [
+        ("imagePullSecrets", ".Values.manager.imagePullSecrets"),
+        ("nodeSelector", ".Values.manager.nodeSelector"),
+        ("affinity", ".Values.manager.affinity"),
+        ("tolerations", ".Values.manager.tolerations"),
+        (
+            "topologySpreadConstraints",
+            ".Values.manager.topologySpreadConstraints",
+        ),
+    ] {
+        pod.remove(key);
+        pod.insert(
+            e.block_key(vec![
+                format!("{{{{- with {val} }}}}"),
+                format!("{key}: {{{{- toYaml . | nindent {{I+2}} }}}}"),
+                "{{- end }}".into(),
+            ]),
+            Value::Null,
+        );
+    }
+    pod.insert(
+        e.block_key(vec![
+            "{{- with .Values.manager.priorityClassName }}".into(),
+            "priorityClassName: {{ . }}".into(),
+            "{{- end }}".into(),
+        ]),
+        Value::Null,
+    );
+    pod.insert(
+        e.block_key(vec![
+            "{{- if and (hasKey .Values.manager \"terminationGracePeriodSeconds\") (ne .Values.manager.terminationGracePeriodSeconds nil) }}".into(),
+            "terminationGracePeriodSeconds: {{ .Values.manager.terminationGracePeriodSeconds }}"
+                .into(),
+            "{{- end }}".into(),
+        ]),
+        Value::Null,
+    );
+    let cert_webhook = ".Values.certManager.enabled";
+    let cert_metrics = "and .Values.certManager.enabled .Values.metrics.enabled";
+    if let Some(vols) = pod.get_mut("volumes").and_then(Value::as_sequence_mut) {
+        for v in vols.iter_mut() {
+            let vn = get(v, &["name"]).map(s).unwrap_or("").to_string();
+            if vn == "webhook-certs" {
+                *v = cond_item(e, cert_webhook, v)?;
+            } else if vn == "metrics-certs" {
+                *v = cond_item(e, cert_metrics, v)?;
+            }
+        }
+    }
+    let mut values_args: Vec<String> = vec![];
+    let mut env: Option<Value> = None;
+    let mut image = String::new();
+    let mut resources = None;
+    let mut csc = None;
+    if let Some(containers) = pod.get_mut("containers").and_then(Value::as_sequence_mut) {
+        let idx = containers
+            .iter()
+            .position(|c| get(c, &["name"]).map(s) == Some("manager"))
+            .unwrap_or(0);
+        if let Some(c) = containers.get_mut(idx).and_then(Value::as_mapping_mut) {
+            image = c.get("image").map(s).unwrap_or("").to_string();
+            c.insert(
+                "image".into(),
+                e.inline(
+                    "\"{{ .Values.manager.image.repository }}{{- if not (contains \"@\" .Values.manager.image.repository) }}:{{ .Values.manager.image.tag | default .Chart.AppVersion }}{{- end }}\"",
+                ),
+            );
+            c.remove("imagePullPolicy");
+            c.insert(
+                e.block_key(vec![
+                    "{{- with .Values.manager.image.pullPolicy }}".into(),
+                    "imagePullPolicy: {{ . }}".into(),
+                    "{{- end }}".into(),
+                ]),
+                Value::Null,
+            );
+            if let Some(args) = c.get_mut("args").and_then(Value::as_sequence_mut) {
+                // Kubebuilder's order: metrics, health probe, the values' args, certificates.
+                let (mut metrics, mut probe, mut rest) = (vec![], vec![], vec![]);
+                for a in args.iter() {
+                    let st = s(a).to_string();
+                    if is_value_arg(&st) {
+                        values_args.push(st);
+                    } else if st.starts_with("--metrics-bind-address") {
+                        if let Some(p) = st.rsplit(':').next().and_then(|p| p.parse().ok()) {
+                            *metrics_port = p;
+                        }
+                        metrics.push(e.block_key(vec![
+                            "{{- if .Values.metrics.enabled }}".into(),
+                            "- --metrics-bind-address=:{{ .Values.metrics.port }}".into(),
+                            "{{- if not .Values.metrics.secure }}".into(),
+                            "- --metrics-secure=false".into(),
+                            "{{- end }}".into(),
+                            "{{- else }}".into(),
+                            "- --metrics-bind-address=0".into(),
+                            "{{- end }}".into(),
+                        ]));
+                    } else if st.starts_with("--health-probe-bind-address") {
+                        probe.push(a.clone());
+                    } else if st.starts_with("--webhook-cert-path") {
+                        rest.push(cond_item(e, cert_webhook, a)?);
+                    } else if st.starts_with("--metrics-cert-path") {
+                        rest.push(cond_item(e, cert_metrics, a)?);
+                    }
+                }
+                let mut out = metrics;
+                out.extend(probe);
+                out.push(e.block_key(vec![
+                    "{{- range .Values.manager.args }}".into(),
+                    "- {{ . }}".into(),
+                    "{{- end }}".into(),
+                ]));
+                out.extend(rest);
+                *args = out;
+            }
+            if let Some(ports) = c.get_mut("ports").and_then(Value::as_sequence_mut) {
+                for p in ports.iter_mut() {
+                    if get(p, &["name"]).map(s) == Some("webhook-server") {
+                        if let Some(n) = get(p, &["containerPort"]).and_then(Value::as_u64) {
+                            *webhook_port = n;
+                        }
+                        p.as_mapping_mut().unwrap().insert(
+                            "containerPort".into(),
+                            e.inline("{{ .Values.webhook.port }}"),
+                        );
+                    }
+                }
+            }
+            if let Some(mounts) = c.get_mut("volumeMounts").and_then(Value::as_sequence_mut) {
+                for m in mounts.iter_mut() {
+                    let n = get(m, &["name"]).map(s).unwrap_or("").to_string();
+                    if n == "webhook-certs" {
+                        *m = cond_item(e, cert_webhook, m)?;
+                    } else if n == "metrics-certs" {
+                        *m = cond_item(e, cert_metrics, m)?;
+                    }
+                }
+            }
+            env = c.remove("env");
+            if env.is_some() {
+                c.insert(
+                    e.block_key(vec![
+                        "{{- if or .Values.manager.env .Values.manager.envOverrides }}".into(),
+                        "env:".into(),
+                        "{{- range .Values.manager.env }}".into(),
+                        "{{- if not (hasKey ($.Values.manager.envOverrides | default dict) .name) }}".into(),
+                        "- {{- toYaml . | nindent {I+2} }}".into(),
+                        "{{- end }}".into(),
+                        "{{- end }}".into(),
+                        "{{- range $k, $v := .Values.manager.envOverrides }}".into(),
+                        "- name: {{ $k }}".into(),
+                        "  value: {{ $v | quote }}".into(),
+                        "{{- end }}".into(),
+                        "{{- end }}".into(),
+                    ]),
+                    Value::Null,
+                );
+            }
+            resources = c.remove("resources");
+            csc = c.remove("securityContext");
+            for (key, val) in [
+                ("resources", ".Values.manager.resources"),
+                ("securityContext", ".Values.manager.securityContext"),
+            ] {
+                c.insert(always_block(e, key, val), Value::Null);
+            }
+        }
+    }
+    let (repo, tag) = match image.rsplit_once(':') {
+        Some((r, t)) if !r.is_empty() && !t.contains('/') => (r.to_string(), t.to_string()),
+        _ => (image.clone(), String::new()),
+    };
+    chart.app_version = if tag.is_empty() || tag == "latest" {
+        "0.1.0".into()
+    } else {
+        tag.clone()
+    };
+    let mut extracted = Mapping::new();
+    extracted.insert(
+        "repository".into(),
+        Value::String(if repo.is_empty() {
+            "controller".into()
+        } else {
+            repo
+        }),
+    );
+    extracted.insert("tag".into(), Value::String(tag));
+    extracted.insert("args".into(), serde_yaml::to_value(&values_args)?);
+    extracted.insert("env".into(), env.unwrap_or(Value::Null));
+    extracted.insert("resources".into(), resources.unwrap_or(Value::Null));
+    extracted.insert("securityContext".into(), csc.unwrap_or(Value::Null));
+    extracted.insert("podSecurityContext".into(), pod_sc.unwrap_or(Value::Null));
+    extracted.insert(
+        "terminationGracePeriodSeconds".into(),
+        tgps.unwrap_or(Value::Null),
+    );
+    Ok(Value::Mapping(extracted))
+}
