@@ -150,16 +150,9 @@ pub struct ResolvedResource {
     pub deploy_image: Option<Options>,
 }
 
-/// Decide what the resource is: check the flags, derive names, apply PROJECT's rules. Nothing is
-/// planned or written; usage errors exit 2, rule violations 1.
-pub fn resolve(project: &Project, args: &ApiArgs) -> Result<ResolvedResource> {
-    let group = args.res.group.trim().to_string();
-    let version = args.res.version.trim().to_string();
-    let kind = args.res.kind.trim().to_string();
-    resource::validate_gvk(&group, &version, &kind, &project.domain)?;
-    if let Some(p) = &args.res.plural {
-        resource::validate_plural(p, true)?;
-    }
+/// The external-API flags: which need which, and the path's and domain's form. Whether the
+/// types are external.
+fn check_external_flags(args: &ApiArgs) -> Result<bool> {
     let external = args.res.external_api_path.is_some();
     if args.res.external_api_module.is_some() && !external {
         return Err(usage("--external-api-module needs --external-api-path (the package to import from that module)"));
@@ -185,12 +178,12 @@ pub fn resolve(project: &Project, args: &ApiArgs) -> Result<ResolvedResource> {
                 .map_err(|r| bad_flag("--external-api-domain", d, &r, "cert-manager.io"))?;
         }
     }
-    let kind_lower = kind.to_ascii_lowercase();
-    let existing = project.find(&group, &version, &kind).cloned();
-    if let Some(n) = &args.controller_name {
-        check_controller_name(n, &kind_lower, existing.as_ref())?;
-    }
+    Ok(external)
+}
 
+/// Whether to scaffold the types and the controller (asking on a terminal), and the flags that
+/// depend on that.
+fn what_to_scaffold(args: &ApiArgs, external: bool) -> Result<(bool, bool)> {
     if args.ssa && args.resource == Some(false) {
         return Err(usage(
             "--ssa applies to the API types, so it needs --resource (got --resource=false).\n  \
@@ -217,8 +210,20 @@ pub fn resolve(project: &Project, args: &ApiArgs) -> Result<ResolvedResource> {
         ));
     }
 
-    // Project-state rules.
-    if do_resource && existing.as_ref().is_some_and(|r| r.api.is_some()) && !args.force {
+    Ok((do_resource, do_controller))
+}
+
+/// PROJECT's rules: an API once, one group unless multigroup, one controller per kind unless
+/// named.
+fn check_project_rules(
+    project: &Project,
+    args: &ApiArgs,
+    (group, version, kind): (&str, &str, &str),
+    existing: Option<&Resource>,
+    do_resource: bool,
+    do_controller: bool,
+) -> Result<()> {
+    if do_resource && existing.is_some_and(|r| r.api.is_some()) && !args.force {
         bail!(
             "the API {group}/{version} {kind} already exists (see PROJECT); pass --force to scaffold its types, \
              sample and controller again (their files are replaced)"
@@ -229,7 +234,7 @@ pub fn resolve(project: &Project, args: &ApiArgs) -> Result<ResolvedResource> {
     if do_resource
         && !project.multigroup
         && !project.resources.is_empty()
-        && !project.has_group(&group)
+        && !project.has_group(group)
     {
         let groups: Vec<&str> = project.resources.iter().map(|r| r.group.as_str()).collect();
         bail!(
@@ -239,7 +244,7 @@ pub fn resolve(project: &Project, args: &ApiArgs) -> Result<ResolvedResource> {
         );
     }
     if do_controller && !do_resource && args.controller_name.is_none() && !args.force {
-        if let Some(r) = &existing {
+        if let Some(r) = existing {
             if r.controller || !r.controllers.is_empty() {
                 bail!(
                     "{group}/{version} {kind} already has a controller; pass --controller-name to add another one, \
@@ -250,7 +255,7 @@ pub fn resolve(project: &Project, args: &ApiArgs) -> Result<ResolvedResource> {
     }
 
     if do_controller && args.controller_name.is_none() && !args.force {
-        if let Some(other) = project.kind_controller(&group, &kind, &version) {
+        if let Some(other) = project.kind_controller(group, kind, version) {
             bail!(
                 "{kind} already has a controller (scaffolded with version {other}); a kind has one controller \
                  for all its versions.\n  Add version {version} without one: --controller=false \
@@ -258,6 +263,80 @@ pub fn resolve(project: &Project, args: &ApiArgs) -> Result<ResolvedResource> {
             );
         }
     }
+
+    Ok(())
+}
+
+/// The plural (given, recorded or computed; a valid one when flect's is not) and the default
+/// plural Kubebuilder computes for the kind.
+fn plural_for(
+    args: &ApiArgs,
+    existing: Option<&Resource>,
+    kind: &str,
+    do_resource: bool,
+) -> Result<(String, String)> {
+    let kind_lower = kind.to_ascii_lowercase();
+    let default_plural = flect::pluralize(&kind_lower);
+    let plural = match (&args.res.plural, existing) {
+        (Some(p), _) => p.clone(),
+        (None, Some(r)) if !r.plural.is_empty() => r.plural.clone(),
+        _ => default_plural.clone(),
+    };
+    if let (Some(r), Some(p)) = (existing, &args.res.plural) {
+        let recorded = if r.plural.is_empty() {
+            default_plural.clone()
+        } else {
+            r.plural.clone()
+        };
+        if r.api.is_some() && *p != recorded {
+            bail!("--plural {p:?} differs from the plural {recorded:?} recorded for {kind} in PROJECT; drop --plural or use {recorded:?}");
+        }
+    }
+    let plural = if do_resource
+        && args.res.plural.is_none()
+        && resource::validate_plural(&plural, false).is_err()
+    {
+        // flect turns some acronym kinds into invalid plurals (`Dns` → `dnsDNSes`): pick a valid one.
+        let fallback = if kind_lower.ends_with('s') {
+            format!("{kind_lower}es")
+        } else {
+            format!("{kind_lower}s")
+        };
+        resource::validate_plural(&fallback, false)?;
+        fallback
+    } else {
+        plural
+    };
+    Ok((plural, default_plural))
+}
+
+/// Decide what the resource is: check the flags, derive names, apply PROJECT's rules. Nothing is
+/// planned or written; usage errors exit 2, rule violations 1.
+pub fn resolve(project: &Project, args: &ApiArgs) -> Result<ResolvedResource> {
+    let group = args.res.group.trim().to_string();
+    let version = args.res.version.trim().to_string();
+    let kind = args.res.kind.trim().to_string();
+    resource::validate_gvk(&group, &version, &kind, &project.domain)?;
+    if let Some(p) = &args.res.plural {
+        resource::validate_plural(p, true)?;
+    }
+    let external = check_external_flags(args)?;
+    let kind_lower = kind.to_ascii_lowercase();
+    let existing = project.find(&group, &version, &kind).cloned();
+    if let Some(n) = &args.controller_name {
+        check_controller_name(n, &kind_lower, existing.as_ref())?;
+    }
+
+    let (do_resource, do_controller) = what_to_scaffold(args, external)?;
+
+    check_project_rules(
+        project,
+        args,
+        (&group, &version, &kind),
+        existing.as_ref(),
+        do_resource,
+        do_controller,
+    )?;
 
     // Where the types come from.
     let in_project_api = existing.as_ref().is_some_and(|r| r.api.is_some());
@@ -296,37 +375,7 @@ pub fn resolve(project: &Project, args: &ApiArgs) -> Result<ResolvedResource> {
             .unwrap_or_default()
     };
 
-    let default_plural = flect::pluralize(&kind_lower);
-    let plural = match (&args.res.plural, &existing) {
-        (Some(p), _) => p.clone(),
-        (None, Some(r)) if !r.plural.is_empty() => r.plural.clone(),
-        _ => default_plural.clone(),
-    };
-    if let (Some(r), Some(p)) = (&existing, &args.res.plural) {
-        let recorded = if r.plural.is_empty() {
-            default_plural.clone()
-        } else {
-            r.plural.clone()
-        };
-        if r.api.is_some() && *p != recorded {
-            bail!("--plural {p:?} differs from the plural {recorded:?} recorded for {kind} in PROJECT; drop --plural or use {recorded:?}");
-        }
-    }
-    let plural = if do_resource
-        && args.res.plural.is_none()
-        && resource::validate_plural(&plural, false).is_err()
-    {
-        // flect turns some acronym kinds into invalid plurals (`Dns` → `dnsDNSes`): pick a valid one.
-        let fallback = if kind_lower.ends_with('s') {
-            format!("{kind_lower}es")
-        } else {
-            format!("{kind_lower}s")
-        };
-        resource::validate_plural(&fallback, false)?;
-        fallback
-    } else {
-        plural
-    };
+    let (plural, default_plural) = plural_for(args, existing.as_ref(), &kind, do_resource)?;
     if do_resource {
         resource::check_type_collisions(
             project,
