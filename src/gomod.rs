@@ -80,6 +80,26 @@ fn parse(text: &str) -> GoMod<'_> {
     m
 }
 
+/// The version `text` (a go.mod) requires of `module`, if it requires it.
+pub fn required(text: &str, module: &str) -> Option<String> {
+    parse(text)
+        .requires
+        .into_iter()
+        .find(|(path, _)| *path == module)
+        .map(|(_, v)| v.to_string())
+}
+
+/// The `major.minor` of a Go module version (`v0.24.1` → `(0, 24)`): releases with the same
+/// minor version compile the same code.
+pub fn minor(version: &str) -> (u64, u64) {
+    let mut parts = version
+        .strip_prefix('v')
+        .unwrap_or(version)
+        .split(['.', '-'])
+        .map(|p| p.parse().unwrap_or(0));
+    (parts.next().unwrap_or(0), parts.next().unwrap_or(0))
+}
+
 /// Compare two Go module versions (`v1.2.3`, `v1.2.3-rc.1`, pseudo-versions) or two `go`
 /// directive versions (`1.26`, `1.26.0`, `1.27rc1`) by semantic-version precedence.
 fn compare(a: &str, b: &str) -> Ordering {

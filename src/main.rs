@@ -138,17 +138,17 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Create(CreateCommand::Api(args)) => {
             let root = project_root()?;
             commands::begin(&root, args.run.dry_run)?;
-            commands::api::run(&root, &args)
+            commands::with_project_templates(&root, || commands::api::run(&root, &args))
         }
         Command::Create(CreateCommand::Webhook(args)) => {
             let root = project_root()?;
             commands::begin(&root, args.run.dry_run)?;
-            commands::webhook::run(&root, &args)
+            commands::with_project_templates(&root, || commands::webhook::run(&root, &args))
         }
         Command::Edit(args) => {
             let root = project_root()?;
             commands::begin(&root, args.dry_run)?;
-            commands::edit::run(&root, &args)
+            commands::with_project_templates(&root, || commands::edit::run(&root, &args))
         }
         Command::Alpha(cmd) => commands::alpha::run(project_root, &cmd),
         Command::Version => {

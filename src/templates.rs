@@ -115,7 +115,7 @@ fn ensure(reg: &mut Registry, name: &str) -> Result<()> {
     if reg.hb.has_template(name) {
         return Ok(());
     }
-    let text = template_text(name).ok_or_else(|| anyhow!("no template {name}.hbs (UTF-8)"))?;
+    let text = template_text(name).ok_or_else(|| MissingTemplate(format!("{name}.hbs (UTF-8)")))?;
     for partial in partial_refs(text) {
         ensure(reg, partial)?;
     }
@@ -125,6 +125,19 @@ fn ensure(reg: &mut Registry, name: &str) -> Result<()> {
         .with_context(|| format!("template {name}.hbs does not parse"))?;
     Ok(())
 }
+
+/// A template (or tree) the set in use does not have: an earlier release's set lacks what
+/// later releases added.
+#[derive(Debug)]
+pub struct MissingTemplate(pub String);
+
+impl std::fmt::Display for MissingTemplate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "no template {}", self.0)
+    }
+}
+
+impl std::error::Error for MissingTemplate {}
 
 /// The template set in use: the current `scaffolds/`, or an earlier release's while one is
 /// active (see [`crate::releases::with`]). Index 0 is the current set, `1 + i` release `i`.
@@ -268,7 +281,7 @@ pub fn render_tree(
             // release wrote nothing for it.
             return Ok(vec![]);
         }
-        return Err(anyhow!("no template tree {tree:?}"));
+        return Err(MissingTemplate(format!("tree {tree:?}")).into());
     }
     let json = handlebars::to_json(ctx);
     let prefix = format!("{tree}/");
@@ -313,7 +326,7 @@ pub fn render(name: &str, ctx: &impl Serialize) -> Result<String> {
     if set().0 != 0 && file(&format!("{name}.hbs")).is_none() {
         return Ok(String::new());
     }
-    let text = template_text(name).ok_or_else(|| anyhow!("no template {name}.hbs"))?;
+    let text = template_text(name).ok_or_else(|| MissingTemplate(format!("{name}.hbs")))?;
     render_text(name, text, &handlebars::to_json(ctx))
 }
 

@@ -44,19 +44,22 @@ pub struct Pins {
 /// While an earlier release is active ([`crate::releases::with`]), its own pins.
 pub fn pins() -> &'static Pins {
     static PINS: OnceLock<Pins> = OnceLock::new();
-    static RELEASE_PINS: OnceLock<Vec<Pins>> = OnceLock::new();
     if let Some(i) = crate::releases::active() {
-        let all = RELEASE_PINS.get_or_init(|| {
-            crate::releases::RELEASES
-                .iter()
-                .map(|r| {
-                    toml::from_str(r.versions_toml).expect("a release's versions.toml is valid")
-                })
-                .collect()
-        });
-        return &all[i];
+        return release_pins(i);
     }
     PINS.get_or_init(|| toml::from_str(VERSIONS_TOML).expect("versions.toml is valid"))
+}
+
+/// The pins of the earlier release `i` of [`crate::releases::RELEASES`].
+pub fn release_pins(i: usize) -> &'static Pins {
+    static RELEASE_PINS: OnceLock<Vec<Pins>> = OnceLock::new();
+    let all = RELEASE_PINS.get_or_init(|| {
+        crate::releases::RELEASES
+            .iter()
+            .map(|r| toml::from_str(r.versions_toml).expect("a release's versions.toml is valid"))
+            .collect()
+    });
+    &all[i]
 }
 
 /// opbuilder's own version, as recorded in PROJECT `cliVersion`.

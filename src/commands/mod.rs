@@ -11,6 +11,7 @@ use crate::journal::{self, Recovery};
 use crate::out::{errln, outln};
 use crate::plan::{apply, ApplyOptions, Plan};
 use crate::planning::flags::{ResourceFlags, RunFlags};
+use crate::planning::release::{self, Templates};
 use anyhow::Result;
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -61,6 +62,31 @@ pub fn execute_create(
     let imports_before = post_steps.then(|| crate::planning::post::project_imports(root));
     let heading = format!("{verb} {}/{} {}:", res.group, res.version, res.kind);
     Ok(execute(root, plan, run.dry_run, command, &heading)?.then_some(imports_before))
+}
+
+/// Run `f`, a command that extends the project at `root`, with the templates the project's
+/// pins need ([`crate::planning::release`]): the current ones, or an earlier release's, which
+/// a note names.
+pub fn with_project_templates(root: &Path, f: impl FnOnce() -> Result<()>) -> Result<()> {
+    match release::for_project(root) {
+        Templates::Current => f(),
+        Templates::CurrentNewerThanPins { warning } => {
+            errln!("{} {warning}", crate::term::label("warning"));
+            f()
+        }
+        Templates::Release { version, note } => {
+            errln!("{} {note}", crate::term::label("note"));
+            crate::releases::with(&version, f).map_err(|e| {
+                if e.chain().any(|c| c.is::<crate::templates::MissingTemplate>()) {
+                    e.context(format!(
+                        "this needs newer templates than opbuilder {version}'s, which this project's pins call                          for: run `opbuilder alpha update` first"
+                    ))
+                } else {
+                    e
+                }
+            })
+        }
+    }
 }
 
 /// Start a writing command: take the project lock (held until the end of [`execute`]'s apply),

@@ -11,4 +11,5 @@ pub mod flags;
 pub mod init;
 pub mod plugin;
 pub mod post;
+pub mod release;
 pub mod webhook;
