@@ -1,10 +1,8 @@
 //! Command-line behaviour: help, exit codes, messages, and that failures leave every file untouched.
 
-mod support;
-
+use crate::support::{full_snapshot, init_project, opbuilder};
 use std::fs;
 use std::path::Path;
-use support::{full_snapshot, init_project, opbuilder};
 
 fn stderr(out: &std::process::Output) -> String {
     String::from_utf8_lossy(&out.stderr).to_string()
@@ -1306,7 +1304,7 @@ fn created_files_are_0644_under_any_umask() {
                 .arg(format!("umask {umask} && exec \"$0\" {args}"))
                 .arg(&bin)
                 .current_dir(t.path())
-                .env("OPBUILDER_TEST_VERSION", support::TEST_VERSION)
+                .env("OPBUILDER_TEST_VERSION", crate::support::TEST_VERSION)
                 .output()
                 .unwrap();
             assert!(

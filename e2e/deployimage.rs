@@ -3,10 +3,8 @@
 //! tested by the golden tree e2e/testdata/deployimage, and run on a live control plane by the
 //! `deployimage` scenario of e2e/scripts/scenarios.sh.
 
-mod support;
-
+use crate::support::{ok, read, refused};
 use std::path::Path;
-use support::{ok, read, refused};
 
 fn init(dir: &Path, extra: &[&str]) {
     let mut args = vec![

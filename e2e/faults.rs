@@ -5,14 +5,12 @@
 //! compiled into debug builds only, which is what `cargo test` runs; see src/fsx.rs. The slow
 //! and root-only faults (kill -9 loop, a full tmpfs) are in e2e/scripts/faults.sh.
 
-mod support;
-
+use crate::support::{copy_tree, text, SOURCE_DATE_EPOCH, TEST_VERSION};
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
-use support::{copy_tree, SOURCE_DATE_EPOCH, TEST_VERSION};
 
 /// What a path is, exactly: kind, bytes or link target, and permission bits.
 #[derive(Debug, Clone, PartialEq)]
@@ -110,10 +108,6 @@ fn run_bounded(dir: &Path, args: &[&str]) -> Output {
         std::thread::sleep(Duration::from_millis(20));
     }
     child.wait_with_output().unwrap()
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).to_string()
 }
 
 const INIT: &[&str] = &[

@@ -4,16 +4,12 @@
 //! The terminal tests drive opbuilder on a pseudo-terminal with e2e/support/pty_drive.py
 //! (python3 and its standard `pty` module).
 
-mod support;
-
+use crate::support::{
+    full_snapshot, init_project, opbuilder, text, SOURCE_DATE_EPOCH, TEST_VERSION,
+};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use support::{full_snapshot, init_project, opbuilder, SOURCE_DATE_EPOCH, TEST_VERSION};
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).to_string()
-}
 
 fn project_file(dir: &Path) -> String {
     fs::read_to_string(dir.join("PROJECT")).unwrap()
@@ -406,7 +402,7 @@ fn help_examples_are_whole_pasteable_commands_at_100_and_80_columns() {
             assert!(!found.is_empty(), "{what}: no examples\n{help}");
             for e in found {
                 // Each example is accepted by the parser (up to a shell redirection).
-                let words: Vec<String> = support::split_words(&e)
+                let words: Vec<String> = crate::support::split_words(&e)
                     .into_iter()
                     .skip(1)
                     .take_while(|w| w != ">")

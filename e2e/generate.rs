@@ -2,12 +2,10 @@
 //! property is checked for every golden scenario (e2e/testdata/*/tree is exactly what its
 //! `commands` script writes, as e2e/golden.rs checks) and for a project with plugins.
 
-mod support;
-
+use crate::support::{full_snapshot, opbuilder, snapshot};
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
-use support::{full_snapshot, opbuilder, snapshot};
 
 fn generate(input: &Path, output: &Path) -> std::process::Output {
     opbuilder(input)
@@ -40,7 +38,7 @@ const ORDER_ONLY: &[(&str, &[&str])] = &[("multigroup", &["cmd/main.go", "test/e
 
 #[test]
 fn generate_of_every_golden_tree_is_the_tree() {
-    let scenarios = support::script_dirs("testdata");
+    let scenarios = crate::support::script_dirs("testdata");
     assert!(scenarios.len() >= 4, "{scenarios:?}");
     for dir in scenarios {
         let name = dir.file_name().unwrap().to_string_lossy().to_string();

@@ -4,14 +4,12 @@
 //! different files).
 //!
 //! Re-bless after an intended change of the scaffolds:
-//!     OPBUILDER_BLESS=1 cargo test --test golden
+//!     OPBUILDER_BLESS=1 cargo test --test e2e golden::
 //! then read `git diff e2e/testdata` before committing.
 
-mod support;
-
+use crate::support::{opbuilder, snapshot, split_words};
 use std::fs;
 use std::path::{Path, PathBuf};
-use support::{opbuilder, snapshot, split_words};
 
 fn testdata() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("e2e/testdata")
@@ -93,7 +91,7 @@ fn check_scenario(dir: &Path, bless: bool) -> Result<(), String> {
         Ok(())
     } else {
         Err(format!(
-            "scenario {} does not match its golden tree:\n{}\nIf the change is intended: OPBUILDER_BLESS=1 cargo test --test golden",
+            "scenario {} does not match its golden tree:\n{}\nIf the change is intended: OPBUILDER_BLESS=1 cargo test --test e2e golden::",
             dir.file_name().unwrap().to_string_lossy(),
             problems.join("\n")
         ))
@@ -102,7 +100,7 @@ fn check_scenario(dir: &Path, bless: bool) -> Result<(), String> {
 
 #[test]
 fn golden_trees_match() {
-    let dirs = support::script_dirs("testdata");
+    let dirs = crate::support::script_dirs("testdata");
     assert!(!dirs.is_empty(), "no scenarios under e2e/testdata");
     let bless = std::env::var_os("OPBUILDER_BLESS").is_some();
     let failures: Vec<String> = dirs

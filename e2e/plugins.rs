@@ -1,11 +1,9 @@
 //! Plugin keys and chains: what `--plugins` accepts, what PROJECT records, and that a plugin
 //! opbuilder cannot run is named, never ignored.
 
-mod support;
-
+use crate::support::{full_snapshot, ok, opbuilder, project_yaml as project, refused, run};
 use std::fs;
 use std::path::Path;
-use support::{full_snapshot, ok, opbuilder, project_yaml as project, refused, run};
 
 fn init(dir: &Path, extra: &[&str]) {
     let mut args = vec![
@@ -315,7 +313,7 @@ fn the_json_check_rejects_what_is_not_json() {
 
 /// The files under `dir/sub`, relative to `dir`.
 fn files_under(dir: &Path, sub: &str) -> Vec<String> {
-    let mut out: Vec<String> = support::snapshot(&dir.join(sub))
+    let mut out: Vec<String> = crate::support::snapshot(&dir.join(sub))
         .keys()
         .map(|p| format!("{sub}/{}", p.display()))
         .collect();
@@ -480,9 +478,9 @@ fn edit_namespaced_force_touches_the_files_kubebuilder_touches() {
         "config/rbac/role.yaml",
         "config/rbac/role_binding.yaml",
     ];
-    let before = support::snapshot(d);
+    let before = crate::support::snapshot(d);
     ok(d, &["edit", "--namespaced", "--force"]);
-    let on = support::snapshot(d);
+    let on = crate::support::snapshot(d);
     assert_eq!(changed(&before, &on), want);
     assert_eq!(project(d)["namespaced"], serde_yaml::Value::from(true));
     let manager = String::from_utf8(on[Path::new("config/manager/manager.yaml")].clone()).unwrap();
@@ -492,11 +490,11 @@ fn edit_namespaced_force_touches_the_files_kubebuilder_touches() {
     assert_eq!(binding["kind"].as_str(), Some("RoleBinding"));
     // Again: nothing left to change, as with kubebuilder.
     ok(d, &["edit", "--namespaced", "--force"]);
-    assert!(changed(&on, &support::snapshot(d)).is_empty());
+    assert!(changed(&on, &crate::support::snapshot(d)).is_empty());
     // And back to cluster scope: the same files, as they were.
     let out = run(d, &["edit", "--namespaced=false", "--force"]);
     assert!(out.status.success());
-    assert!(changed(&before, &support::snapshot(d)).is_empty());
+    assert!(changed(&before, &crate::support::snapshot(d)).is_empty());
     // Like kubebuilder, say what is left to do by hand in the code.
     let said = String::from_utf8_lossy(&out.stdout);
     assert!(

@@ -4,11 +4,9 @@
 //! golden scenario e2e/testdata/ssa; `alpha generate` replays it (e2e/generate.rs); the e2e
 //! golden stage builds and lints it with the apply configurations generated.
 
-mod support;
-
+use crate::support::{full_snapshot, init_project, opbuilder, read};
 use std::fs;
 use std::path::Path;
-use support::{full_snapshot, init_project, opbuilder, read};
 
 fn api(dir: &Path, args: &str) -> std::process::Output {
     let mut a = vec!["create", "api", "--skip-post-steps"];

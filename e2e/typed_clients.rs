@@ -3,11 +3,9 @@
 //! Building the clients with k8s.io/code-generator is checked by e2e/scripts/check-typed-clients.sh
 //! on the golden trees typed-clients and typed-clients-multigroup.
 
-mod support;
-
+use crate::support::{full_snapshot, opbuilder, project_yaml as project, read};
 use std::fs;
 use std::path::Path;
-use support::{full_snapshot, opbuilder, project_yaml as project, read};
 
 const KEY: &str = "typed-clients.opbuilder.io/v1-alpha";
 

@@ -9,15 +9,13 @@
 //! - `out/` (optional): the tree expected at the end, compared both ways.
 //!
 //! Re-bless after an intended change of the messages:
-//!     OPBUILDER_BLESS=1 cargo test --test ui
+//!     OPBUILDER_BLESS=1 cargo test --test e2e ui::
 //! which rewrites `stdout`, `stderr` and an existing `out/`; read `git diff e2e/ui` before
 //! committing.
 
-mod support;
-
+use crate::support::{copy_tree, opbuilder, script_dirs, snapshot, split_words};
 use std::fs;
 use std::path::Path;
-use support::{copy_tree, opbuilder, script_dirs, snapshot, split_words};
 
 /// Run a case's commands in `work`; the stdout and stderr transcripts, or why it went wrong.
 fn transcript(script: &str, work: &Path) -> Result<(String, String), String> {
@@ -142,7 +140,7 @@ fn ui() {
         .collect();
     assert!(
         failed.is_empty(),
-        "{}\nIf the change is intended: OPBUILDER_BLESS=1 cargo test --test ui",
+        "{}\nIf the change is intended: OPBUILDER_BLESS=1 cargo test --test e2e ui::",
         failed.join("\n\n")
     );
 }

@@ -5,12 +5,10 @@
 //! wrote is proven by e2e/scripts/alpha-update.sh. The current templates are whatever this
 //! build holds, so the tests find the files the two releases disagree on at run time.
 
-mod support;
-
+use crate::support::{full_snapshot, init_project, opbuilder, snapshot, TEST_VERSION};
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
-use support::{full_snapshot, init_project, opbuilder, snapshot, TEST_VERSION};
 
 /// A current project (init + one API), and the same project scaffolded with 0.1.0's templates
 /// in `<tmp>/old`. Returns (current, old).

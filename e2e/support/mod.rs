@@ -9,6 +9,11 @@ use std::path::{Path, PathBuf};
 pub const TEST_VERSION: &str = "0.0.0-test";
 pub const SOURCE_DATE_EPOCH: &str = "1767225600"; // 2026-01-01T00:00:00Z
 
+/// Bytes a command printed, as text (invalid UTF-8 replaced).
+pub fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).to_string()
+}
+
 /// The text of `rel` under `dir`; panics naming the file when it cannot be read.
 pub fn read(dir: &Path, rel: &str) -> String {
     fs::read_to_string(dir.join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
