@@ -1329,3 +1329,44 @@ fn created_files_are_0644_under_any_umask() {
         }
     }
 }
+
+#[test]
+fn man_pages_and_version_come_from_the_cli_definition() {
+    let t = tempfile::tempdir().unwrap();
+    let out = opbuilder(t.path()).arg("man").output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let page = stdout(&out);
+    assert!(
+        page.starts_with(".ie") || page.contains("\n.TH opbuilder 1"),
+        "{page}"
+    );
+    for sub in [
+        "opbuilder\\-init(1)",
+        "opbuilder\\-create(1)",
+        "opbuilder\\-man(1)",
+    ] {
+        assert!(page.contains(sub), "the page lists no {sub}");
+    }
+    let dir = t.path().join("share/man/man1");
+    let out = opbuilder(t.path())
+        .args(["man", "--dir", dir.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let api = fs::read_to_string(dir.join("opbuilder-create-api.1")).unwrap();
+    for flag in [
+        "\\-\\-group",
+        "\\-\\-kind",
+        "\\-\\-controller\\-name",
+        "\\-\\-dry\\-run",
+    ] {
+        assert!(api.contains(flag), "opbuilder-create-api.1 has no {flag}");
+    }
+    let version = stdout(&opbuilder(t.path()).arg("--version").output().unwrap());
+    assert!(
+        version.starts_with("opbuilder ") && version.contains("(Kubebuilder v"),
+        "{version}"
+    );
+    let long = stdout(&opbuilder(t.path()).arg("version").output().unwrap());
+    assert!(long.contains("\n  kubebuilder:        v"), "{long}");
+}

@@ -13,6 +13,7 @@
 #   bash e2e/run.sh tutorial     # docs/tutorial.md, executed against a live control plane
 #   bash e2e/run.sh helm         # the helm plugin's chart: helm lint/template/install (live plane)
 #   bash e2e/run.sh alpha-update # release 0.1.0 reproduced; 0.1.0 projects with user code updated
+#   bash e2e/run.sh install      # the crate as published: package, publish --dry-run, cargo install, use
 #
 # Needs: cargo, go (module proxy reachable), make, kubectl. Builds the control-plane binaries
 # from source on first use and caches them in ~/.cache/opbuilder-e2e (see docs/testing.md).
@@ -26,6 +27,11 @@ shift || true
 if [[ $what == faults ]]; then
 	# Needs neither Go nor a control plane.
 	"$here/scripts/faults.sh"
+	exit 0
+fi
+if [[ $what == install ]]; then
+	# Needs cargo, crates.io and man; neither Go nor a control plane.
+	"$here/scripts/install.sh"
 	exit 0
 fi
 need_cmd cargo go make kubectl
@@ -69,5 +75,6 @@ if [[ $what == all || $what == parity ]]; then
 fi
 if [[ $what == all ]]; then
 	"$here/scripts/faults.sh"
+	"$here/scripts/install.sh"
 fi
 log_info "e2e finished in $(fmt_duration $((SECONDS - start)))"

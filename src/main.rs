@@ -50,7 +50,12 @@ Run from anywhere inside the project; `opbuilder create api --help` has more.";
 #[derive(Debug, Parser)]
 #[command(
     name = "opbuilder",
-    version,
+    version = concat!(
+        env!("CARGO_PKG_VERSION"),
+        " (Kubebuilder ",
+        env!("OPBUILDER_KUBEBUILDER"),
+        " layout)"
+    ),
     about = "Scaffold Kubernetes operator projects (Kubebuilder go/v4 layout), offline and transactionally",
     long_about = "opbuilder scaffolds Go operator projects in the Kubebuilder v4 layout (go/v4 + kustomize/v2): \
 API types, controllers, webhooks, envtest suites, kustomize manifests, a Makefile and a PROJECT file \
@@ -87,6 +92,15 @@ enum Command {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
+    /// Print the manual page, or write every page into a directory
+    #[command(
+        after_help = "Examples:\n  opbuilder man --dir ~/.cargo/share/man/man1 && man opbuilder\n  opbuilder man | man -l -"
+    )]
+    Man {
+        /// Write opbuilder.1 and a page per subcommand (opbuilder-create-api.1, ...) into DIR
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -100,6 +114,10 @@ enum CreateCommand {
 fn print_version() {
     let p = &versions::pins().scaffold;
     outln!("opbuilder {}", versions::cli_version());
+    outln!(
+        "  kubebuilder:        {} (the release whose layout and plugins it matches)",
+        versions::pins().e2e.kubebuilder
+    );
     outln!(
         "  layout:             {} (PROJECT version 3)",
         project::LAYOUT
@@ -155,6 +173,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             print_version();
             Ok(())
         }
+        Command::Man { dir } => commands::man::run(Cli::command(), dir.as_deref()),
         Command::Completion { shell } => {
             let mut script = vec![];
             clap_complete::generate(shell, &mut Cli::command(), "opbuilder", &mut script);

@@ -5,6 +5,7 @@ pub mod alpha;
 pub mod api;
 pub mod edit;
 pub mod init;
+pub mod man;
 pub mod webhook;
 
 use crate::journal::{self, Recovery};
