@@ -168,42 +168,32 @@ pub fn plan_files(
     // test/e2e checks (the file may have been removed by the user: then only warn).
     let e2e = "test/e2e/e2e_test.go";
     if root.join(e2e).exists() {
-        let mut checks = vec![templates::render(
-            "fragments/e2e_webhooks_checks_cert.go",
-            &ctx,
-        )?];
+        let fragment = |name: &str| templates::render(&format!("fragments/{name}.go"), &ctx);
+        let mut checks = vec![fragment("e2e_webhooks_checks_cert")?];
         let mut ready = vec![];
         if hook.defaulting || hook.programmatic_validation {
-            ready.push(templates::render(
-                "fragments/e2e_readiness_webhook_endpoints.go",
-                &ctx,
-            )?);
+            ready.push(fragment("e2e_readiness_webhook_endpoints")?);
         }
-        if hook.defaulting {
-            checks.push(templates::render(
-                "fragments/e2e_webhooks_checks_mutating.go",
-                &ctx,
-            )?);
-            ready.push(templates::render(
-                "fragments/e2e_readiness_mutating_ca.go",
-                &ctx,
-            )?);
-        }
-        if hook.programmatic_validation {
-            checks.push(templates::render(
-                "fragments/e2e_webhooks_checks_validating.go",
-                &ctx,
-            )?);
-            ready.push(templates::render(
-                "fragments/e2e_readiness_validating_ca.go",
-                &ctx,
-            )?);
-        }
-        if hook.conversion {
-            checks.push(templates::render(
-                "fragments/e2e_webhooks_checks_conversion.go",
-                &ctx,
-            )?);
+        // Each webhook type asked for: its check, and what the metrics test waits for first.
+        for (asked, check, readiness) in [
+            (
+                hook.defaulting,
+                "e2e_webhooks_checks_mutating",
+                Some("e2e_readiness_mutating_ca"),
+            ),
+            (
+                hook.programmatic_validation,
+                "e2e_webhooks_checks_validating",
+                Some("e2e_readiness_validating_ca"),
+            ),
+            (hook.conversion, "e2e_webhooks_checks_conversion", None),
+        ] {
+            if asked {
+                checks.push(fragment(check)?);
+                if let Some(r) = readiness {
+                    ready.push(fragment(r)?);
+                }
+            }
         }
         plan.above_marker(e2e, "e2e-webhooks-checks", checks);
         if !ready.is_empty() {
