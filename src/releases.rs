@@ -18,14 +18,22 @@ pub struct Release {
 }
 
 static R0_1_0: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/releases/0.1.0/scaffolds");
+static R0_2_0: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/releases/0.2.0/scaffolds");
 
 /// Earlier releases, oldest first. Adding one: copy `scaffolds/` and `versions.toml` of the
 /// release commit to `releases/<version>/` and list it here.
-pub static RELEASES: &[Release] = &[Release {
-    version: "0.1.0",
-    scaffolds: &R0_1_0,
-    versions_toml: include_str!("../releases/0.1.0/versions.toml"),
-}];
+pub static RELEASES: &[Release] = &[
+    Release {
+        version: "0.1.0",
+        scaffolds: &R0_1_0,
+        versions_toml: include_str!("../releases/0.1.0/versions.toml"),
+    },
+    Release {
+        version: "0.2.0",
+        scaffolds: &R0_2_0,
+        versions_toml: include_str!("../releases/0.2.0/versions.toml"),
+    },
+];
 
 thread_local! {
     static ACTIVE: Cell<Option<usize>> = const { Cell::new(None) };

@@ -18,7 +18,7 @@ pub enum AlphaCommand {
     #[command(after_help = "Examples:
   opbuilder alpha update --dry-run
   opbuilder alpha update
-  opbuilder alpha update --from-version 0.1.0 --to-version 0.2.0
+  opbuilder alpha update --from-version 0.2.0 --to-version 0.3.0
 
 The ancestor is the project scaffolded again with the templates of the release that made it
 (PROJECT cliVersion, or --from-version). Files that merge cleanly are written; files with
