@@ -54,7 +54,7 @@ fn help_shows_examples_everywhere() {
     }
     let out = opbuilder(t.path()).arg("version").output().unwrap();
     assert!(
-        stdout(&out).contains("controller-runtime: v0.24.1"),
+        stdout(&out).contains("controller-runtime: v0.25.0"),
         "{}",
         stdout(&out)
     );
@@ -793,7 +793,7 @@ fn second_webhook_type_merges_into_edited_files() {
     let hook = d.join("internal/webhook/v1/app_webhook.go");
     let text = fs::read_to_string(&hook).unwrap();
     assert!(
-        text.contains("AppCustomDefaulter") && !text.contains("AppCustomValidator"),
+        text.contains("AppDefaulter") && !text.contains("AppValidator"),
         "{text}"
     );
     // The user fills in the defaulter; adding validation must keep that.
@@ -816,9 +816,9 @@ fn second_webhook_type_merges_into_edited_files() {
     assert!(out.status.success(), "{}", stderr(&out));
     let merged = fs::read_to_string(&hook).unwrap();
     assert!(merged.contains("// user code stays"), "{merged}");
-    assert!(merged.contains("WithDefaulter(&AppCustomDefaulter{}).\n\t\tWithValidator(&AppCustomValidator{}).\n\t\tWithValidatorCustomPath(\"/check-app\").\n\t\tComplete()"), "{merged}");
+    assert!(merged.contains("WithDefaulter(&AppDefaulter{}).\n\t\tWithValidator(&AppValidator{}).\n\t\tWithValidatorCustomPath(\"/check-app\").\n\t\tComplete()"), "{merged}");
     assert!(
-        merged.contains("func (v *AppCustomValidator) ValidateCreate"),
+        merged.contains("func (v *AppValidator) ValidateCreate"),
         "{merged}"
     );
     assert!(
@@ -1258,8 +1258,8 @@ fn api_and_webhook_go_interface_matches_kubebuilder() {
     );
     let hook = fs::read_to_string(d.join("internal/webhook/v1/captain_webhook.go")).unwrap();
     for id in [
-        "type CaptainCustomDefaulter struct",
-        "type CaptainCustomValidator struct",
+        "type CaptainDefaulter struct",
+        "type CaptainValidator struct",
     ] {
         assert!(hook.contains(id), "{id}: {hook}");
     }
@@ -1267,14 +1267,20 @@ fn api_and_webhook_go_interface_matches_kubebuilder() {
     let test =
         fs::read_to_string(d.join("internal/controller/captain_controller_test.go")).unwrap();
     assert!(test.contains("&CaptainReconciler{"), "{test}");
-    // Manager: the health port is declared; the webhook port is the default, not a flag.
+    // Manager: the health port is declared; the webhook port is a flag (Kubebuilder v4.16), which
+    // the webhook patch sets to the Service's target port.
     let mgr = fs::read_to_string(d.join("config/manager/manager.yaml")).unwrap();
     assert!(
         mgr.contains("- containerPort: 8081\n          name: health\n"),
         "{mgr}"
     );
     let patch = fs::read_to_string(d.join("config/default/manager_webhook_patch.yaml")).unwrap();
-    assert!(!patch.contains("--webhook-port"), "{patch}");
+    assert!(patch.contains("value: --webhook-port=9443\n"), "{patch}");
+    let main = fs::read_to_string(d.join("cmd/main.go")).unwrap();
+    assert!(
+        main.contains("\"webhook-port\", webhook.DefaultPort"),
+        "{main}"
+    );
 }
 
 /// Every file opbuilder creates is 0644 whatever the umask (a strict one makes a chmod

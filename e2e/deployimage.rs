@@ -109,7 +109,7 @@ resources:
     for needle in [
         r#"Command: []string{"memcached", "--memory-limit=64", "-o", "modern", "-v"},"#,
         "ContainerPort: memcached.Spec.ContainerPort,",
-        "RunAsUser:                ptr.To(int64(1001)),",
+        "RunAsUser:                new(int64(1001)),",
         r#"const memcachedFinalizer = "example.com.testproject.org/finalizer""#,
         "Recorder events.EventRecorder",
         "Owns(&appsv1.Deployment{}).",

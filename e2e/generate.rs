@@ -176,7 +176,7 @@ fn generate_replays_plugins_and_the_users_grafana_config() {
     )
     .unwrap();
     run(&["edit", "--plugins=grafana.kubebuilder.io/v1-alpha"]);
-    run(&["edit", "--plugins=autoupdate/v1-alpha", "--use-gh-models"]);
+    run(&["edit", "--plugins=autoupdate/v1-alpha"]);
     assert!(src
         .join("grafana/custom-metrics/custom-metrics-dashboard.json")
         .is_file());

@@ -379,12 +379,22 @@ fn autoupdate_writes_the_workflow_that_runs_opbuilder() {
     let t = tempfile::tempdir().unwrap();
     let d = t.path();
     init(d, &[]);
-    refused(
-        d,
-        &["edit", "--multigroup", "--use-gh-models"],
-        2,
-        &["--use-gh-models", "autoupdate"],
-    );
+    // Kubebuilder v4.16 removed the GitHub Models summary, and 0.3.0 with it.
+    for args in [
+        &["edit", "--multigroup", "--use-gh-models"][..],
+        &["edit", "--plugins=autoupdate/v1-alpha", "--use-gh-models"][..],
+    ] {
+        refused(
+            d,
+            args,
+            2,
+            &[
+                "--use-gh-models",
+                "removed in opbuilder 0.3.0",
+                "opbuilder edit --plugins=autoupdate/v1-alpha",
+            ],
+        );
+    }
     ok(d, &["edit", "--plugins=autoupdate.kubebuilder.io/v1-alpha"]);
     let wf = ".github/workflows/auto_update.yml";
     let text = fs::read_to_string(d.join(wf)).unwrap();
@@ -415,22 +425,22 @@ fn autoupdate_writes_the_workflow_that_runs_opbuilder() {
     assert!(job["permissions"]["models"].is_null());
     assert!(project(d)["plugins"]["autoupdate.kubebuilder.io/v1-alpha"].is_mapping());
 
-    ok(
-        d,
-        &["edit", "--plugins=autoupdate/v1-alpha", "--use-gh-models"],
+    // A project whose PROJECT turned the summary on (made by 0.2.0 or Kubebuilder v4.15) loses
+    // the setting, with a note, and gets the workflow without it.
+    let p = fs::read_to_string(d.join("PROJECT")).unwrap().replace(
+        "autoupdate.kubebuilder.io/v1-alpha: {}",
+        "autoupdate.kubebuilder.io/v1-alpha:\n    useGHModels: true",
     );
-    let y: serde_yaml::Value =
-        serde_yaml::from_str(&fs::read_to_string(d.join(wf)).unwrap()).unwrap();
-    let job = &y["jobs"]["auto-update"];
-    assert_eq!(job["permissions"]["models"].as_str(), Some("read"));
-    let steps = serde_yaml::to_string(&job["steps"]).unwrap();
-    assert!(
-        steps.contains("gh models run") && steps.contains("gh-models"),
-        "{steps}"
-    );
-    assert!(fs::read_to_string(d.join("PROJECT"))
+    assert!(p.contains("useGHModels: true"), "{p}");
+    fs::write(d.join("PROJECT"), p).unwrap();
+    let out = run(d, &["edit", "--plugins=autoupdate/v1-alpha"]);
+    assert!(out.status.success());
+    let notes = String::from_utf8_lossy(&out.stdout);
+    assert!(notes.contains("useGHModels: true` is dropped"), "{notes}");
+    assert!(!fs::read_to_string(d.join("PROJECT"))
         .unwrap()
-        .contains("plugins:\n  autoupdate.kubebuilder.io/v1-alpha:\n    useGHModels: true\n"));
+        .contains("useGHModels"));
+    assert!(!fs::read_to_string(d.join(wf)).unwrap().contains("models"));
 }
 
 /// The files that differ between two snapshots.

@@ -101,12 +101,13 @@ fn ssa_marks_the_package_opts_other_kinds_out_and_generates_in_make_manifests() 
         ]
     );
     assert_eq!(
-        lines_from(&read(d, "api/v1/cruiser_types.go"), "// +genclient", 4),
+        lines_from(&read(d, "api/v1/cruiser_types.go"), "// +genclient", 5),
         [
             "// +genclient",
+            "// +kubebuilder:ac:generate=true",
             "// +kubebuilder:object:root=true",
             "// +kubebuilder:subresource:status",
-            "// +kubebuilder:resource:path=cruisers"
+            ""
         ]
     );
     // The kind made earlier opts out, right below its root marker (where Kubebuilder puts it).
@@ -157,13 +158,14 @@ fn ssa_marks_the_package_opts_other_kinds_out_and_generates_in_make_manifests() 
     // A cluster-scoped kind: not namespaced for the generated clients either.
     ok(api(d, "--group ship --version v2 --kind Fleet --resource --controller=false --namespaced=false --ssa"));
     assert_eq!(
-        lines_from(&read(d, "api/v2/fleet_types.go"), "// +genclient", 5),
+        lines_from(&read(d, "api/v2/fleet_types.go"), "// +genclient", 6),
         [
             "// +genclient",
             "// +genclient:nonNamespaced",
+            "// +kubebuilder:ac:generate=true",
             "// +kubebuilder:object:root=true",
             "// +kubebuilder:subresource:status",
-            "// +kubebuilder:resource:path=fleets,scope=Cluster"
+            "// +kubebuilder:resource:scope=Cluster"
         ]
     );
     assert!(read(d, "api/v2/frigate_types.go")

@@ -91,8 +91,14 @@ mod tests {
         ] {
             assert!(v.starts_with('v') && v[1..].split('.').count() == 3, "{v}");
         }
-        assert_eq!(p.scaffold.envtest_k8s, "1.36");
-        assert!(p.scaffold.k8s_libs.starts_with("v0.36."));
-        assert!(p.e2e.kubernetes.starts_with("1.36."));
+        // One Kubernetes minor version throughout: the k8s.io libraries (v0.<minor>.<patch>),
+        // envtest, the reported target and the e2e control plane.
+        let minor = p.scaffold.k8s_libs.split('.').nth(1).unwrap().to_string();
+        assert_eq!(p.scaffold.envtest_k8s, format!("1.{minor}"));
+        assert!(p
+            .scaffold
+            .kubernetes_target
+            .starts_with(&format!("1.{minor}.")));
+        assert!(p.e2e.kubernetes.starts_with(&format!("1.{minor}.")));
     }
 }

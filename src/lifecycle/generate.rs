@@ -214,7 +214,7 @@ fn replay(project: &Project, license_file: Option<&Path>) -> Result<Vec<Step>> {
                 }
                 let cfg: Section = project.plugin_config(&key)?.unwrap_or_default();
                 let mut c = vec!["edit".into(), flag("plugins", &key)];
-                if cfg.use_gh_models {
+                if cfg.use_gh_models && plugins::autoupdate::gh_models_offered() {
                     c.push("--use-gh-models".into());
                 }
                 steps.push(Step {

@@ -48,8 +48,9 @@ pub struct EditArgs {
     /// Plugins to run instead of PROJECT's layout, e.g. grafana.kubebuilder.io/v1-alpha
     #[arg(long, value_name = "KEYS")]
     pub plugins: Option<String>,
-    /// With autoupdate.kubebuilder.io/v1-alpha: add a GitHub Models summary to the update issue
-    #[arg(long)]
+    /// Removed in 0.3.0 (as in Kubebuilder v4.16); kept for the error and for `alpha update` of
+    /// projects made by 0.1.0 and 0.2.0
+    #[arg(long, hide = true)]
     pub use_gh_models: bool,
 }
 

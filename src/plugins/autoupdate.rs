@@ -14,6 +14,13 @@ pub const KEY: &str = "autoupdate.kubebuilder.io/v1-alpha";
 
 pub struct AutoUpdate;
 
+/// Whether the templates in use offer `--use-gh-models`: those of releases 0.1.0 and 0.2.0
+/// (Kubebuilder v4.15's workflow) do, and `alpha update` scaffolds their projects again with
+/// them; Kubebuilder v4.16 removed the GitHub Models summary, and opbuilder 0.3.0 with it.
+pub fn gh_models_offered() -> bool {
+    matches!(crate::releases::active_version(), Some("0.1.0" | "0.2.0"))
+}
+
 /// The plugin's PROJECT section, with Kubebuilder's key.
 #[derive(Debug, Default, PartialEq, Serialize, Deserialize)]
 struct Section {
@@ -44,19 +51,30 @@ impl Plugin for AutoUpdate {
                  the project, for example cliVersion: 4.15.0 for Kubebuilder v4.15.0), then run this again"
             );
         }
-        // As in Kubebuilder, a setting already recorded stays on; the workflow follows the flag.
         let recorded: Section = cx.project.plugin_config(KEY)?.unwrap_or_default();
+        let use_gh_models = if gh_models_offered() {
+            // As in Kubebuilder v4.15, a setting already recorded stays on; the workflow follows
+            // the flag.
+            args.use_gh_models
+        } else {
+            if recorded.use_gh_models {
+                cx.notes.push(
+                    "PROJECT's `useGHModels: true` is dropped: the update workflow no longer summarises with \
+                     GitHub Models (removed in opbuilder 0.3.0, as in Kubebuilder v4.16)"
+                        .into(),
+                );
+            }
+            false
+        };
         let section = Section {
-            use_gh_models: recorded.use_gh_models || args.use_gh_models,
+            use_gh_models: gh_models_offered() && (recorded.use_gh_models || use_gh_models),
         };
         cx.project.set_plugin_config(KEY, &section)?;
-        let ctx = Ctx {
-            use_gh_models: args.use_gh_models,
-        };
+        let ctx = Ctx { use_gh_models };
         for f in templates::render_tree("autoupdate", &ctx, |_| true)? {
             cx.plan.create(f.path, f.content, IfExists::Overwrite);
         }
-        if !args.use_gh_models {
+        if gh_models_offered() && !use_gh_models {
             cx.notes.push(
                 "To add a GitHub Models summary to the update issue (your organisation must allow GitHub Models): \
                  opbuilder edit --plugins=autoupdate/v1-alpha --use-gh-models"

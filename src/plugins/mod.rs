@@ -125,6 +125,12 @@ pub fn plan_edit(root: &Path, args: &EditArgs) -> Result<(Plan, Vec<String>)> {
              add it (for example --plugins=go/v4,grafana/v1-alpha) or run the two edits one after the other",
         ));
     }
+    if args.use_gh_models && !autoupdate::gh_models_offered() {
+        return Err(usage(
+            "--use-gh-models was removed in opbuilder 0.3.0, as in Kubebuilder v4.16: the update workflow opens its \
+             issue without a GitHub Models summary. Leave the flag out, for example: opbuilder edit --plugins=autoupdate/v1-alpha",
+        ));
+    }
     if args.use_gh_models && !chain.has(autoupdate::NAME) {
         return Err(usage(
             "--use-gh-models belongs to the autoupdate plugin; for example: opbuilder edit --plugins=autoupdate/v1-alpha --use-gh-models",

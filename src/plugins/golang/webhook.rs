@@ -308,6 +308,17 @@ fn enable_default_kustomize(plan: &mut Plan, ctx: &ResourceCtx) -> Result<()> {
     Ok(())
 }
 
+/// The infix of the webhook types' names: releases 0.1.0 and 0.2.0 (Kubebuilder v4.15's
+/// layout) named them `<Kind>CustomDefaulter` and `<Kind>CustomValidator`, Kubebuilder v4.16
+/// and opbuilder 0.3.0 `<Kind>Defaulter` and `<Kind>Validator`. A section merged into an
+/// existing webhook file must name the types that file's templates declared.
+fn type_infix() -> &'static str {
+    match crate::releases::active_version() {
+        Some("0.1.0" | "0.2.0") => "Custom",
+        _ => "",
+    }
+}
+
 /// Planning of release 0.1.0 where it differs from today's, so that `alpha update` can scaffold
 /// a project again exactly as 0.1.0 wrote it (its conversion CA injection stayed commented out,
 /// a bug fixed since). e2e/scripts/alpha-update.sh compares the result with the real 0.1.0
@@ -473,7 +484,7 @@ fn merge_sections(
         Ok(())
     };
     if hook.defaulting {
-        let mut b = format!("WithDefaulter(&{}CustomDefaulter{{}}).", ctx.kind);
+        let mut b = format!("WithDefaulter(&{}{}Defaulter{{}}).", ctx.kind, type_infix());
         if !ctx.custom_defaulting_path.is_empty() {
             b.push_str(&format!(
                 "\nWithDefaulterCustomPath(\"{}\").",
@@ -483,7 +494,7 @@ fn merge_sections(
         add("defaulter", b)?;
     }
     if hook.programmatic_validation {
-        let mut b = format!("WithValidator(&{}CustomValidator{{}}).", ctx.kind);
+        let mut b = format!("WithValidator(&{}{}Validator{{}}).", ctx.kind, type_infix());
         if !ctx.custom_validation_path.is_empty() {
             b.push_str(&format!(
                 "\nWithValidatorCustomPath(\"{}\").",

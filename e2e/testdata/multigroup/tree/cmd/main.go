@@ -77,6 +77,7 @@ func main() {
 		webhookCertPath      string
 		webhookCertName      string
 		webhookCertKey       string
+		webhookPort          int
 		metricsCertPath      string
 		metricsCertName      string
 		metricsCertKey       string
@@ -99,6 +100,8 @@ func main() {
 		"File name of the webhook certificate inside --webhook-cert-path.")
 	flag.StringVar(&webhookCertKey, "webhook-cert-key", "tls.key",
 		"File name of the webhook private key inside --webhook-cert-path.")
+	flag.IntVar(&webhookPort, "webhook-port", webhook.DefaultPort,
+		"Port the webhook server listens on; -1 turns the webhook server off.")
 	flag.StringVar(&metricsCertPath, "metrics-cert-path", "",
 		"Directory holding the metrics serving certificate. Empty: a self-signed certificate is generated.")
 	flag.StringVar(&metricsCertName, "metrics-cert-name", "tls.crt",
@@ -149,6 +152,7 @@ func main() {
 	}
 
 	webhookServer := webhook.NewServer(webhook.Options{
+		Port:    webhookPort,
 		TLSOpts: webhookTLSOpts,
 	})
 

@@ -26,7 +26,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -56,7 +55,7 @@ var _ = Describe("BusyboxReconciler", func() {
 		busybox := &cachev1alpha1.Busybox{
 			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: name},
 			Spec: cachev1alpha1.BusyboxSpec{
-				Size: ptr.To(int32(1)),
+				Size: new(int32(1)),
 			},
 		}
 		Expect(k8sClient.Create(ctx, busybox)).To(Succeed())

@@ -29,7 +29,7 @@ import (
 const (
 	// certManagerVersion is the cert-manager release the e2e suite installs
 	// when the cluster does not have cert-manager yet.
-	certManagerVersion = "v1.21.0"
+	certManagerVersion = "v1.21.1"
 	certManagerURLTmpl = "https://github.com/cert-manager/cert-manager/releases/download/%s/cert-manager.yaml"
 
 	// defaultKindBinary and defaultKindCluster apply when the KIND and

@@ -48,9 +48,9 @@ type CruiserStatus struct {
 }
 
 // +genclient
+// +kubebuilder:ac:generate=true
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
-// +kubebuilder:resource:path=cruisers
 
 // Cruiser is the Schema for the cruisers API.
 type Cruiser struct {

@@ -49,9 +49,10 @@ type FleetStatus struct {
 
 // +genclient
 // +genclient:nonNamespaced
+// +kubebuilder:ac:generate=true
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
-// +kubebuilder:resource:path=fleets,scope=Cluster
+// +kubebuilder:resource:scope=Cluster
 
 // Fleet is the Schema for the fleets API.
 type Fleet struct {

@@ -32,7 +32,7 @@ var memcachedLog = logf.Log.WithName("memcached-resource")
 // SetupMemcachedWebhookWithManager registers the webhooks of Memcached with the webhook server of mgr.
 func SetupMemcachedWebhookWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewWebhookManagedBy(mgr, &cachev1alpha1.Memcached{}).
-		WithValidator(&MemcachedCustomValidator{}).
+		WithValidator(&MemcachedValidator{}).
 		Complete()
 }
 
@@ -41,16 +41,16 @@ func SetupMemcachedWebhookWithManager(mgr ctrl.Manager) error {
 // "delete" to its verbs.
 // +kubebuilder:webhook:path=/validate-cache-example-com-v1alpha1-memcached,mutating=false,failurePolicy=fail,sideEffects=None,groups=cache.example.com,resources=memcacheds,verbs=create;update,versions=v1alpha1,name=vmemcached-v1alpha1.kb.io,admissionReviewVersions=v1
 
-// MemcachedCustomValidator accepts or rejects Memcached objects on creation, update and deletion.
-type MemcachedCustomValidator struct {
+// MemcachedValidator accepts or rejects Memcached objects on creation, update and deletion.
+type MemcachedValidator struct {
 	// TODO(user): add anything the checks depend on, e.g. a client to look up other objects.
 }
 
-var _ admission.Validator[*cachev1alpha1.Memcached] = &MemcachedCustomValidator{}
+var _ admission.Validator[*cachev1alpha1.Memcached] = &MemcachedValidator{}
 
 // ValidateCreate checks the Memcached obj that is about to be created. A non-nil error rejects the
 // request; warnings are returned to the client either way.
-func (v *MemcachedCustomValidator) ValidateCreate(_ context.Context, obj *cachev1alpha1.Memcached) (admission.Warnings, error) {
+func (v *MemcachedValidator) ValidateCreate(_ context.Context, obj *cachev1alpha1.Memcached) (admission.Warnings, error) {
 	memcachedLog.V(1).Info("Validating creation", "name", obj.GetName())
 
 	// TODO(user): check obj here, e.g. return nil, field.Invalid(...).ToAggregate() for a bad field.
@@ -58,7 +58,7 @@ func (v *MemcachedCustomValidator) ValidateCreate(_ context.Context, obj *cachev
 }
 
 // ValidateUpdate checks a change from oldObj to newObj, e.g. that immutable fields keep their value.
-func (v *MemcachedCustomValidator) ValidateUpdate(_ context.Context, oldObj, newObj *cachev1alpha1.Memcached) (admission.Warnings, error) {
+func (v *MemcachedValidator) ValidateUpdate(_ context.Context, oldObj, newObj *cachev1alpha1.Memcached) (admission.Warnings, error) {
 	memcachedLog.V(1).Info("Validating update", "name", newObj.GetName())
 
 	// TODO(user): compare oldObj with newObj here.
@@ -66,7 +66,7 @@ func (v *MemcachedCustomValidator) ValidateUpdate(_ context.Context, oldObj, new
 }
 
 // ValidateDelete checks the Memcached obj that is about to be deleted.
-func (v *MemcachedCustomValidator) ValidateDelete(_ context.Context, obj *cachev1alpha1.Memcached) (admission.Warnings, error) {
+func (v *MemcachedValidator) ValidateDelete(_ context.Context, obj *cachev1alpha1.Memcached) (admission.Warnings, error) {
 	memcachedLog.V(1).Info("Validating deletion", "name", obj.GetName())
 
 	// TODO(user): refuse deletions that must not happen, if any.

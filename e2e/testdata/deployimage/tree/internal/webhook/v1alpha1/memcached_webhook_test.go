@@ -31,7 +31,7 @@ import (
 var _ = Describe("Memcached validating webhook", func() {
 	Context("validation", func() {
 		It("accepts creating an empty Memcached", func() {
-			warnings, err := (&MemcachedCustomValidator{}).ValidateCreate(ctx, &cachev1alpha1.Memcached{})
+			warnings, err := (&MemcachedValidator{}).ValidateCreate(ctx, &cachev1alpha1.Memcached{})
 			Expect(err).NotTo(HaveOccurred())
 			Expect(warnings).To(BeEmpty())
 		})
@@ -40,13 +40,13 @@ var _ = Describe("Memcached validating webhook", func() {
 			oldObj := &cachev1alpha1.Memcached{}
 			newObj := oldObj.DeepCopy()
 			newObj.SetLabels(map[string]string{"changed": "true"})
-			warnings, err := (&MemcachedCustomValidator{}).ValidateUpdate(ctx, oldObj, newObj)
+			warnings, err := (&MemcachedValidator{}).ValidateUpdate(ctx, oldObj, newObj)
 			Expect(err).NotTo(HaveOccurred())
 			Expect(warnings).To(BeEmpty())
 		})
 
 		It("accepts deleting Memcached objects", func() {
-			warnings, err := (&MemcachedCustomValidator{}).ValidateDelete(ctx, &cachev1alpha1.Memcached{})
+			warnings, err := (&MemcachedValidator{}).ValidateDelete(ctx, &cachev1alpha1.Memcached{})
 			Expect(err).NotTo(HaveOccurred())
 			Expect(warnings).To(BeEmpty())
 		})
@@ -65,7 +65,7 @@ var _ = Describe("Memcached validating webhook", func() {
 		})
 
 		// TODO(user): add a test for every rule you implement, e.g. that an invalid Memcached is rejected:
-		// _, err := (&MemcachedCustomValidator{}).ValidateCreate(ctx, invalidObj)
+		// _, err := (&MemcachedValidator{}).ValidateCreate(ctx, invalidObj)
 		// Expect(err).To(HaveOccurred())
 	})
 })

@@ -16,8 +16,8 @@ var funcObjLog = logf.Log.WithName("func-resource")
 // SetupFuncWebhookWithManager registers the webhooks of Func with the webhook server of mgr.
 func SetupFuncWebhookWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewWebhookManagedBy(mgr, &langv1.Func{}).
-		WithDefaulter(&FuncCustomDefaulter{}).
-		WithValidator(&FuncCustomValidator{}).
+		WithDefaulter(&FuncDefaulter{}).
+		WithValidator(&FuncValidator{}).
 		Complete()
 }
 
@@ -25,16 +25,16 @@ func SetupFuncWebhookWithManager(mgr ctrl.Manager) error {
 // The path must be the one the defaulter is served on.
 // +kubebuilder:webhook:path=/mutate-lang-example-com-v1-func,mutating=true,failurePolicy=fail,sideEffects=None,groups=lang.example.com,resources=funcs,verbs=create;update,versions=v1,name=mfunc-v1.kb.io,admissionReviewVersions=v1
 
-// FuncCustomDefaulter fills in default values of Func objects when they are created or updated.
-type FuncCustomDefaulter struct {
+// FuncDefaulter fills in default values of Func objects when they are created or updated.
+type FuncDefaulter struct {
 	// TODO(user): add anything the defaults depend on, e.g. values read from flags.
 }
 
-var _ admission.Defaulter[*langv1.Func] = &FuncCustomDefaulter{}
+var _ admission.Defaulter[*langv1.Func] = &FuncDefaulter{}
 
 // Default sets the fields of obj that were left empty. The API server receives the changes as a
 // patch, before any validation runs. It must be idempotent.
-func (d *FuncCustomDefaulter) Default(_ context.Context, obj *langv1.Func) error {
+func (d *FuncDefaulter) Default(_ context.Context, obj *langv1.Func) error {
 	funcObjLog.V(1).Info("Applying defaults", "name", obj.GetName())
 
 	// TODO(user): replace this example with the defaults of your own fields.
@@ -50,16 +50,16 @@ func (d *FuncCustomDefaulter) Default(_ context.Context, obj *langv1.Func) error
 // "delete" to its verbs.
 // +kubebuilder:webhook:path=/validate-lang-example-com-v1-func,mutating=false,failurePolicy=fail,sideEffects=None,groups=lang.example.com,resources=funcs,verbs=create;update,versions=v1,name=vfunc-v1.kb.io,admissionReviewVersions=v1
 
-// FuncCustomValidator accepts or rejects Func objects on creation, update and deletion.
-type FuncCustomValidator struct {
+// FuncValidator accepts or rejects Func objects on creation, update and deletion.
+type FuncValidator struct {
 	// TODO(user): add anything the checks depend on, e.g. a client to look up other objects.
 }
 
-var _ admission.Validator[*langv1.Func] = &FuncCustomValidator{}
+var _ admission.Validator[*langv1.Func] = &FuncValidator{}
 
 // ValidateCreate checks the Func obj that is about to be created. A non-nil error rejects the
 // request; warnings are returned to the client either way.
-func (v *FuncCustomValidator) ValidateCreate(_ context.Context, obj *langv1.Func) (admission.Warnings, error) {
+func (v *FuncValidator) ValidateCreate(_ context.Context, obj *langv1.Func) (admission.Warnings, error) {
 	funcObjLog.V(1).Info("Validating creation", "name", obj.GetName())
 
 	// TODO(user): check obj here, e.g. return nil, field.Invalid(...).ToAggregate() for a bad field.
@@ -67,7 +67,7 @@ func (v *FuncCustomValidator) ValidateCreate(_ context.Context, obj *langv1.Func
 }
 
 // ValidateUpdate checks a change from oldObj to newObj, e.g. that immutable fields keep their value.
-func (v *FuncCustomValidator) ValidateUpdate(_ context.Context, oldObj, newObj *langv1.Func) (admission.Warnings, error) {
+func (v *FuncValidator) ValidateUpdate(_ context.Context, oldObj, newObj *langv1.Func) (admission.Warnings, error) {
 	funcObjLog.V(1).Info("Validating update", "name", newObj.GetName())
 
 	// TODO(user): compare oldObj with newObj here.
@@ -75,7 +75,7 @@ func (v *FuncCustomValidator) ValidateUpdate(_ context.Context, oldObj, newObj *
 }
 
 // ValidateDelete checks the Func obj that is about to be deleted.
-func (v *FuncCustomValidator) ValidateDelete(_ context.Context, obj *langv1.Func) (admission.Warnings, error) {
+func (v *FuncValidator) ValidateDelete(_ context.Context, obj *langv1.Func) (admission.Warnings, error) {
 	funcObjLog.V(1).Info("Validating deletion", "name", obj.GetName())
 
 	// TODO(user): refuse deletions that must not happen, if any.

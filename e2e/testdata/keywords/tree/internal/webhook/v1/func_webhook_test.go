@@ -16,12 +16,12 @@ var _ = Describe("Func defaulting webhook", func() {
 	Context("defaulting", func() {
 		It("runs without error on an empty Func", func() {
 			obj := &langv1.Func{}
-			Expect((&FuncCustomDefaulter{}).Default(ctx, obj)).To(Succeed())
+			Expect((&FuncDefaulter{}).Default(ctx, obj)).To(Succeed())
 		})
 
 		It("fills in spec.foo when it is empty", func() {
 			obj := &langv1.Func{}
-			Expect((&FuncCustomDefaulter{}).Default(ctx, obj)).To(Succeed())
+			Expect((&FuncDefaulter{}).Default(ctx, obj)).To(Succeed())
 			Expect(obj.Spec.Foo).NotTo(BeNil())
 		})
 
@@ -29,7 +29,7 @@ var _ = Describe("Func defaulting webhook", func() {
 			foo := "custom"
 			obj := &langv1.Func{}
 			obj.Spec.Foo = &foo
-			Expect((&FuncCustomDefaulter{}).Default(ctx, obj)).To(Succeed())
+			Expect((&FuncDefaulter{}).Default(ctx, obj)).To(Succeed())
 			Expect(obj.Spec.Foo).To(HaveValue(Equal("custom")))
 		})
 
@@ -50,7 +50,7 @@ var _ = Describe("Func defaulting webhook", func() {
 var _ = Describe("Func validating webhook", func() {
 	Context("validation", func() {
 		It("accepts creating an empty Func", func() {
-			warnings, err := (&FuncCustomValidator{}).ValidateCreate(ctx, &langv1.Func{})
+			warnings, err := (&FuncValidator{}).ValidateCreate(ctx, &langv1.Func{})
 			Expect(err).NotTo(HaveOccurred())
 			Expect(warnings).To(BeEmpty())
 		})
@@ -59,13 +59,13 @@ var _ = Describe("Func validating webhook", func() {
 			oldObj := &langv1.Func{}
 			newObj := oldObj.DeepCopy()
 			newObj.SetLabels(map[string]string{"changed": "true"})
-			warnings, err := (&FuncCustomValidator{}).ValidateUpdate(ctx, oldObj, newObj)
+			warnings, err := (&FuncValidator{}).ValidateUpdate(ctx, oldObj, newObj)
 			Expect(err).NotTo(HaveOccurred())
 			Expect(warnings).To(BeEmpty())
 		})
 
 		It("accepts deleting Func objects", func() {
-			warnings, err := (&FuncCustomValidator{}).ValidateDelete(ctx, &langv1.Func{})
+			warnings, err := (&FuncValidator{}).ValidateDelete(ctx, &langv1.Func{})
 			Expect(err).NotTo(HaveOccurred())
 			Expect(warnings).To(BeEmpty())
 		})
@@ -84,7 +84,7 @@ var _ = Describe("Func validating webhook", func() {
 		})
 
 		// TODO(user): add a test for every rule you implement, e.g. that an invalid Func is rejected:
-		// _, err := (&FuncCustomValidator{}).ValidateCreate(ctx, invalidObj)
+		// _, err := (&FuncValidator{}).ValidateCreate(ctx, invalidObj)
 		// Expect(err).To(HaveOccurred())
 	})
 })

@@ -16,8 +16,8 @@ var typeObjLog = logf.Log.WithName("type-resource")
 // SetupTypeWebhookWithManager registers the webhooks of Type with the webhook server of mgr.
 func SetupTypeWebhookWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewWebhookManagedBy(mgr, &langv1.Type{}).
-		WithDefaulter(&TypeCustomDefaulter{}).
-		WithValidator(&TypeCustomValidator{}).
+		WithDefaulter(&TypeDefaulter{}).
+		WithValidator(&TypeValidator{}).
 		Complete()
 }
 
@@ -25,16 +25,16 @@ func SetupTypeWebhookWithManager(mgr ctrl.Manager) error {
 // The path must be the one the defaulter is served on.
 // +kubebuilder:webhook:path=/mutate-lang-example-com-v1-type,mutating=true,failurePolicy=fail,sideEffects=None,groups=lang.example.com,resources=types,verbs=create;update,versions=v1,name=mtype-v1.kb.io,admissionReviewVersions=v1
 
-// TypeCustomDefaulter fills in default values of Type objects when they are created or updated.
-type TypeCustomDefaulter struct {
+// TypeDefaulter fills in default values of Type objects when they are created or updated.
+type TypeDefaulter struct {
 	// TODO(user): add anything the defaults depend on, e.g. values read from flags.
 }
 
-var _ admission.Defaulter[*langv1.Type] = &TypeCustomDefaulter{}
+var _ admission.Defaulter[*langv1.Type] = &TypeDefaulter{}
 
 // Default sets the fields of obj that were left empty. The API server receives the changes as a
 // patch, before any validation runs. It must be idempotent.
-func (d *TypeCustomDefaulter) Default(_ context.Context, obj *langv1.Type) error {
+func (d *TypeDefaulter) Default(_ context.Context, obj *langv1.Type) error {
 	typeObjLog.V(1).Info("Applying defaults", "name", obj.GetName())
 
 	// TODO(user): replace this example with the defaults of your own fields.
@@ -50,16 +50,16 @@ func (d *TypeCustomDefaulter) Default(_ context.Context, obj *langv1.Type) error
 // "delete" to its verbs.
 // +kubebuilder:webhook:path=/validate-lang-example-com-v1-type,mutating=false,failurePolicy=fail,sideEffects=None,groups=lang.example.com,resources=types,verbs=create;update,versions=v1,name=vtype-v1.kb.io,admissionReviewVersions=v1
 
-// TypeCustomValidator accepts or rejects Type objects on creation, update and deletion.
-type TypeCustomValidator struct {
+// TypeValidator accepts or rejects Type objects on creation, update and deletion.
+type TypeValidator struct {
 	// TODO(user): add anything the checks depend on, e.g. a client to look up other objects.
 }
 
-var _ admission.Validator[*langv1.Type] = &TypeCustomValidator{}
+var _ admission.Validator[*langv1.Type] = &TypeValidator{}
 
 // ValidateCreate checks the Type obj that is about to be created. A non-nil error rejects the
 // request; warnings are returned to the client either way.
-func (v *TypeCustomValidator) ValidateCreate(_ context.Context, obj *langv1.Type) (admission.Warnings, error) {
+func (v *TypeValidator) ValidateCreate(_ context.Context, obj *langv1.Type) (admission.Warnings, error) {
 	typeObjLog.V(1).Info("Validating creation", "name", obj.GetName())
 
 	// TODO(user): check obj here, e.g. return nil, field.Invalid(...).ToAggregate() for a bad field.
@@ -67,7 +67,7 @@ func (v *TypeCustomValidator) ValidateCreate(_ context.Context, obj *langv1.Type
 }
 
 // ValidateUpdate checks a change from oldObj to newObj, e.g. that immutable fields keep their value.
-func (v *TypeCustomValidator) ValidateUpdate(_ context.Context, oldObj, newObj *langv1.Type) (admission.Warnings, error) {
+func (v *TypeValidator) ValidateUpdate(_ context.Context, oldObj, newObj *langv1.Type) (admission.Warnings, error) {
 	typeObjLog.V(1).Info("Validating update", "name", newObj.GetName())
 
 	// TODO(user): compare oldObj with newObj here.
@@ -75,7 +75,7 @@ func (v *TypeCustomValidator) ValidateUpdate(_ context.Context, oldObj, newObj *
 }
 
 // ValidateDelete checks the Type obj that is about to be deleted.
-func (v *TypeCustomValidator) ValidateDelete(_ context.Context, obj *langv1.Type) (admission.Warnings, error) {
+func (v *TypeValidator) ValidateDelete(_ context.Context, obj *langv1.Type) (admission.Warnings, error) {
 	typeObjLog.V(1).Info("Validating deletion", "name", obj.GetName())
 
 	// TODO(user): refuse deletions that must not happen, if any.

@@ -16,12 +16,12 @@ var _ = Describe("Type defaulting webhook", func() {
 	Context("defaulting", func() {
 		It("runs without error on an empty Type", func() {
 			obj := &langv1.Type{}
-			Expect((&TypeCustomDefaulter{}).Default(ctx, obj)).To(Succeed())
+			Expect((&TypeDefaulter{}).Default(ctx, obj)).To(Succeed())
 		})
 
 		It("fills in spec.foo when it is empty", func() {
 			obj := &langv1.Type{}
-			Expect((&TypeCustomDefaulter{}).Default(ctx, obj)).To(Succeed())
+			Expect((&TypeDefaulter{}).Default(ctx, obj)).To(Succeed())
 			Expect(obj.Spec.Foo).NotTo(BeNil())
 		})
 
@@ -29,7 +29,7 @@ var _ = Describe("Type defaulting webhook", func() {
 			foo := "custom"
 			obj := &langv1.Type{}
 			obj.Spec.Foo = &foo
-			Expect((&TypeCustomDefaulter{}).Default(ctx, obj)).To(Succeed())
+			Expect((&TypeDefaulter{}).Default(ctx, obj)).To(Succeed())
 			Expect(obj.Spec.Foo).To(HaveValue(Equal("custom")))
 		})
 
@@ -50,7 +50,7 @@ var _ = Describe("Type defaulting webhook", func() {
 var _ = Describe("Type validating webhook", func() {
 	Context("validation", func() {
 		It("accepts creating an empty Type", func() {
-			warnings, err := (&TypeCustomValidator{}).ValidateCreate(ctx, &langv1.Type{})
+			warnings, err := (&TypeValidator{}).ValidateCreate(ctx, &langv1.Type{})
 			Expect(err).NotTo(HaveOccurred())
 			Expect(warnings).To(BeEmpty())
 		})
@@ -59,13 +59,13 @@ var _ = Describe("Type validating webhook", func() {
 			oldObj := &langv1.Type{}
 			newObj := oldObj.DeepCopy()
 			newObj.SetLabels(map[string]string{"changed": "true"})
-			warnings, err := (&TypeCustomValidator{}).ValidateUpdate(ctx, oldObj, newObj)
+			warnings, err := (&TypeValidator{}).ValidateUpdate(ctx, oldObj, newObj)
 			Expect(err).NotTo(HaveOccurred())
 			Expect(warnings).To(BeEmpty())
 		})
 
 		It("accepts deleting Type objects", func() {
-			warnings, err := (&TypeCustomValidator{}).ValidateDelete(ctx, &langv1.Type{})
+			warnings, err := (&TypeValidator{}).ValidateDelete(ctx, &langv1.Type{})
 			Expect(err).NotTo(HaveOccurred())
 			Expect(warnings).To(BeEmpty())
 		})
@@ -84,7 +84,7 @@ var _ = Describe("Type validating webhook", func() {
 		})
 
 		// TODO(user): add a test for every rule you implement, e.g. that an invalid Type is rejected:
-		// _, err := (&TypeCustomValidator{}).ValidateCreate(ctx, invalidObj)
+		// _, err := (&TypeValidator{}).ValidateCreate(ctx, invalidObj)
 		// Expect(err).To(HaveOccurred())
 	})
 })

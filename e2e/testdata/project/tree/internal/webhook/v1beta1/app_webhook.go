@@ -32,8 +32,8 @@ var appLog = logf.Log.WithName("app-resource")
 // SetupAppWebhookWithManager registers the webhooks of App with the webhook server of mgr.
 func SetupAppWebhookWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewWebhookManagedBy(mgr, &ingressv1beta1.App{}).
-		WithDefaulter(&AppCustomDefaulter{}).
-		WithValidator(&AppCustomValidator{}).
+		WithDefaulter(&AppDefaulter{}).
+		WithValidator(&AppValidator{}).
 		Complete()
 }
 
@@ -41,16 +41,16 @@ func SetupAppWebhookWithManager(mgr ctrl.Manager) error {
 // The path must be the one the defaulter is served on.
 // +kubebuilder:webhook:path=/mutate-ingress-example-com-v1beta1-app,mutating=true,failurePolicy=fail,sideEffects=None,groups=ingress.example.com,resources=apps,verbs=create;update,versions=v1beta1,name=mapp-v1beta1.kb.io,admissionReviewVersions=v1
 
-// AppCustomDefaulter fills in default values of App objects when they are created or updated.
-type AppCustomDefaulter struct {
+// AppDefaulter fills in default values of App objects when they are created or updated.
+type AppDefaulter struct {
 	// TODO(user): add anything the defaults depend on, e.g. values read from flags.
 }
 
-var _ admission.Defaulter[*ingressv1beta1.App] = &AppCustomDefaulter{}
+var _ admission.Defaulter[*ingressv1beta1.App] = &AppDefaulter{}
 
 // Default sets the fields of obj that were left empty. The API server receives the changes as a
 // patch, before any validation runs. It must be idempotent.
-func (d *AppCustomDefaulter) Default(_ context.Context, obj *ingressv1beta1.App) error {
+func (d *AppDefaulter) Default(_ context.Context, obj *ingressv1beta1.App) error {
 	appLog.V(1).Info("Applying defaults", "name", obj.GetName())
 
 	// TODO(user): replace this example with the defaults of your own fields.
@@ -66,16 +66,16 @@ func (d *AppCustomDefaulter) Default(_ context.Context, obj *ingressv1beta1.App)
 // "delete" to its verbs.
 // +kubebuilder:webhook:path=/validate-ingress-example-com-v1beta1-app,mutating=false,failurePolicy=fail,sideEffects=None,groups=ingress.example.com,resources=apps,verbs=create;update,versions=v1beta1,name=vapp-v1beta1.kb.io,admissionReviewVersions=v1
 
-// AppCustomValidator accepts or rejects App objects on creation, update and deletion.
-type AppCustomValidator struct {
+// AppValidator accepts or rejects App objects on creation, update and deletion.
+type AppValidator struct {
 	// TODO(user): add anything the checks depend on, e.g. a client to look up other objects.
 }
 
-var _ admission.Validator[*ingressv1beta1.App] = &AppCustomValidator{}
+var _ admission.Validator[*ingressv1beta1.App] = &AppValidator{}
 
 // ValidateCreate checks the App obj that is about to be created. A non-nil error rejects the
 // request; warnings are returned to the client either way.
-func (v *AppCustomValidator) ValidateCreate(_ context.Context, obj *ingressv1beta1.App) (admission.Warnings, error) {
+func (v *AppValidator) ValidateCreate(_ context.Context, obj *ingressv1beta1.App) (admission.Warnings, error) {
 	appLog.V(1).Info("Validating creation", "name", obj.GetName())
 
 	// TODO(user): check obj here, e.g. return nil, field.Invalid(...).ToAggregate() for a bad field.
@@ -83,7 +83,7 @@ func (v *AppCustomValidator) ValidateCreate(_ context.Context, obj *ingressv1bet
 }
 
 // ValidateUpdate checks a change from oldObj to newObj, e.g. that immutable fields keep their value.
-func (v *AppCustomValidator) ValidateUpdate(_ context.Context, oldObj, newObj *ingressv1beta1.App) (admission.Warnings, error) {
+func (v *AppValidator) ValidateUpdate(_ context.Context, oldObj, newObj *ingressv1beta1.App) (admission.Warnings, error) {
 	appLog.V(1).Info("Validating update", "name", newObj.GetName())
 
 	// TODO(user): compare oldObj with newObj here.
@@ -91,7 +91,7 @@ func (v *AppCustomValidator) ValidateUpdate(_ context.Context, oldObj, newObj *i
 }
 
 // ValidateDelete checks the App obj that is about to be deleted.
-func (v *AppCustomValidator) ValidateDelete(_ context.Context, obj *ingressv1beta1.App) (admission.Warnings, error) {
+func (v *AppValidator) ValidateDelete(_ context.Context, obj *ingressv1beta1.App) (admission.Warnings, error) {
 	appLog.V(1).Info("Validating deletion", "name", obj.GetName())
 
 	// TODO(user): refuse deletions that must not happen, if any.

@@ -32,12 +32,12 @@ var _ = Describe("App defaulting webhook", func() {
 	Context("defaulting", func() {
 		It("runs without error on an empty App", func() {
 			obj := &ingressv1beta1.App{}
-			Expect((&AppCustomDefaulter{}).Default(ctx, obj)).To(Succeed())
+			Expect((&AppDefaulter{}).Default(ctx, obj)).To(Succeed())
 		})
 
 		It("fills in spec.foo when it is empty", func() {
 			obj := &ingressv1beta1.App{}
-			Expect((&AppCustomDefaulter{}).Default(ctx, obj)).To(Succeed())
+			Expect((&AppDefaulter{}).Default(ctx, obj)).To(Succeed())
 			Expect(obj.Spec.Foo).NotTo(BeNil())
 		})
 
@@ -45,7 +45,7 @@ var _ = Describe("App defaulting webhook", func() {
 			foo := "custom"
 			obj := &ingressv1beta1.App{}
 			obj.Spec.Foo = &foo
-			Expect((&AppCustomDefaulter{}).Default(ctx, obj)).To(Succeed())
+			Expect((&AppDefaulter{}).Default(ctx, obj)).To(Succeed())
 			Expect(obj.Spec.Foo).To(HaveValue(Equal("custom")))
 		})
 
@@ -66,7 +66,7 @@ var _ = Describe("App defaulting webhook", func() {
 var _ = Describe("App validating webhook", func() {
 	Context("validation", func() {
 		It("accepts creating an empty App", func() {
-			warnings, err := (&AppCustomValidator{}).ValidateCreate(ctx, &ingressv1beta1.App{})
+			warnings, err := (&AppValidator{}).ValidateCreate(ctx, &ingressv1beta1.App{})
 			Expect(err).NotTo(HaveOccurred())
 			Expect(warnings).To(BeEmpty())
 		})
@@ -75,13 +75,13 @@ var _ = Describe("App validating webhook", func() {
 			oldObj := &ingressv1beta1.App{}
 			newObj := oldObj.DeepCopy()
 			newObj.SetLabels(map[string]string{"changed": "true"})
-			warnings, err := (&AppCustomValidator{}).ValidateUpdate(ctx, oldObj, newObj)
+			warnings, err := (&AppValidator{}).ValidateUpdate(ctx, oldObj, newObj)
 			Expect(err).NotTo(HaveOccurred())
 			Expect(warnings).To(BeEmpty())
 		})
 
 		It("accepts deleting App objects", func() {
-			warnings, err := (&AppCustomValidator{}).ValidateDelete(ctx, &ingressv1beta1.App{})
+			warnings, err := (&AppValidator{}).ValidateDelete(ctx, &ingressv1beta1.App{})
 			Expect(err).NotTo(HaveOccurred())
 			Expect(warnings).To(BeEmpty())
 		})
@@ -100,7 +100,7 @@ var _ = Describe("App validating webhook", func() {
 		})
 
 		// TODO(user): add a test for every rule you implement, e.g. that an invalid App is rejected:
-		// _, err := (&AppCustomValidator{}).ValidateCreate(ctx, invalidObj)
+		// _, err := (&AppValidator{}).ValidateCreate(ctx, invalidObj)
 		// Expect(err).To(HaveOccurred())
 	})
 })

@@ -32,9 +32,9 @@ var routeLog = logf.Log.WithName("route-resource")
 // SetupRouteWebhookWithManager registers the webhooks of Route with the webhook server of mgr.
 func SetupRouteWebhookWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewWebhookManagedBy(mgr, &ingressv1beta1.Route{}).
-		WithDefaulter(&RouteCustomDefaulter{}).
+		WithDefaulter(&RouteDefaulter{}).
 		WithDefaulterCustomPath("/default-route").
-		WithValidator(&RouteCustomValidator{}).
+		WithValidator(&RouteValidator{}).
 		Complete()
 }
 
@@ -42,16 +42,16 @@ func SetupRouteWebhookWithManager(mgr ctrl.Manager) error {
 // The path must be the one the defaulter is served on.
 // +kubebuilder:webhook:path=/default-route,mutating=true,failurePolicy=fail,sideEffects=None,groups=ingress.example.com,resources=routes,verbs=create;update,versions=v1beta1,name=mroute-v1beta1.kb.io,admissionReviewVersions=v1
 
-// RouteCustomDefaulter fills in default values of Route objects when they are created or updated.
-type RouteCustomDefaulter struct {
+// RouteDefaulter fills in default values of Route objects when they are created or updated.
+type RouteDefaulter struct {
 	// TODO(user): add anything the defaults depend on, e.g. values read from flags.
 }
 
-var _ admission.Defaulter[*ingressv1beta1.Route] = &RouteCustomDefaulter{}
+var _ admission.Defaulter[*ingressv1beta1.Route] = &RouteDefaulter{}
 
 // Default sets the fields of obj that were left empty. The API server receives the changes as a
 // patch, before any validation runs. It must be idempotent.
-func (d *RouteCustomDefaulter) Default(_ context.Context, obj *ingressv1beta1.Route) error {
+func (d *RouteDefaulter) Default(_ context.Context, obj *ingressv1beta1.Route) error {
 	routeLog.V(1).Info("Applying defaults", "name", obj.GetName())
 
 	// TODO(user): replace this example with the defaults of your own fields.
@@ -67,16 +67,16 @@ func (d *RouteCustomDefaulter) Default(_ context.Context, obj *ingressv1beta1.Ro
 // "delete" to its verbs.
 // +kubebuilder:webhook:path=/validate-ingress-example-com-v1beta1-route,mutating=false,failurePolicy=fail,sideEffects=None,groups=ingress.example.com,resources=routes,verbs=create;update,versions=v1beta1,name=vroute-v1beta1.kb.io,admissionReviewVersions=v1
 
-// RouteCustomValidator accepts or rejects Route objects on creation, update and deletion.
-type RouteCustomValidator struct {
+// RouteValidator accepts or rejects Route objects on creation, update and deletion.
+type RouteValidator struct {
 	// TODO(user): add anything the checks depend on, e.g. a client to look up other objects.
 }
 
-var _ admission.Validator[*ingressv1beta1.Route] = &RouteCustomValidator{}
+var _ admission.Validator[*ingressv1beta1.Route] = &RouteValidator{}
 
 // ValidateCreate checks the Route obj that is about to be created. A non-nil error rejects the
 // request; warnings are returned to the client either way.
-func (v *RouteCustomValidator) ValidateCreate(_ context.Context, obj *ingressv1beta1.Route) (admission.Warnings, error) {
+func (v *RouteValidator) ValidateCreate(_ context.Context, obj *ingressv1beta1.Route) (admission.Warnings, error) {
 	routeLog.V(1).Info("Validating creation", "name", obj.GetName())
 
 	// TODO(user): check obj here, e.g. return nil, field.Invalid(...).ToAggregate() for a bad field.
@@ -84,7 +84,7 @@ func (v *RouteCustomValidator) ValidateCreate(_ context.Context, obj *ingressv1b
 }
 
 // ValidateUpdate checks a change from oldObj to newObj, e.g. that immutable fields keep their value.
-func (v *RouteCustomValidator) ValidateUpdate(_ context.Context, oldObj, newObj *ingressv1beta1.Route) (admission.Warnings, error) {
+func (v *RouteValidator) ValidateUpdate(_ context.Context, oldObj, newObj *ingressv1beta1.Route) (admission.Warnings, error) {
 	routeLog.V(1).Info("Validating update", "name", newObj.GetName())
 
 	// TODO(user): compare oldObj with newObj here.
@@ -92,7 +92,7 @@ func (v *RouteCustomValidator) ValidateUpdate(_ context.Context, oldObj, newObj 
 }
 
 // ValidateDelete checks the Route obj that is about to be deleted.
-func (v *RouteCustomValidator) ValidateDelete(_ context.Context, obj *ingressv1beta1.Route) (admission.Warnings, error) {
+func (v *RouteValidator) ValidateDelete(_ context.Context, obj *ingressv1beta1.Route) (admission.Warnings, error) {
 	routeLog.V(1).Info("Validating deletion", "name", obj.GetName())
 
 	// TODO(user): refuse deletions that must not happen, if any.

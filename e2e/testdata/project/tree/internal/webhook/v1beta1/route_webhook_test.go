@@ -32,12 +32,12 @@ var _ = Describe("Route defaulting webhook", func() {
 	Context("defaulting", func() {
 		It("runs without error on an empty Route", func() {
 			obj := &ingressv1beta1.Route{}
-			Expect((&RouteCustomDefaulter{}).Default(ctx, obj)).To(Succeed())
+			Expect((&RouteDefaulter{}).Default(ctx, obj)).To(Succeed())
 		})
 
 		It("fills in spec.foo when it is empty", func() {
 			obj := &ingressv1beta1.Route{}
-			Expect((&RouteCustomDefaulter{}).Default(ctx, obj)).To(Succeed())
+			Expect((&RouteDefaulter{}).Default(ctx, obj)).To(Succeed())
 			Expect(obj.Spec.Foo).NotTo(BeNil())
 		})
 
@@ -45,7 +45,7 @@ var _ = Describe("Route defaulting webhook", func() {
 			foo := "custom"
 			obj := &ingressv1beta1.Route{}
 			obj.Spec.Foo = &foo
-			Expect((&RouteCustomDefaulter{}).Default(ctx, obj)).To(Succeed())
+			Expect((&RouteDefaulter{}).Default(ctx, obj)).To(Succeed())
 			Expect(obj.Spec.Foo).To(HaveValue(Equal("custom")))
 		})
 
@@ -66,7 +66,7 @@ var _ = Describe("Route defaulting webhook", func() {
 var _ = Describe("Route validating webhook", func() {
 	Context("validation", func() {
 		It("accepts creating an empty Route", func() {
-			warnings, err := (&RouteCustomValidator{}).ValidateCreate(ctx, &ingressv1beta1.Route{})
+			warnings, err := (&RouteValidator{}).ValidateCreate(ctx, &ingressv1beta1.Route{})
 			Expect(err).NotTo(HaveOccurred())
 			Expect(warnings).To(BeEmpty())
 		})
@@ -75,13 +75,13 @@ var _ = Describe("Route validating webhook", func() {
 			oldObj := &ingressv1beta1.Route{}
 			newObj := oldObj.DeepCopy()
 			newObj.SetLabels(map[string]string{"changed": "true"})
-			warnings, err := (&RouteCustomValidator{}).ValidateUpdate(ctx, oldObj, newObj)
+			warnings, err := (&RouteValidator{}).ValidateUpdate(ctx, oldObj, newObj)
 			Expect(err).NotTo(HaveOccurred())
 			Expect(warnings).To(BeEmpty())
 		})
 
 		It("accepts deleting Route objects", func() {
-			warnings, err := (&RouteCustomValidator{}).ValidateDelete(ctx, &ingressv1beta1.Route{})
+			warnings, err := (&RouteValidator{}).ValidateDelete(ctx, &ingressv1beta1.Route{})
 			Expect(err).NotTo(HaveOccurred())
 			Expect(warnings).To(BeEmpty())
 		})
@@ -100,7 +100,7 @@ var _ = Describe("Route validating webhook", func() {
 		})
 
 		// TODO(user): add a test for every rule you implement, e.g. that an invalid Route is rejected:
-		// _, err := (&RouteCustomValidator{}).ValidateCreate(ctx, invalidObj)
+		// _, err := (&RouteValidator{}).ValidateCreate(ctx, invalidObj)
 		// Expect(err).To(HaveOccurred())
 	})
 })

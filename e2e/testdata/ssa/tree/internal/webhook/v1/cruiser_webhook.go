@@ -32,8 +32,8 @@ var cruiserLog = logf.Log.WithName("cruiser-resource")
 // SetupCruiserWebhookWithManager registers the webhooks of Cruiser with the webhook server of mgr.
 func SetupCruiserWebhookWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewWebhookManagedBy(mgr, &shipv1.Cruiser{}).
-		WithDefaulter(&CruiserCustomDefaulter{}).
-		WithValidator(&CruiserCustomValidator{}).
+		WithDefaulter(&CruiserDefaulter{}).
+		WithValidator(&CruiserValidator{}).
 		Complete()
 }
 
@@ -41,16 +41,16 @@ func SetupCruiserWebhookWithManager(mgr ctrl.Manager) error {
 // The path must be the one the defaulter is served on.
 // +kubebuilder:webhook:path=/mutate-ship-example-com-v1-cruiser,mutating=true,failurePolicy=fail,sideEffects=None,groups=ship.example.com,resources=cruisers,verbs=create;update,versions=v1,name=mcruiser-v1.kb.io,admissionReviewVersions=v1
 
-// CruiserCustomDefaulter fills in default values of Cruiser objects when they are created or updated.
-type CruiserCustomDefaulter struct {
+// CruiserDefaulter fills in default values of Cruiser objects when they are created or updated.
+type CruiserDefaulter struct {
 	// TODO(user): add anything the defaults depend on, e.g. values read from flags.
 }
 
-var _ admission.Defaulter[*shipv1.Cruiser] = &CruiserCustomDefaulter{}
+var _ admission.Defaulter[*shipv1.Cruiser] = &CruiserDefaulter{}
 
 // Default sets the fields of obj that were left empty. The API server receives the changes as a
 // patch, before any validation runs. It must be idempotent.
-func (d *CruiserCustomDefaulter) Default(_ context.Context, obj *shipv1.Cruiser) error {
+func (d *CruiserDefaulter) Default(_ context.Context, obj *shipv1.Cruiser) error {
 	cruiserLog.V(1).Info("Applying defaults", "name", obj.GetName())
 
 	// TODO(user): replace this example with the defaults of your own fields.
@@ -66,16 +66,16 @@ func (d *CruiserCustomDefaulter) Default(_ context.Context, obj *shipv1.Cruiser)
 // "delete" to its verbs.
 // +kubebuilder:webhook:path=/validate-ship-example-com-v1-cruiser,mutating=false,failurePolicy=fail,sideEffects=None,groups=ship.example.com,resources=cruisers,verbs=create;update,versions=v1,name=vcruiser-v1.kb.io,admissionReviewVersions=v1
 
-// CruiserCustomValidator accepts or rejects Cruiser objects on creation, update and deletion.
-type CruiserCustomValidator struct {
+// CruiserValidator accepts or rejects Cruiser objects on creation, update and deletion.
+type CruiserValidator struct {
 	// TODO(user): add anything the checks depend on, e.g. a client to look up other objects.
 }
 
-var _ admission.Validator[*shipv1.Cruiser] = &CruiserCustomValidator{}
+var _ admission.Validator[*shipv1.Cruiser] = &CruiserValidator{}
 
 // ValidateCreate checks the Cruiser obj that is about to be created. A non-nil error rejects the
 // request; warnings are returned to the client either way.
-func (v *CruiserCustomValidator) ValidateCreate(_ context.Context, obj *shipv1.Cruiser) (admission.Warnings, error) {
+func (v *CruiserValidator) ValidateCreate(_ context.Context, obj *shipv1.Cruiser) (admission.Warnings, error) {
 	cruiserLog.V(1).Info("Validating creation", "name", obj.GetName())
 
 	// TODO(user): check obj here, e.g. return nil, field.Invalid(...).ToAggregate() for a bad field.
@@ -83,7 +83,7 @@ func (v *CruiserCustomValidator) ValidateCreate(_ context.Context, obj *shipv1.C
 }
 
 // ValidateUpdate checks a change from oldObj to newObj, e.g. that immutable fields keep their value.
-func (v *CruiserCustomValidator) ValidateUpdate(_ context.Context, oldObj, newObj *shipv1.Cruiser) (admission.Warnings, error) {
+func (v *CruiserValidator) ValidateUpdate(_ context.Context, oldObj, newObj *shipv1.Cruiser) (admission.Warnings, error) {
 	cruiserLog.V(1).Info("Validating update", "name", newObj.GetName())
 
 	// TODO(user): compare oldObj with newObj here.
@@ -91,7 +91,7 @@ func (v *CruiserCustomValidator) ValidateUpdate(_ context.Context, oldObj, newOb
 }
 
 // ValidateDelete checks the Cruiser obj that is about to be deleted.
-func (v *CruiserCustomValidator) ValidateDelete(_ context.Context, obj *shipv1.Cruiser) (admission.Warnings, error) {
+func (v *CruiserValidator) ValidateDelete(_ context.Context, obj *shipv1.Cruiser) (admission.Warnings, error) {
 	cruiserLog.V(1).Info("Validating deletion", "name", obj.GetName())
 
 	// TODO(user): refuse deletions that must not happen, if any.

@@ -32,12 +32,12 @@ var _ = Describe("Cruiser defaulting webhook", func() {
 	Context("defaulting", func() {
 		It("runs without error on an empty Cruiser", func() {
 			obj := &shipv1.Cruiser{}
-			Expect((&CruiserCustomDefaulter{}).Default(ctx, obj)).To(Succeed())
+			Expect((&CruiserDefaulter{}).Default(ctx, obj)).To(Succeed())
 		})
 
 		It("fills in spec.foo when it is empty", func() {
 			obj := &shipv1.Cruiser{}
-			Expect((&CruiserCustomDefaulter{}).Default(ctx, obj)).To(Succeed())
+			Expect((&CruiserDefaulter{}).Default(ctx, obj)).To(Succeed())
 			Expect(obj.Spec.Foo).NotTo(BeNil())
 		})
 
@@ -45,7 +45,7 @@ var _ = Describe("Cruiser defaulting webhook", func() {
 			foo := "custom"
 			obj := &shipv1.Cruiser{}
 			obj.Spec.Foo = &foo
-			Expect((&CruiserCustomDefaulter{}).Default(ctx, obj)).To(Succeed())
+			Expect((&CruiserDefaulter{}).Default(ctx, obj)).To(Succeed())
 			Expect(obj.Spec.Foo).To(HaveValue(Equal("custom")))
 		})
 
@@ -66,7 +66,7 @@ var _ = Describe("Cruiser defaulting webhook", func() {
 var _ = Describe("Cruiser validating webhook", func() {
 	Context("validation", func() {
 		It("accepts creating an empty Cruiser", func() {
-			warnings, err := (&CruiserCustomValidator{}).ValidateCreate(ctx, &shipv1.Cruiser{})
+			warnings, err := (&CruiserValidator{}).ValidateCreate(ctx, &shipv1.Cruiser{})
 			Expect(err).NotTo(HaveOccurred())
 			Expect(warnings).To(BeEmpty())
 		})
@@ -75,13 +75,13 @@ var _ = Describe("Cruiser validating webhook", func() {
 			oldObj := &shipv1.Cruiser{}
 			newObj := oldObj.DeepCopy()
 			newObj.SetLabels(map[string]string{"changed": "true"})
-			warnings, err := (&CruiserCustomValidator{}).ValidateUpdate(ctx, oldObj, newObj)
+			warnings, err := (&CruiserValidator{}).ValidateUpdate(ctx, oldObj, newObj)
 			Expect(err).NotTo(HaveOccurred())
 			Expect(warnings).To(BeEmpty())
 		})
 
 		It("accepts deleting Cruiser objects", func() {
-			warnings, err := (&CruiserCustomValidator{}).ValidateDelete(ctx, &shipv1.Cruiser{})
+			warnings, err := (&CruiserValidator{}).ValidateDelete(ctx, &shipv1.Cruiser{})
 			Expect(err).NotTo(HaveOccurred())
 			Expect(warnings).To(BeEmpty())
 		})
@@ -100,7 +100,7 @@ var _ = Describe("Cruiser validating webhook", func() {
 		})
 
 		// TODO(user): add a test for every rule you implement, e.g. that an invalid Cruiser is rejected:
-		// _, err := (&CruiserCustomValidator{}).ValidateCreate(ctx, invalidObj)
+		// _, err := (&CruiserValidator{}).ValidateCreate(ctx, invalidObj)
 		// Expect(err).To(HaveOccurred())
 	})
 })

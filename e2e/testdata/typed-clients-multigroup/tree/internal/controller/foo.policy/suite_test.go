@@ -93,9 +93,7 @@ var _ = BeforeSuite(func() {
 var _ = AfterSuite(func() {
 	By("stopping the test control plane")
 	cancel()
-	Eventually(func() error {
-		return testEnv.Stop()
-	}).Should(Succeed())
+	Expect(testEnv.Stop()).To(Succeed())
 })
 
 // envtestBinaryDir returns the first directory found under bin/k8s, where "make setup-envtest"

@@ -32,7 +32,7 @@ var podLog = logf.Log.WithName("pod-resource")
 // SetupPodWebhookWithManager registers the webhooks of Pod with the webhook server of mgr.
 func SetupPodWebhookWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewWebhookManagedBy(mgr, &corev1.Pod{}).
-		WithDefaulter(&PodCustomDefaulter{}).
+		WithDefaulter(&PodDefaulter{}).
 		Complete()
 }
 
@@ -40,16 +40,16 @@ func SetupPodWebhookWithManager(mgr ctrl.Manager) error {
 // The path must be the one the defaulter is served on.
 // +kubebuilder:webhook:path=/mutate--v1-pod,mutating=true,failurePolicy=fail,sideEffects=None,groups="",resources=pods,verbs=create;update,versions=v1,name=mpod-v1.kb.io,admissionReviewVersions=v1
 
-// PodCustomDefaulter fills in default values of Pod objects when they are created or updated.
-type PodCustomDefaulter struct {
+// PodDefaulter fills in default values of Pod objects when they are created or updated.
+type PodDefaulter struct {
 	// TODO(user): add anything the defaults depend on, e.g. values read from flags.
 }
 
-var _ admission.Defaulter[*corev1.Pod] = &PodCustomDefaulter{}
+var _ admission.Defaulter[*corev1.Pod] = &PodDefaulter{}
 
 // Default sets the fields of obj that were left empty. The API server receives the changes as a
 // patch, before any validation runs. It must be idempotent.
-func (d *PodCustomDefaulter) Default(_ context.Context, obj *corev1.Pod) error {
+func (d *PodDefaulter) Default(_ context.Context, obj *corev1.Pod) error {
 	podLog.V(1).Info("Applying defaults", "name", obj.GetName())
 
 	// TODO(user): set the defaults of your choice on obj here.

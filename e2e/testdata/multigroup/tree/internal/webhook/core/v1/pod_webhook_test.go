@@ -32,7 +32,7 @@ var _ = Describe("Pod defaulting webhook", func() {
 	Context("defaulting", func() {
 		It("runs without error on an empty Pod", func() {
 			obj := &corev1.Pod{}
-			Expect((&PodCustomDefaulter{}).Default(ctx, obj)).To(Succeed())
+			Expect((&PodDefaulter{}).Default(ctx, obj)).To(Succeed())
 		})
 
 		// TODO(user): add tests for the defaults you implement.

@@ -32,7 +32,7 @@ var healthCheckPolicyLog = logf.Log.WithName("healthcheckpolicy-resource")
 // SetupHealthCheckPolicyWebhookWithManager registers the webhooks of HealthCheckPolicy with the webhook server of mgr.
 func SetupHealthCheckPolicyWebhookWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewWebhookManagedBy(mgr, &foopolicyv1.HealthCheckPolicy{}).
-		WithValidator(&HealthCheckPolicyCustomValidator{}).
+		WithValidator(&HealthCheckPolicyValidator{}).
 		WithValidatorCustomPath("/validate-policy").
 		Complete()
 }
@@ -42,16 +42,16 @@ func SetupHealthCheckPolicyWebhookWithManager(mgr ctrl.Manager) error {
 // "delete" to its verbs.
 // +kubebuilder:webhook:path=/validate-policy,mutating=false,failurePolicy=fail,sideEffects=None,groups=foo.policy.example.com,resources=healthcheckpolicies,verbs=create;update,versions=v1,name=vhealthcheckpolicy-v1.kb.io,admissionReviewVersions=v1
 
-// HealthCheckPolicyCustomValidator accepts or rejects HealthCheckPolicy objects on creation, update and deletion.
-type HealthCheckPolicyCustomValidator struct {
+// HealthCheckPolicyValidator accepts or rejects HealthCheckPolicy objects on creation, update and deletion.
+type HealthCheckPolicyValidator struct {
 	// TODO(user): add anything the checks depend on, e.g. a client to look up other objects.
 }
 
-var _ admission.Validator[*foopolicyv1.HealthCheckPolicy] = &HealthCheckPolicyCustomValidator{}
+var _ admission.Validator[*foopolicyv1.HealthCheckPolicy] = &HealthCheckPolicyValidator{}
 
 // ValidateCreate checks the HealthCheckPolicy obj that is about to be created. A non-nil error rejects the
 // request; warnings are returned to the client either way.
-func (v *HealthCheckPolicyCustomValidator) ValidateCreate(_ context.Context, obj *foopolicyv1.HealthCheckPolicy) (admission.Warnings, error) {
+func (v *HealthCheckPolicyValidator) ValidateCreate(_ context.Context, obj *foopolicyv1.HealthCheckPolicy) (admission.Warnings, error) {
 	healthCheckPolicyLog.V(1).Info("Validating creation", "name", obj.GetName())
 
 	// TODO(user): check obj here, e.g. return nil, field.Invalid(...).ToAggregate() for a bad field.
@@ -59,7 +59,7 @@ func (v *HealthCheckPolicyCustomValidator) ValidateCreate(_ context.Context, obj
 }
 
 // ValidateUpdate checks a change from oldObj to newObj, e.g. that immutable fields keep their value.
-func (v *HealthCheckPolicyCustomValidator) ValidateUpdate(_ context.Context, oldObj, newObj *foopolicyv1.HealthCheckPolicy) (admission.Warnings, error) {
+func (v *HealthCheckPolicyValidator) ValidateUpdate(_ context.Context, oldObj, newObj *foopolicyv1.HealthCheckPolicy) (admission.Warnings, error) {
 	healthCheckPolicyLog.V(1).Info("Validating update", "name", newObj.GetName())
 
 	// TODO(user): compare oldObj with newObj here.
@@ -67,7 +67,7 @@ func (v *HealthCheckPolicyCustomValidator) ValidateUpdate(_ context.Context, old
 }
 
 // ValidateDelete checks the HealthCheckPolicy obj that is about to be deleted.
-func (v *HealthCheckPolicyCustomValidator) ValidateDelete(_ context.Context, obj *foopolicyv1.HealthCheckPolicy) (admission.Warnings, error) {
+func (v *HealthCheckPolicyValidator) ValidateDelete(_ context.Context, obj *foopolicyv1.HealthCheckPolicy) (admission.Warnings, error) {
 	healthCheckPolicyLog.V(1).Info("Validating deletion", "name", obj.GetName())
 
 	// TODO(user): refuse deletions that must not happen, if any.

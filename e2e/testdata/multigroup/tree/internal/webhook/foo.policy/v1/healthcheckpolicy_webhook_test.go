@@ -31,7 +31,7 @@ import (
 var _ = Describe("HealthCheckPolicy validating webhook", func() {
 	Context("validation", func() {
 		It("accepts creating an empty HealthCheckPolicy", func() {
-			warnings, err := (&HealthCheckPolicyCustomValidator{}).ValidateCreate(ctx, &foopolicyv1.HealthCheckPolicy{})
+			warnings, err := (&HealthCheckPolicyValidator{}).ValidateCreate(ctx, &foopolicyv1.HealthCheckPolicy{})
 			Expect(err).NotTo(HaveOccurred())
 			Expect(warnings).To(BeEmpty())
 		})
@@ -40,13 +40,13 @@ var _ = Describe("HealthCheckPolicy validating webhook", func() {
 			oldObj := &foopolicyv1.HealthCheckPolicy{}
 			newObj := oldObj.DeepCopy()
 			newObj.SetLabels(map[string]string{"changed": "true"})
-			warnings, err := (&HealthCheckPolicyCustomValidator{}).ValidateUpdate(ctx, oldObj, newObj)
+			warnings, err := (&HealthCheckPolicyValidator{}).ValidateUpdate(ctx, oldObj, newObj)
 			Expect(err).NotTo(HaveOccurred())
 			Expect(warnings).To(BeEmpty())
 		})
 
 		It("accepts deleting HealthCheckPolicy objects", func() {
-			warnings, err := (&HealthCheckPolicyCustomValidator{}).ValidateDelete(ctx, &foopolicyv1.HealthCheckPolicy{})
+			warnings, err := (&HealthCheckPolicyValidator{}).ValidateDelete(ctx, &foopolicyv1.HealthCheckPolicy{})
 			Expect(err).NotTo(HaveOccurred())
 			Expect(warnings).To(BeEmpty())
 		})
@@ -65,7 +65,7 @@ var _ = Describe("HealthCheckPolicy validating webhook", func() {
 		})
 
 		// TODO(user): add a test for every rule you implement, e.g. that an invalid HealthCheckPolicy is rejected:
-		// _, err := (&HealthCheckPolicyCustomValidator{}).ValidateCreate(ctx, invalidObj)
+		// _, err := (&HealthCheckPolicyValidator{}).ValidateCreate(ctx, invalidObj)
 		// Expect(err).To(HaveOccurred())
 	})
 })

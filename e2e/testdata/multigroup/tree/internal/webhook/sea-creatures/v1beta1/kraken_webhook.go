@@ -32,8 +32,8 @@ var krakenLog = logf.Log.WithName("kraken-resource")
 // SetupKrakenWebhookWithManager registers the webhooks of Kraken with the webhook server of mgr.
 func SetupKrakenWebhookWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewWebhookManagedBy(mgr, &seacreaturesv1beta1.Kraken{}).
-		WithDefaulter(&KrakenCustomDefaulter{}).
-		WithValidator(&KrakenCustomValidator{}).
+		WithDefaulter(&KrakenDefaulter{}).
+		WithValidator(&KrakenValidator{}).
 		Complete()
 }
 
@@ -41,16 +41,16 @@ func SetupKrakenWebhookWithManager(mgr ctrl.Manager) error {
 // The path must be the one the defaulter is served on.
 // +kubebuilder:webhook:path=/mutate-sea-creatures-example-com-v1beta1-kraken,mutating=true,failurePolicy=fail,sideEffects=None,groups=sea-creatures.example.com,resources=krakens,verbs=create;update,versions=v1beta1,name=mkraken-v1beta1.kb.io,admissionReviewVersions=v1
 
-// KrakenCustomDefaulter fills in default values of Kraken objects when they are created or updated.
-type KrakenCustomDefaulter struct {
+// KrakenDefaulter fills in default values of Kraken objects when they are created or updated.
+type KrakenDefaulter struct {
 	// TODO(user): add anything the defaults depend on, e.g. values read from flags.
 }
 
-var _ admission.Defaulter[*seacreaturesv1beta1.Kraken] = &KrakenCustomDefaulter{}
+var _ admission.Defaulter[*seacreaturesv1beta1.Kraken] = &KrakenDefaulter{}
 
 // Default sets the fields of obj that were left empty. The API server receives the changes as a
 // patch, before any validation runs. It must be idempotent.
-func (d *KrakenCustomDefaulter) Default(_ context.Context, obj *seacreaturesv1beta1.Kraken) error {
+func (d *KrakenDefaulter) Default(_ context.Context, obj *seacreaturesv1beta1.Kraken) error {
 	krakenLog.V(1).Info("Applying defaults", "name", obj.GetName())
 
 	// TODO(user): replace this example with the defaults of your own fields.
@@ -66,16 +66,16 @@ func (d *KrakenCustomDefaulter) Default(_ context.Context, obj *seacreaturesv1be
 // "delete" to its verbs.
 // +kubebuilder:webhook:path=/validate-sea-creatures-example-com-v1beta1-kraken,mutating=false,failurePolicy=fail,sideEffects=None,groups=sea-creatures.example.com,resources=krakens,verbs=create;update,versions=v1beta1,name=vkraken-v1beta1.kb.io,admissionReviewVersions=v1
 
-// KrakenCustomValidator accepts or rejects Kraken objects on creation, update and deletion.
-type KrakenCustomValidator struct {
+// KrakenValidator accepts or rejects Kraken objects on creation, update and deletion.
+type KrakenValidator struct {
 	// TODO(user): add anything the checks depend on, e.g. a client to look up other objects.
 }
 
-var _ admission.Validator[*seacreaturesv1beta1.Kraken] = &KrakenCustomValidator{}
+var _ admission.Validator[*seacreaturesv1beta1.Kraken] = &KrakenValidator{}
 
 // ValidateCreate checks the Kraken obj that is about to be created. A non-nil error rejects the
 // request; warnings are returned to the client either way.
-func (v *KrakenCustomValidator) ValidateCreate(_ context.Context, obj *seacreaturesv1beta1.Kraken) (admission.Warnings, error) {
+func (v *KrakenValidator) ValidateCreate(_ context.Context, obj *seacreaturesv1beta1.Kraken) (admission.Warnings, error) {
 	krakenLog.V(1).Info("Validating creation", "name", obj.GetName())
 
 	// TODO(user): check obj here, e.g. return nil, field.Invalid(...).ToAggregate() for a bad field.
@@ -83,7 +83,7 @@ func (v *KrakenCustomValidator) ValidateCreate(_ context.Context, obj *seacreatu
 }
 
 // ValidateUpdate checks a change from oldObj to newObj, e.g. that immutable fields keep their value.
-func (v *KrakenCustomValidator) ValidateUpdate(_ context.Context, oldObj, newObj *seacreaturesv1beta1.Kraken) (admission.Warnings, error) {
+func (v *KrakenValidator) ValidateUpdate(_ context.Context, oldObj, newObj *seacreaturesv1beta1.Kraken) (admission.Warnings, error) {
 	krakenLog.V(1).Info("Validating update", "name", newObj.GetName())
 
 	// TODO(user): compare oldObj with newObj here.
@@ -91,7 +91,7 @@ func (v *KrakenCustomValidator) ValidateUpdate(_ context.Context, oldObj, newObj
 }
 
 // ValidateDelete checks the Kraken obj that is about to be deleted.
-func (v *KrakenCustomValidator) ValidateDelete(_ context.Context, obj *seacreaturesv1beta1.Kraken) (admission.Warnings, error) {
+func (v *KrakenValidator) ValidateDelete(_ context.Context, obj *seacreaturesv1beta1.Kraken) (admission.Warnings, error) {
 	krakenLog.V(1).Info("Validating deletion", "name", obj.GetName())
 
 	// TODO(user): refuse deletions that must not happen, if any.

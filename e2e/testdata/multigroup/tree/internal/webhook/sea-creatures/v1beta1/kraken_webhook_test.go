@@ -32,12 +32,12 @@ var _ = Describe("Kraken defaulting webhook", func() {
 	Context("defaulting", func() {
 		It("runs without error on an empty Kraken", func() {
 			obj := &seacreaturesv1beta1.Kraken{}
-			Expect((&KrakenCustomDefaulter{}).Default(ctx, obj)).To(Succeed())
+			Expect((&KrakenDefaulter{}).Default(ctx, obj)).To(Succeed())
 		})
 
 		It("fills in spec.foo when it is empty", func() {
 			obj := &seacreaturesv1beta1.Kraken{}
-			Expect((&KrakenCustomDefaulter{}).Default(ctx, obj)).To(Succeed())
+			Expect((&KrakenDefaulter{}).Default(ctx, obj)).To(Succeed())
 			Expect(obj.Spec.Foo).NotTo(BeNil())
 		})
 
@@ -45,7 +45,7 @@ var _ = Describe("Kraken defaulting webhook", func() {
 			foo := "custom"
 			obj := &seacreaturesv1beta1.Kraken{}
 			obj.Spec.Foo = &foo
-			Expect((&KrakenCustomDefaulter{}).Default(ctx, obj)).To(Succeed())
+			Expect((&KrakenDefaulter{}).Default(ctx, obj)).To(Succeed())
 			Expect(obj.Spec.Foo).To(HaveValue(Equal("custom")))
 		})
 
@@ -66,7 +66,7 @@ var _ = Describe("Kraken defaulting webhook", func() {
 var _ = Describe("Kraken validating webhook", func() {
 	Context("validation", func() {
 		It("accepts creating an empty Kraken", func() {
-			warnings, err := (&KrakenCustomValidator{}).ValidateCreate(ctx, &seacreaturesv1beta1.Kraken{})
+			warnings, err := (&KrakenValidator{}).ValidateCreate(ctx, &seacreaturesv1beta1.Kraken{})
 			Expect(err).NotTo(HaveOccurred())
 			Expect(warnings).To(BeEmpty())
 		})
@@ -75,13 +75,13 @@ var _ = Describe("Kraken validating webhook", func() {
 			oldObj := &seacreaturesv1beta1.Kraken{}
 			newObj := oldObj.DeepCopy()
 			newObj.SetLabels(map[string]string{"changed": "true"})
-			warnings, err := (&KrakenCustomValidator{}).ValidateUpdate(ctx, oldObj, newObj)
+			warnings, err := (&KrakenValidator{}).ValidateUpdate(ctx, oldObj, newObj)
 			Expect(err).NotTo(HaveOccurred())
 			Expect(warnings).To(BeEmpty())
 		})
 
 		It("accepts deleting Kraken objects", func() {
-			warnings, err := (&KrakenCustomValidator{}).ValidateDelete(ctx, &seacreaturesv1beta1.Kraken{})
+			warnings, err := (&KrakenValidator{}).ValidateDelete(ctx, &seacreaturesv1beta1.Kraken{})
 			Expect(err).NotTo(HaveOccurred())
 			Expect(warnings).To(BeEmpty())
 		})
@@ -100,7 +100,7 @@ var _ = Describe("Kraken validating webhook", func() {
 		})
 
 		// TODO(user): add a test for every rule you implement, e.g. that an invalid Kraken is rejected:
-		// _, err := (&KrakenCustomValidator{}).ValidateCreate(ctx, invalidObj)
+		// _, err := (&KrakenValidator{}).ValidateCreate(ctx, invalidObj)
 		// Expect(err).To(HaveOccurred())
 	})
 })
