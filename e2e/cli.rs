@@ -1376,3 +1376,79 @@ fn man_pages_and_version_come_from_the_cli_definition() {
     let long = stdout(&opbuilder(t.path()).arg("version").output().unwrap());
     assert!(long.contains("\n  kubebuilder:        v"), "{long}");
 }
+
+/// A project made by release 0.2.0 and still pinned to its controller-runtime (v0.24) is
+/// extended with 0.2.0's templates, so the new code compiles against what go.mod requires:
+/// the webhook types keep 0.2.0's names, the note says why and what to run. Raised to the
+/// current pins, the same project gets the current templates.
+#[test]
+fn a_project_still_on_release_0_2_0_pins_is_extended_with_its_templates() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    init_project(d, &[]);
+    let current_cr = {
+        let gomod = fs::read_to_string(d.join("go.mod")).unwrap();
+        let line = gomod
+            .lines()
+            .find(|l| l.contains("sigs.k8s.io/controller-runtime "))
+            .unwrap()
+            .to_string();
+        line.split_whitespace().last().unwrap().to_string()
+    };
+    assert_ne!(current_cr, "v0.24.1");
+    let release_cr = "v0.24.1"; // releases/0.2.0/versions.toml
+    let gomod = fs::read_to_string(d.join("go.mod")).unwrap();
+    fs::write(d.join("go.mod"), gomod.replace(&current_cr, release_cr)).unwrap();
+    let project = fs::read_to_string(d.join("PROJECT")).unwrap();
+    let line = project
+        .lines()
+        .find(|l| l.starts_with("cliVersion: "))
+        .unwrap()
+        .to_string();
+    fs::write(
+        d.join("PROJECT"),
+        project.replace(&line, "cliVersion: 0.2.0"),
+    )
+    .unwrap();
+    let kind = ["--group", "ship", "--version", "v1", "--kind", "Frigate"];
+    let out = api(d, &[&kind[..], &["--resource", "--controller"]].concat());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let note = format!("{}{}", stdout(&out), stderr(&out));
+    assert!(
+        note.contains("templates of opbuilder 0.2.0") && note.contains("opbuilder alpha update"),
+        "{note}"
+    );
+    let out = webhook(d, &[&kind[..], &["--defaulting"]].concat());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let hook = fs::read_to_string(d.join("internal/webhook/v1/frigate_webhook.go")).unwrap();
+    assert!(
+        hook.contains("type FrigateCustomDefaulter struct"),
+        "{hook}"
+    );
+    assert!(!hook.contains("type FrigateDefaulter struct"), "{hook}");
+    // 0.2.0's webhook patch has no --webhook-port; the project's main.go (from init) is kept.
+    let patch = fs::read_to_string(d.join("config/default/manager_webhook_patch.yaml")).unwrap();
+    assert!(!patch.contains("--webhook-port"), "{patch}");
+    // Adding validation merges a section that names 0.2.0's type.
+    let out = webhook(d, &[&kind[..], &["--programmatic-validation"]].concat());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let hook = fs::read_to_string(d.join("internal/webhook/v1/frigate_webhook.go")).unwrap();
+    assert!(
+        hook.contains("WithValidator(&FrigateCustomValidator{})"),
+        "{hook}"
+    );
+
+    // On the current pins: the current templates and names.
+    let gomod = fs::read_to_string(d.join("go.mod")).unwrap();
+    fs::write(d.join("go.mod"), gomod.replace(release_cr, &current_cr)).unwrap();
+    let kind = ["--group", "ship", "--version", "v1", "--kind", "Cruiser"];
+    assert!(
+        api(d, &[&kind[..], &["--resource", "--controller"]].concat())
+            .status
+            .success()
+    );
+    let out = webhook(d, &[&kind[..], &["--defaulting"]].concat());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let hook = fs::read_to_string(d.join("internal/webhook/v1/cruiser_webhook.go")).unwrap();
+    assert!(hook.contains("type CruiserDefaulter struct"), "{hook}");
+}

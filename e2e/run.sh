@@ -5,7 +5,7 @@
 #   bash e2e/run.sh smoke        # only the control-plane smoke test
 #   bash e2e/run.sh golden       # only the golden-tree checks (with make test)
 #   bash e2e/run.sh scenarios    # only the scenarios on a live control plane
-#   bash e2e/run.sh parity [SCENARIO...]  # only the differential suite against Kubebuilder v4.15.0
+#   bash e2e/run.sh parity [SCENARIO...]  # only the differential suite against Kubebuilder ([e2e] kubebuilder)
 #                                         # (and generate-parity below, for Kubebuilder's scripts)
 #   bash e2e/run.sh generate-parity [SCENARIO...]  # only `alpha generate` of Kubebuilder's scripts
 #   bash e2e/run.sh faults       # only kill -9 at random points and ENOSPC on a tmpfs (root)

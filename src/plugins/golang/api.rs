@@ -186,6 +186,7 @@ fn ssa_kinds_beside<'a>(project: &'a Project, gvk: &'a Gvk) -> impl Iterator<Ite
 
 const AC_ENABLE: &str = "// +kubebuilder:ac:generate=true";
 const AC_DISABLE: &str = "// +kubebuilder:ac:generate=false";
+const STORAGE_VERSION: &str = "// +kubebuilder:storageversion";
 const OBJECT_GENERATE: &str = "// +kubebuilder:object:generate=true";
 const OBJECT_ROOT: &str = "// +kubebuilder:object:root=true";
 /// The generators of the Makefile's manifests recipe, and what server-side apply adds to them.
@@ -261,7 +262,14 @@ fn plan_ssa(
             Some(t) if t.lines().any(|l| l == OBJECT_ROOT) => plan.update(
                 &path,
                 Edit::AfterLine {
-                    anchor: OBJECT_ROOT.into(),
+                    // Below a storage-version marker that follows the root marker, where
+                    // `create webhook --conversion` puts it: the markers then come in one order
+                    // whichever command ran first (`alpha generate` replays APIs before webhooks).
+                    anchor: if t.contains(&format!("{OBJECT_ROOT}\n{STORAGE_VERSION}\n")) {
+                        STORAGE_VERSION.into()
+                    } else {
+                        OBJECT_ROOT.into()
+                    },
                     text: AC_DISABLE.into(),
                 },
             ),
