@@ -1,19 +1,21 @@
 #!/usr/bin/env bash
-# alpha update end to end (issue 10):
+# alpha update end to end (issues 10 and 21), for every earlier release (0.1.0 and 0.2.0):
 #
-#  1. Release 0.1.0 is reproduced exactly. opbuilder is built at the release commit (647f151,
-#     cached by commit in $E2E_CACHE/opbuilder-<commit>); for each golden command script of that
-#     commit, the old binary makes project A; `opbuilder alpha generate --templates-version 0.1.0`
-#     scaffolds A's PROJECT again (B) with the embedded 0.1.0 templates; the old binary replays
-#     the same commands (C); B and C must be identical file by file.
-#  2. Upgrade: two projects made by the 0.1.0 binary (post-steps included) with user code, the
-#     MyCronJob of docs/tutorial.md (plus a scaffolded v2 spoke and a conversion webhook) and the App
-#     fixtures of e2e/fixtures/app, committed to git, are updated by `opbuilder alpha update`.
-#     Conflicts are only in the user's own files; they are resolved in favour of the user's code.
-#     Then: the user code is still there, the template fixes arrived (the conversion CA
-#     injection renders <ns>/<project>-serving-cert in `kubectl kustomize config/default`),
-#     `make generate manifests build test` passes on the envtest control plane, and
-#     `opbuilder alpha check` is clean (it was not before the update).
+#  1. Each release is reproduced exactly. opbuilder is built at the release commit (cached by
+#     commit in $E2E_CACHE/opbuilder-<commit>); for each golden command script of that commit,
+#     the old binary makes project A; `opbuilder alpha generate --templates-version <release>`
+#     scaffolds A's PROJECT again (B) with the embedded templates of that release; the old binary
+#     replays the same commands (C); B and C must be identical file by file.
+#  2. Upgrade: a project made by each release's binary (post-steps included) with user code,
+#     committed to git, is updated by `opbuilder alpha update`: from 0.1.0 the MyCronJob of
+#     docs/tutorial.md (plus a scaffolded v2 spoke and a conversion webhook), from 0.2.0 the App
+#     fixtures of e2e/fixtures/app. Conflicts are only in the user's own files; they are
+#     resolved in favour of the user's code. Then: the user code is still there, go.mod requires
+#     the current controller-runtime, the template fixes arrived (0.1.0: the conversion CA
+#     injection renders <ns>/<project>-serving-cert in `kubectl kustomize config/default`;
+#     0.2.0: the manager takes --webhook-port from the webhook patch), `make generate manifests
+#     build test` passes on the envtest control plane, and `opbuilder alpha check` is clean (it
+#     was not before the update).
 #
 # Needs: git with the history of the release commit, cargo, go, make, kubectl.
 set -euo pipefail
@@ -23,37 +25,41 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 need_cmd git cargo go make kubectl flock
 
-RELEASE=0.1.0
-RELEASE_COMMIT=647f151
+# Each earlier release and the commit it was made from.
+RELEASES=(0.1.0:647f151 0.2.0:14a3679)
 NEW=${OPBUILDER_BIN:-$OPBUILDER_TARGET_DIR/debug/opbuilder}
 [[ -x $NEW ]] || die "build opbuilder first (cargo build): $NEW"
 export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-1700000000}
 unset OPBUILDER_TEST_VERSION
 
-git -C "$OPBUILDER_ROOT" cat-file -e "$RELEASE_COMMIT^{commit}" 2>/dev/null ||
-	die "commit $RELEASE_COMMIT (release $RELEASE) is not in this clone; fetch the full history (git fetch --unshallow)"
-
-# ---------------------------------------------------------------- the 0.1.0 binary, cached
-old_dir="$E2E_CACHE/opbuilder-$RELEASE_COMMIT"
-OLD="$old_dir/opbuilder"
-mkdir -p "$E2E_CACHE"
-exec 9>"$E2E_CACHE/.opbuilder-$RELEASE_COMMIT.lock"
-flock 9
-if [[ ! -x $OLD ]]; then
-	log_info "building opbuilder $RELEASE at $RELEASE_COMMIT (once; cached in $old_dir)"
-	src=$(mktemp -d)
-	git -C "$OPBUILDER_ROOT" worktree add --quiet --detach "$src/tree" "$RELEASE_COMMIT"
-	trap 'git -C "$OPBUILDER_ROOT" worktree remove --force "$src/tree" >/dev/null 2>&1 || true; rm -rf "$src"' EXIT
-	nice cargo build --quiet --locked --manifest-path "$src/tree/Cargo.toml" --target-dir "$src/target"
-	mkdir -p "$old_dir"
-	cp "$src/target/debug/opbuilder" "$OLD.tmp"
-	mv "$OLD.tmp" "$OLD"
-	git -C "$OPBUILDER_ROOT" worktree remove --force "$src/tree" >/dev/null
-	rm -rf "$src"
-	trap - EXIT
-fi
-flock -u 9
-[[ $("$OLD" version | head -1) == "opbuilder $RELEASE" ]] || die "$OLD is not opbuilder $RELEASE"
+# release_binary RELEASE COMMIT: build (once, cached by commit) and print the release's binary.
+release_binary() {
+	local release=$1 commit=$2 dir="$E2E_CACHE/opbuilder-$2" src
+	git -C "$OPBUILDER_ROOT" cat-file -e "$commit^{commit}" 2>/dev/null ||
+		die "commit $commit (release $release) is not in this clone; fetch the full history (git fetch --unshallow)"
+	mkdir -p "$E2E_CACHE"
+	exec 9>"$E2E_CACHE/.opbuilder-$commit.lock"
+	flock 9
+	if [[ ! -x $dir/opbuilder ]]; then
+		log_info "building opbuilder $release at $commit (once; cached in $dir)"
+		src=$(mktemp -d)
+		git -C "$OPBUILDER_ROOT" worktree add --quiet --detach "$src/tree" "$commit"
+		nice cargo build --quiet --locked --manifest-path "$src/tree/Cargo.toml" --target-dir "$src/target" ||
+			{
+				git -C "$OPBUILDER_ROOT" worktree remove --force "$src/tree" >/dev/null 2>&1 || true
+				rm -rf "$src"
+				die "building opbuilder $release at $commit failed"
+			}
+		mkdir -p "$dir"
+		cp "$src/target/debug/opbuilder" "$dir/opbuilder.tmp"
+		mv "$dir/opbuilder.tmp" "$dir/opbuilder"
+		git -C "$OPBUILDER_ROOT" worktree remove --force "$src/tree" >/dev/null
+		rm -rf "$src"
+	fi
+	flock -u 9
+	[[ $("$dir/opbuilder" version | head -1) == "opbuilder $release"* ]] || die "$dir/opbuilder is not opbuilder $release"
+	printf '%s\n' "$dir/opbuilder"
+}
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/opbuilder-alpha-update.XXXXXX")
 log_info "work directory: $work"
@@ -88,15 +94,22 @@ same_as_release() {
 	log_info "PASS $name: regenerated with the embedded $RELEASE templates = made by opbuilder $RELEASE ($(find "$b" -type f | wc -l) files)"
 }
 
-# ---------------------------------------------------------------- 1. reproduce 0.1.0
-scripts=0
-for t in $(git -C "$OPBUILDER_ROOT" ls-tree --name-only "$RELEASE_COMMIT" e2e/testdata/); do
-	name=$(basename "$t")
-	git -C "$OPBUILDER_ROOT" show "$RELEASE_COMMIT:$t/commands" >"$work/golden-$name.commands" 2>/dev/null || continue
-	same_as_release "golden-$name" "$work/golden-$name.commands"
-	scripts=$((scripts + 1))
+# ---------------------------------------------------------------- 1. reproduce each release
+declare -A OLD_BIN
+for entry in "${RELEASES[@]}"; do
+	RELEASE=${entry%%:*}
+	RELEASE_COMMIT=${entry#*:}
+	OLD=$(release_binary "$RELEASE" "$RELEASE_COMMIT")
+	OLD_BIN[$RELEASE]=$OLD
+	scripts=0
+	for t in $(git -C "$OPBUILDER_ROOT" ls-tree --name-only "$RELEASE_COMMIT" e2e/testdata/); do
+		name=$(basename "$t")
+		git -C "$OPBUILDER_ROOT" show "$RELEASE_COMMIT:$t/commands" >"$work/$RELEASE-golden-$name.commands" 2>/dev/null || continue
+		same_as_release "$RELEASE-golden-$name" "$work/$RELEASE-golden-$name.commands"
+		scripts=$((scripts + 1))
+	done
+	((scripts >= 4)) || fail "expected at least 4 golden scripts at $RELEASE_COMMIT, found $scripts"
 done
-((scripts >= 4)) || fail "expected at least 4 golden scripts at $RELEASE_COMMIT, found $scripts"
 
 # The two upgrade projects' command lists (without post-steps here: their files are the same).
 cat >"$work/mycronjob.commands" <<'EOF'
@@ -111,7 +124,9 @@ opbuilder init --domain example.com --repo example.com/app-operator --project-na
 opbuilder create api --group ingress --version v1beta1 --kind App --resource --controller --skip-post-steps
 opbuilder create webhook --group ingress --version v1beta1 --kind App --defaulting --programmatic-validation --skip-post-steps
 EOF
+RELEASE=0.1.0 OLD=${OLD_BIN[0.1.0]}
 same_as_release mycronjob "$work/mycronjob.commands"
+RELEASE=0.2.0 OLD=${OLD_BIN[0.2.0]}
 same_as_release app "$work/app.commands"
 
 # ---------------------------------------------------------------- 2. upgrade with user code
@@ -174,6 +189,10 @@ upgrade() {
 		[[ $rc == 0 ]] || fail "$name: alpha update exited $rc without conflicts"
 	fi
 	grep -q "^cliVersion: $("$NEW" version | head -1 | cut -d' ' -f2)\$" PROJECT || fail "$name: PROJECT cliVersion not moved"
+	local want_cr
+	want_cr=$(pin scaffold.controller_runtime)
+	grep -q "^	sigs.k8s.io/controller-runtime $want_cr\$\|^require sigs.k8s.io/controller-runtime $want_cr\$" go.mod ||
+		fail "$name: go.mod does not require controller-runtime $want_cr after the update: $(grep controller-runtime go.mod)"
 	# The user's files are the user's (the conflicts resolved for them are their code).
 	local f
 	while read -r f; do
@@ -230,10 +249,15 @@ app_check() {
 	grep -q 'EnableIngress \*bool' api/v1beta1/app_types.go || fail "app: the user's EnableIngress field is gone"
 	grep -q 'must be true when enable_ingress is true' internal/webhook/v1beta1/app_webhook.go ||
 		fail "app: the user's validation is gone"
+	# A template change of 0.3.0 that must arrive in a file the user did not touch.
+	grep -q -- '--webhook-port=9443' config/default/manager_webhook_patch.yaml ||
+		fail "app: the webhook patch did not gain --webhook-port"
 	log_info "app: user code kept"
 }
 
+RELEASE=0.1.0 OLD=${OLD_BIN[0.1.0]}
 upgrade mycronjob "$work/mycronjob.commands" mycronjob_code mycronjob_check
+RELEASE=0.2.0 OLD=${OLD_BIN[0.2.0]}
 upgrade app "$work/app.commands" app_code app_check
 rm -rf "$work"
 log_info "alpha-update: all checks passed"
