@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The differential parity suite: Kubebuilder v4.15 is the oracle.
+# The differential parity suite: Kubebuilder ([e2e] kubebuilder of versions.toml) is the oracle.
 #
 # Every scenario is a list of commands run through both tools, each in its own directory with the
 # same name (so derived names agree), after `go mod init` with the same module path:
@@ -8,6 +8,8 @@
 #     module in the Go module cache, by running that script's function with its commands recorded
 #     instead of executed;
 #   - opbuilder's golden scripts (e2e/testdata/*/commands), translated for kubebuilder;
+#   - users' own scripts (e2e/parity/scripts/*.commands, scenarios script-*): every line through
+#     both tools, and the opbuilder project must also pass `make build`;
 #   - interop scenarios (e2e/parity/interop/*.commands): lines prefixed `kb:` or `op:` run through
 #     that tool only, in a project the other tool started. They are compared against the same
 #     script run by kubebuilder alone.
@@ -72,6 +74,11 @@ done
 shopt -s nullglob
 for i in "$parity_dir"/interop/*.commands; do
 	cp "$i" "$work/scenarios/interop-$(basename "$i" .commands).script"
+done
+# Users' own scripts (e2e/parity/scripts/*.commands): every line through both tools, and the
+# opbuilder project must also build.
+for i in "$parity_dir"/scripts/*.commands; do
+	cp "$i" "$work/scenarios/script-$(basename "$i" .commands).script"
 done
 
 selected=("$@")
@@ -184,6 +191,11 @@ for s in "${selected[@]}"; do
 		fi
 		rm -f "$d"/.parity-*.log
 	done
+	if [[ $s == script-* ]] && ! (cd "$opdir" && make build >"$work/$s.build.log" 2>&1); then
+		log_error "  make build failed in the opbuilder project"
+		tail -n 30 "$work/$s.build.log" >&2
+		ok=0
+	fi
 	# Compare even after a refused command: the full list of differences is the useful report.
 	"$compare_bin" -scenario "$s" -allowlist "$parity_dir/allowlist.txt" "$kbdir" "$opdir" || ok=0
 	if ((ok)); then
