@@ -205,7 +205,7 @@ upgrade() {
 	log_info "$name: make generate manifests build test"
 	"$OPBUILDER_ROOT/e2e/scripts/link-envtest.sh" "$proj"
 	# As the update's note says when go.mod's pins moved: tidy first.
-	if grep -q "^    note: go.mod: .*run \`go mod tidy\`" "$work/$name-update.log"; then
+	if grep -q "^note: go.mod: .*run \`go mod tidy\`" "$work/$name-update.log"; then
 		go mod tidy >"$work/$name-tidy.log" 2>&1 || fail "$name: go mod tidy after the update: $(tail -20 "$work/$name-tidy.log")"
 	fi
 	make generate manifests build test >"$work/$name-make.log" 2>&1 || fail "$name: make generate manifests build test: $(tail -40 "$work/$name-make.log")"
