@@ -192,13 +192,8 @@ fn plan_files(cx: &mut Cx, chart: &Chart, output: &str, force: bool) -> Result<(
             if rel == "templates/network-policy/allow-webhook-traffic.yaml" && !chart.has_webhooks {
                 continue;
             }
-            let policy = if is_monitor {
-                IfExists::Overwrite
-            } else {
-                keep
-            };
-            cx.plan
-                .create(format!("{chart_dir}/{rel}"), content, policy);
+            // The default monitor is the user's to edit, like the policies.
+            cx.plan.create(format!("{chart_dir}/{rel}"), content, keep);
         } else {
             cx.plan.create(t, content, keep);
         }
