@@ -291,7 +291,7 @@ install-helm: ## Check that Helm is installed (see https://helm.sh/docs/intro/in
 
 .PHONY: helm-deploy
 helm-deploy: install-helm ## Install or upgrade the chart on the K8s cluster. Specify an image with IMG.
-	$(HELM) upgrade --install $(HELM_RELEASE) $(HELM_CHART_DIR) \
+	IMG="$(IMG)"; $(HELM) upgrade --install $(HELM_RELEASE) $(HELM_CHART_DIR) \
 		--namespace $(HELM_NAMESPACE) \
 		--create-namespace \
 		--set manager.image.repository=$${{IMG%%:*}} \
