@@ -663,7 +663,13 @@ fn helm_rerun_follows_the_manifests_and_keeps_the_users_values() {
     ] {
         assert!(values.get(key).is_some(), "values.yaml lacks {key}");
     }
-    assert!(values.get("webhook").is_none());
+    // Present before the first webhook: the manager's template reads webhook.enabled.
+    assert_eq!(values["webhook"]["enabled"], serde_yaml::Value::from(false));
+    assert_eq!(values["webhook"]["port"], serde_yaml::Value::from(9443));
+    assert_eq!(
+        values["manager"]["healthProbe"]["port"],
+        serde_yaml::Value::from(8081)
+    );
     assert_eq!(
         values["manager"]["image"]["repository"],
         serde_yaml::Value::from("controller")
@@ -672,11 +678,30 @@ fn helm_rerun_follows_the_manifests_and_keeps_the_users_values() {
         values["certManager"]["enabled"],
         serde_yaml::Value::from(false)
     );
+    // make's IMG reaches the shell that splits it into repository and tag.
+    assert!(
+        makefile.contains("\tIMG=\"$(IMG)\"; $(HELM) upgrade --install "),
+        "{makefile}"
+    );
 
-    // The user edits values.yaml and Chart.yaml; the project gains webhooks.
-    let edited = fs::read_to_string(chart.join("values.yaml"))
-        .unwrap()
-        .replace("  replicas: 1\n", "  replicas: 3 # mine\n");
+    // The user edits values.yaml and Chart.yaml; the project gains webhooks. The values file is
+    // an older release's: no manager.healthProbe, no webhook section.
+    let first = fs::read_to_string(chart.join("values.yaml")).unwrap();
+    let probe_at = first.find("  ## The port of the manager's health").unwrap();
+    let probe_end = probe_at + first[probe_at..].find("\n\n").unwrap() + 2;
+    let webhook_at = first.find("## The webhook server").unwrap();
+    let webhook_end = webhook_at + first[webhook_at..].find("\n\n").unwrap() + 2;
+    let edited = format!(
+        "{}{}{}",
+        &first[..probe_at],
+        &first[probe_end..webhook_at],
+        &first[webhook_end..]
+    )
+    .replace("  replicas: 1\n", "  replicas: 3 # mine\n");
+    assert!(
+        !edited.contains("healthProbe") && !edited.contains("\nwebhook:"),
+        "{edited}"
+    );
     fs::write(chart.join("values.yaml"), &edited).unwrap();
     let chart_yaml = fs::read_to_string(chart.join("Chart.yaml")).unwrap() + "# my chart\n";
     fs::write(chart.join("Chart.yaml"), &chart_yaml).unwrap();
@@ -686,13 +711,25 @@ fn helm_rerun_follows_the_manifests_and_keeps_the_users_values() {
         &["edit", "--plugins=helm/v2-alpha", "--manifests=m.yaml"],
     );
     let values_text = fs::read_to_string(chart.join("values.yaml")).unwrap();
+    // The user's file with the probe's port inserted under manager: and the webhook section
+    // appended.
+    let with_probe = edited.replacen(
+        "manager:\n",
+        "manager:\n  ## Added by `opbuilder edit --plugins=helm/v2-alpha`: the port of the manager's health endpoints\n  healthProbe:\n    port: 8081\n",
+        1,
+    );
     assert!(
-        values_text.starts_with(&edited),
+        values_text.starts_with(&with_probe),
         "the user's values.yaml was rewritten:\n{values_text}"
     );
     let values: serde_yaml::Value = serde_yaml::from_str(&values_text).unwrap();
     assert_eq!(values["webhook"]["enabled"], serde_yaml::Value::from(true));
     assert_eq!(values["webhook"]["port"], serde_yaml::Value::from(9443));
+    assert_eq!(values["manager"]["replicas"], serde_yaml::Value::from(3));
+    assert_eq!(
+        values["manager"]["healthProbe"]["port"],
+        serde_yaml::Value::from(8081)
+    );
     // A third run has nothing to add.
     ok(
         d,
@@ -745,6 +782,38 @@ fn helm_rerun_follows_the_manifests_and_keeps_the_users_values() {
     assert_eq!(
         fs::read_to_string(chart.join("Chart.yaml")).unwrap(),
         chart_yaml
+    );
+}
+
+#[test]
+fn helm_warns_when_kept_values_leave_new_webhooks_off() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    init(d, &[]);
+    fs::write(d.join("m.yaml"), HELM_FIXTURE).unwrap();
+    ok(
+        d,
+        &["edit", "--plugins=helm/v2-alpha", "--manifests=m.yaml"],
+    );
+    let values_path = d.join("dist/chart/values.yaml");
+    let before = fs::read_to_string(&values_path).unwrap();
+    assert!(before.contains("webhook:\n  enabled: false\n"), "{before}");
+    fs::write(d.join("m.yaml"), HELM_FIXTURE_WEBHOOKS).unwrap();
+    let out = run(
+        d,
+        &["edit", "--plugins=helm/v2-alpha", "--manifests=m.yaml"],
+    );
+    assert!(out.status.success());
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.contains("warning: dist/chart/values.yaml keeps webhook.enabled: false"),
+        "{said}"
+    );
+    assert!(said.contains("--set webhook.enabled=true"), "{said}");
+    assert_eq!(
+        fs::read_to_string(&values_path).unwrap(),
+        before,
+        "the user's values stay as they are"
     );
 }
 

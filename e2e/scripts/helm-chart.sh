@@ -7,9 +7,10 @@
 #      (compared as objects by e2e/parity's compare -objects -helm: Helm's labels aside, and the
 #      Namespace, which `helm install --create-namespace` makes);
 #   3. `helm install` onto the live kube-apiserver; the CRD is established and served;
-#   4. values.yaml edited by hand, `create webhook`, the edit again: the edits are kept, the new
-#      `webhook:` section is added, the webhook templates appear; lint and template compare again
-#      (cert-manager on, as in config/default); `helm upgrade` with certManager.enabled=false and
+#   4. values.yaml edited by hand, `create webhook`, the edit again: the edits are kept (also the
+#      `webhook: {enabled: false}` the first run wrote, with a warning), the webhook templates
+#      appear; lint and template compare again (cert-manager and webhooks on, as in
+#      config/default); `helm upgrade` with certManager.enabled=false and
 #      webhook.enabled=false, because the control plane has no cert-manager (its CRDs would be
 #      missing for the Certificate and Issuer) and no kubelet to run the webhook server.
 #
@@ -116,18 +117,19 @@ grep -q 'replicas: 2 # set by hand' dist/chart/values.yaml || die "could not edi
 	die "the second edit --plugins=helm/v2-alpha failed"
 }
 grep -q 'replicas: 2 # set by hand' dist/chart/values.yaml || die "the second run lost the edit to values.yaml"
-grep -q '^webhook:' dist/chart/values.yaml || die "the second run did not add the webhook section to values.yaml"
+grep -q '^webhook:' dist/chart/values.yaml || die "values.yaml lacks the webhook section"
+grep -q 'keeps webhook.enabled: false' "$work/edit2.log" || die "the second run did not warn that values.yaml keeps webhook.enabled: false"
 for f in dist/chart/templates/webhook/validating-webhook-configuration.yaml \
 	dist/chart/templates/webhook/mutating-webhook-configuration.yaml dist/chart/templates/cert-manager/serving-cert.yaml; do
 	[[ -f $f ]] || die "the second run did not write $f"
 done
 grep -q '^      - name: Install cert-manager via Helm' .github/workflows/test-chart.yml ||
 	die "the workflow's cert-manager step was not enabled"
-ok "after create webhook: values.yaml edits kept, webhook section added, webhook templates written"
+ok "after create webhook: values.yaml edits kept (with a warning about webhook.enabled), webhook templates written"
 
 "$helm" lint dist/chart
 ok "helm lint dist/chart (with webhooks)"
-same_objects "with webhooks" --set manager.replicas=1 --set certManager.enabled=true
+same_objects "with webhooks" --set manager.replicas=1 --set certManager.enabled=true --set webhook.enabled=true
 
 "$helm" upgrade chartdemo dist/chart --namespace "$ns" --timeout 2m \
 	--set certManager.enabled=false --set webhook.enabled=false

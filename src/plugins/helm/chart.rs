@@ -20,6 +20,8 @@ pub struct Chart {
     pub metrics_service_suffix: String,
     pub has_metrics: bool,
     pub app_version: String,
+    /// The manager's health probe port (values.yaml's manager.healthProbe.port).
+    pub health_port: u64,
     pub warnings: Vec<String>,
 }
 

@@ -6,7 +6,7 @@ use super::chart::{
     get, get_mut, helm_labels, render_scalar, s, template_strings, wrap, Chart, Emit, Names,
 };
 use super::kustomize::{kind, name, read, Manifests};
-use super::manager::template_manager;
+use super::manager::{template_manager, Ports};
 use super::values::values;
 use anyhow::Result;
 use serde_yaml::{Mapping, Value};
@@ -38,8 +38,8 @@ pub fn convert(project: &str, manifests: &str) -> Result<Chart> {
     let mut groups: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
     let mut has_crds = false;
     let mut has_cert_manager = false;
-    let mut metrics_port = 8443u64;
-    let mut webhook_port = 9443u64;
+    let mut ports = Ports::default();
+    let mut service_webhook_port = None;
     let mut seen = std::collections::HashSet::new();
     let mut extracted = Value::Null;
     for doc in &docs {
@@ -64,6 +64,9 @@ pub fn convert(project: &str, manifests: &str) -> Result<Chart> {
             "Namespace" => continue,
             "CustomResourceDefinition" => {
                 has_crds = true;
+                if converts_by_webhook(doc) {
+                    chart.has_webhooks = true;
+                }
                 ("crd", Some(".Values.crd.enabled".into()))
             }
             "ServiceAccount" => ("rbac", Some(".Values.serviceAccount.enabled".into())),
@@ -104,7 +107,7 @@ pub fn convert(project: &str, manifests: &str) -> Result<Chart> {
                     .and_then(|p| get(p, &["port"]))
                     .and_then(Value::as_u64)
                 {
-                    metrics_port = p;
+                    ports.metrics = p;
                 }
                 chart.metrics_service_suffix = short.clone();
                 chart.has_metrics = true;
@@ -119,8 +122,14 @@ pub fn convert(project: &str, manifests: &str) -> Result<Chart> {
             }
             "Certificate" | "Issuer" if group_of_api == "cert-manager.io" => {
                 has_cert_manager = true;
-                let cond = if short.contains("metrics") {
-                    "and .Values.certManager.enabled .Values.metrics.enabled"
+                let cond = if k == "Certificate"
+                    && (n.ends_with("-metrics-certs") || n.ends_with("-metrics-cert"))
+                {
+                    // Served over HTTPS only with metrics.secure.
+                    "and .Values.certManager.enabled .Values.metrics.enabled .Values.metrics.secure"
+                } else if k == "Certificate" && n == format!("{prefix}-serving-cert") {
+                    // The webhook server's certificate.
+                    "and .Values.certManager.enabled .Values.webhook.enabled"
                 } else {
                     ".Values.certManager.enabled"
                 };
@@ -132,10 +141,14 @@ pub fn convert(project: &str, manifests: &str) -> Result<Chart> {
             }
             "NetworkPolicy" => {
                 chart.has_network_policy = true;
-                let cond = if short.contains("webhook") {
-                    "and .Values.networkPolicy.enabled .Values.webhook.enabled"
-                } else {
-                    ".Values.networkPolicy.enabled"
+                let cond = match scaffolded_policy(&n, &prefix) {
+                    Some(Policy::Webhook) => {
+                        "and .Values.networkPolicy.enabled .Values.webhook.enabled"
+                    }
+                    Some(Policy::Metrics) => {
+                        "and .Values.networkPolicy.enabled .Values.metrics.enabled"
+                    }
+                    None => ".Values.networkPolicy.enabled",
                 };
                 ("network-policy", Some(cond.into()))
             }
@@ -150,14 +163,7 @@ pub fn convert(project: &str, manifests: &str) -> Result<Chart> {
         let mut e = Emit::default();
         let mut obj = doc.clone();
         if group == "manager" {
-            extracted = template_manager(
-                &mut obj,
-                &names,
-                &mut e,
-                &mut chart,
-                &mut metrics_port,
-                &mut webhook_port,
-            )?;
+            extracted = template_manager(&mut obj, &names, &mut e, &mut chart, &mut ports)?;
         } else {
             template_strings(&mut obj, "", &names, &mut e);
         }
@@ -182,22 +188,6 @@ pub fn convert(project: &str, manifests: &str) -> Result<Chart> {
                         Value::Null,
                     );
                 }
-                // A conversion webhook needs the webhook service.
-                if let Some(conv) = get_mut(&mut obj, &["spec", "conversion"]) {
-                    if get(conv, &["strategy"]).map(s) == Some("Webhook") {
-                        let text = serde_yaml::to_string(conv)?;
-                        let mut lines = vec![
-                            "{{- if .Values.webhook.enabled }}".to_string(),
-                            "conversion:".into(),
-                        ];
-                        lines.extend(text.lines().map(|l| format!("  {l}")));
-                        lines.push("{{- end }}".into());
-                        let key = e.block_key(lines);
-                        let spec = obj.get_mut("spec").and_then(Value::as_mapping_mut).unwrap();
-                        spec.remove("conversion");
-                        spec.insert(key, Value::Null);
-                    }
-                }
             }
             "ValidatingWebhookConfiguration" | "MutatingWebhookConfiguration" => {
                 if let Some(a) =
@@ -207,10 +197,41 @@ pub fn convert(project: &str, manifests: &str) -> Result<Chart> {
                 }
             }
             "Service" if group == "webhook" => {
-                port_from_values(&mut obj, &mut e, ".Values.webhook.port", &mut webhook_port);
+                let mut p = ports.webhook;
+                port_from_values(&mut obj, &mut e, ".Values.webhook.port", &mut p);
+                service_webhook_port = Some(p);
             }
             "Service" if group == "metrics" => {
-                port_from_values(&mut obj, &mut e, ".Values.metrics.port", &mut metrics_port);
+                port_from_values(&mut obj, &mut e, ".Values.metrics.port", &mut ports.metrics);
+                // The port's name says the scheme, which metrics.secure picks.
+                if let Some(p) = get_mut(&mut obj, &["spec", "ports"])
+                    .and_then(Value::as_sequence_mut)
+                    .and_then(|ps| ps.first_mut())
+                    .and_then(Value::as_mapping_mut)
+                {
+                    if p.get("name").map(s) == Some("https") {
+                        p.insert("name".into(), e.inline(SECURE_SCHEME));
+                    }
+                }
+            }
+            "NetworkPolicy" => match scaffolded_policy(&n, &prefix) {
+                Some(Policy::Webhook) => ingress_port(&mut obj, &mut e, ".Values.webhook.port"),
+                Some(Policy::Metrics) => ingress_port(&mut obj, &mut e, ".Values.metrics.port"),
+                None => {}
+            },
+            "ServiceMonitor" => {
+                follow_metrics_secure(&mut obj, &mut e)?;
+                let meta = obj
+                    .get_mut("metadata")
+                    .and_then(Value::as_mapping_mut)
+                    .unwrap();
+                merge_from_values(meta, &mut e, "labels", ".Values.prometheus.labels");
+                merge_from_values(
+                    meta,
+                    &mut e,
+                    "annotations",
+                    ".Values.prometheus.annotations",
+                );
             }
             "ClusterRole" | "ClusterRoleBinding"
                 if ![
@@ -252,32 +273,30 @@ pub fn convert(project: &str, manifests: &str) -> Result<Chart> {
                     .and_then(Value::as_mapping_mut)
                     .unwrap();
                 meta.insert("name".into(), e.inline(sa_name));
-                meta.insert(
-                    e.block_key(vec![
-                        "{{- with .Values.serviceAccount.annotations }}".into(),
-                        "annotations: {{- toYaml . | nindent {I+2} }}".into(),
-                        "{{- end }}".into(),
-                    ]),
-                    Value::Null,
+                merge_from_values(meta, &mut e, "labels", ".Values.serviceAccount.labels");
+                merge_from_values(
+                    meta,
+                    &mut e,
+                    "annotations",
+                    ".Values.serviceAccount.annotations",
                 );
-                if let Some(l) = meta.get_mut("labels").and_then(Value::as_mapping_mut) {
-                    l.insert(
-                        e.block_key(vec![
-                            "{{- with .Values.serviceAccount.labels }}".into(),
-                            "{{- toYaml . | nindent {I+0} }}".into(),
-                            "{{- end }}".into(),
-                        ]),
-                        Value::Null,
-                    );
-                }
             }
             _ => {}
         }
         let body = e.render(&obj)?;
-        let body = match &cond {
+        let mut body = match &cond {
             Some(c) => wrap(c, body),
             None => body,
         };
+        if k == "CustomResourceDefinition" && converts_by_webhook(doc) {
+            // The API server converts this CRD's versions through the webhook service: installing
+            // the CRD without the webhook would leave its objects unreadable, so refuse that.
+            body = format!(
+                "{{{{- if and .Values.crd.enabled (not .Values.webhook.enabled) }}}}\n\
+                 {{{{- fail \"webhook.enabled must be true while crd.enabled installs {n}, which converts through the webhook\" }}}}\n\
+                 {{{{- end }}}}\n{body}"
+            );
+        }
         let files = groups.entry(group.to_string()).or_default();
         files.push((
             if group == "manager" {
@@ -305,16 +324,136 @@ pub fn convert(project: &str, manifests: &str) -> Result<Chart> {
     if chart.metrics_service_suffix.is_empty() {
         chart.metrics_service_suffix = "controller-manager-metrics-service".into();
     }
+    if !ports.webhook_in_pod {
+        if let Some(p) = service_webhook_port {
+            ports.webhook = p;
+        }
+    }
+    chart.health_port = ports.health;
     chart.values = values(
         &chart,
         &deployment,
         &extracted,
         has_crds,
         has_cert_manager,
-        metrics_port,
-        webhook_port,
+        ports,
     );
     Ok(chart)
+}
+
+const SECURE_SCHEME: &str = "{{ if .Values.metrics.secure }}https{{ else }}http{{ end }}";
+
+/// A ServiceMonitor's endpoints scrape over HTTPS (with the token and TLS settings the manifests
+/// give) while metrics.secure holds, else over plain HTTP.
+fn follow_metrics_secure(obj: &mut Value, e: &mut Emit) -> Result<()> {
+    let Some(endpoints) = get_mut(obj, &["spec", "endpoints"]).and_then(Value::as_sequence_mut)
+    else {
+        return Ok(());
+    };
+    for ep in endpoints.iter_mut() {
+        let Some(m) = ep.as_mapping_mut() else {
+            continue;
+        };
+        // The conditional entries go last: a block cannot open a sequence item.
+        let old = std::mem::take(m);
+        let mut secure_only = vec![];
+        for (k, v) in old {
+            match k.as_str() {
+                Some("port" | "scheme") if s(&v) == "https" => {
+                    m.insert(k, e.inline(SECURE_SCHEME));
+                }
+                Some("bearerTokenFile" | "tlsConfig") => secure_only.push((k, v)),
+                _ => {
+                    m.insert(k, v);
+                }
+            }
+        }
+        for (k, v) in secure_only {
+            let mut one = Mapping::new();
+            one.insert(k, v);
+            let text = serde_yaml::to_string(&Value::Mapping(one))?;
+            let mut lines = vec!["{{- if .Values.metrics.secure }}".to_string()];
+            lines.extend(text.lines().map(String::from));
+            lines.push("{{- end }}".into());
+            m.insert(e.block_key(lines), Value::Null);
+        }
+    }
+    Ok(())
+}
+
+/// A CRD whose versions convert through the webhook.
+fn converts_by_webhook(crd: &Value) -> bool {
+    get(crd, &["spec", "conversion", "strategy"]).map(s) == Some("Webhook")
+}
+
+/// The network policies config/network-policy scaffolds (with or without the name prefix).
+enum Policy {
+    Metrics,
+    Webhook,
+}
+
+fn scaffolded_policy(name: &str, prefix: &str) -> Option<Policy> {
+    let bare = name
+        .strip_prefix(prefix)
+        .and_then(|r| r.strip_prefix('-'))
+        .filter(|_| !prefix.is_empty());
+    [Some(name), bare]
+        .into_iter()
+        .flatten()
+        .find_map(|n| match n {
+            "allow-metrics-traffic" => Some(Policy::Metrics),
+            "allow-webhook-traffic" => Some(Policy::Webhook),
+            _ => None,
+        })
+}
+
+/// The numeric ports a policy's ingress rules open, from values (egress rules are left alone).
+fn ingress_port(obj: &mut Value, e: &mut Emit, expr: &str) {
+    let Some(rules) = get_mut(obj, &["spec", "ingress"]).and_then(Value::as_sequence_mut) else {
+        return;
+    };
+    for rule in rules {
+        if let Some(ps) = rule.get_mut("ports").and_then(Value::as_sequence_mut) {
+            for p in ps.iter_mut().filter_map(Value::as_mapping_mut) {
+                if p.get("port").is_some_and(Value::is_u64) {
+                    p.insert("port".into(), e.inline(format!("{{{{ {expr} }}}}")));
+                }
+            }
+        }
+    }
+}
+
+/// Entries of the map `values` under metadata's `key` (labels or annotations): added to the
+/// entries the manifests give, less the keys those already have (a key twice is invalid YAML);
+/// when metadata has no such map, one that appears only when the values hold entries.
+fn merge_from_values(meta: &mut Mapping, e: &mut Emit, key: &str, values: &str) {
+    match meta.get_mut(key).and_then(Value::as_mapping_mut) {
+        Some(m) if !m.is_empty() => {
+            let omit: Vec<String> = m
+                .keys()
+                .filter_map(Value::as_str)
+                .filter(|k| !k.starts_with("obtpl"))
+                .map(|k| format!("{k:?}"))
+                .collect();
+            let block = e.block_key(vec![
+                format!("{{{{- with {values} }}}}"),
+                format!("{{{{- with omit . {} }}}}", omit.join(" ")),
+                "{{- toYaml . | nindent {I+0} }}".into(),
+                "{{- end }}".into(),
+                "{{- end }}".into(),
+            ]);
+            m.insert(block, Value::Null);
+        }
+        _ => {
+            meta.remove(key);
+            let block = e.block_key(vec![
+                format!("{{{{- with {values} }}}}"),
+                format!("{key}: {{{{- toYaml . | nindent {{I+2}} }}}}"),
+                "{{- end }}".into(),
+            ]);
+            meta.insert(block, Value::Null);
+        }
+    }
 }
 
 /// cert-manager's CA injection annotation, kept only when the chart installs cert-manager's
@@ -463,7 +602,7 @@ mod tests {
             t("webhook/webhook-service.yaml").contains("targetPort: {{ .Values.webhook.port }}")
         );
         assert!(t("cert-manager/serving-cert.yaml")
-            .starts_with("{{- if .Values.certManager.enabled }}"));
+            .starts_with("{{- if and .Values.certManager.enabled .Values.webhook.enabled }}"));
         assert!(t("metrics/controller-manager-metrics-service.yaml")
             .contains("port: {{ .Values.metrics.port }}"));
         assert!(
@@ -501,7 +640,211 @@ mod tests {
         );
         assert_eq!(values["certManager"]["enabled"], Value::from(true));
         assert_eq!(values["webhook"]["port"], Value::from(9443));
+        assert_eq!(values["manager"]["healthProbe"]["port"], Value::from(8081));
         assert_eq!(chart.namespace, "x-system");
+    }
+
+    const WEBHOOKS: &str = include_str!("../../../e2e/fixtures/helm/install-webhooks.yaml");
+
+    /// The fixture as Kubebuilder v4.16's config/default builds it (the webhook patch passes
+    /// --webhook-port), with other ports and plain-HTTP metrics.
+    fn v416_manifests() -> String {
+        let m = WEBHOOKS
+            .replace(
+                "        - --webhook-cert-path=/tmp/k8s-webhook-server/serving-certs\n",
+                "        - --webhook-cert-path=/tmp/k8s-webhook-server/serving-certs\n        - --webhook-port=7443\n        - --metrics-secure=false\n",
+            )
+            .replace("--health-probe-bind-address=:8081", "--health-probe-bind-address=:8082")
+            .replace("port: 8081\n", "port: 8082\n")
+            .replace("containerPort: 8081\n", "containerPort: 8082\n");
+        assert_ne!(m, WEBHOOKS);
+        m
+    }
+
+    fn values_of(chart: &Chart) -> Value {
+        serde_yaml::from_str(
+            &chart
+                .values
+                .iter()
+                .map(|(_, t)| t.as_str())
+                .collect::<String>(),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn the_health_probe_and_webhook_ports_come_from_values() {
+        let chart = convert("x", &v416_manifests()).unwrap();
+        let values = values_of(&chart);
+        assert_eq!(values["manager"]["healthProbe"]["port"], Value::from(8082));
+        assert_eq!(
+            values["webhook"]["port"],
+            Value::from(7443),
+            "--webhook-port wins"
+        );
+        assert_eq!(values["webhook"]["enabled"], Value::from(true));
+        assert_eq!(values["metrics"]["secure"], Value::from(false));
+        assert_eq!(
+            values["manager"]["args"],
+            serde_yaml::from_str::<Value>("[--leader-elect]").unwrap(),
+            "the chart sets --webhook-port and --metrics-secure from other values"
+        );
+        let m = &chart.templates["manager/manager.yaml"];
+        let probe = "{{ .Values.manager.healthProbe.port }}";
+        assert!(
+            m.contains(&format!("- --health-probe-bind-address=:{probe}\n")),
+            "{m}"
+        );
+        assert!(m.contains(&format!("- containerPort: {probe}\n")), "{m}");
+        assert_eq!(
+            m.matches(&format!(" port: {probe}\n")).count(),
+            2,
+            "the probes: {m}"
+        );
+        assert!(!m.contains("8082"), "{m}");
+        assert!(
+            m.contains(
+                "        {{- if .Values.webhook.enabled }}\n        - --webhook-port={{ .Values.webhook.port }}\n        {{- else }}\n"
+            ),
+            "{m}"
+        );
+        assert!(m.contains("        - --webhook-port=-1\n"), "{m}");
+        assert!(m.contains("        - {{ tpl . $ }}\n"), "{m}");
+        assert!(
+            m.contains("        {{- if .Values.webhook.enabled }}\n        - containerPort: {{ .Values.webhook.port }}\n"),
+            "{m}"
+        );
+        assert!(m.contains(
+            "{{- if and .Values.certManager.enabled .Values.webhook.enabled }}\n        - --webhook-cert-path="
+        ));
+        assert!(m.contains("{{ .Values.manager.image.repository | default \"controller\" }}"));
+        let order: Vec<usize> = [
+            "--metrics-bind-address",
+            "--health-probe-bind-address",
+            "--webhook-port",
+            "range .Values.manager.args",
+            "--webhook-cert-path",
+        ]
+        .iter()
+        .map(|a| m.find(a).unwrap())
+        .collect();
+        assert!(order.windows(2).all(|w| w[0] < w[1]), "{order:?}");
+    }
+
+    #[test]
+    fn without_webhooks_values_still_hold_a_disabled_webhook_section() {
+        let chart = convert("x", include_str!("../../../e2e/fixtures/helm/install.yaml")).unwrap();
+        assert!(!chart.has_webhooks);
+        let values = values_of(&chart);
+        assert_eq!(values["webhook"]["enabled"], Value::from(false));
+        assert_eq!(values["webhook"]["port"], Value::from(9443));
+        assert_eq!(values["prometheus"]["enabled"], Value::from(false));
+        assert_eq!(values["manager"]["healthProbe"]["port"], Value::from(8081));
+        assert_eq!(values["metrics"]["secure"], Value::from(true));
+    }
+
+    #[test]
+    fn a_conversion_webhook_counts_as_webhooks_and_needs_them_on() {
+        let crd = "---\napiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: boats.ship.example.com\nspec:\n  conversion:\n    strategy: Webhook\n    webhook:\n      clientConfig:\n        service:\n          name: x-webhook-service\n          namespace: x-system\n          path: /convert\n      conversionReviewVersions:\n      - v1\n  group: ship.example.com\n  names:\n    kind: Boat\n    plural: boats\n  scope: Namespaced\n  versions: []\n";
+        let text = format!(
+            "{}{crd}",
+            include_str!("../../../e2e/fixtures/helm/install.yaml")
+        );
+        let chart = convert("x", &text).unwrap();
+        assert!(chart.has_webhooks);
+        let t = &chart.templates["crd/boats.ship.example.com.yaml"];
+        assert!(
+            t.starts_with(
+                "{{- if and .Values.crd.enabled (not .Values.webhook.enabled) }}\n{{- fail "
+            ),
+            "{t}"
+        );
+        assert!(
+            t.contains("    strategy: Webhook\n"),
+            "the conversion stays: {t}"
+        );
+        assert!(t.contains("name: {{ include \"x.resourceName\" (dict \"suffix\" \"webhook-service\" \"context\" $) }}"), "{t}");
+        assert_eq!(values_of(&chart)["webhook"]["enabled"], Value::from(true));
+    }
+
+    #[test]
+    fn the_manager_is_the_labelled_deployment_and_others_are_extras() {
+        let other = "---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: x-cache\n  namespace: x-system\nspec:\n  template:\n    spec:\n      containers:\n      - name: cache\n        image: redis:7\n";
+        let base = include_str!("../../../e2e/fixtures/helm/install.yaml");
+        // First in the stream, and unrecognisable as the manager: still an extra.
+        let chart = convert("x", &format!("{other}---\n{base}")).unwrap();
+        assert!(chart.templates["manager/manager.yaml"].contains("controller-manager"));
+        let extra = &chart.templates["extras/cache.yaml"];
+        assert!(extra.contains("image: redis:7"), "{extra}");
+        // Two Deployments, neither with any sign of being the manager.
+        let stranger = other
+            .replace("x-cache", "x-queue")
+            .replace("cache", "queue");
+        let e = convert("x", &format!("{other}{stranger}")).unwrap_err();
+        assert!(
+            e.to_string().contains("control-plane: controller-manager"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn scaffolded_policies_and_monitors_follow_their_values() {
+        let policy = |name: &str, port: u16| {
+            format!("---\napiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata:\n  labels:\n    app.kubernetes.io/name: x\n  name: {name}\n  namespace: x-system\nspec:\n  ingress:\n  - ports:\n    - port: {port}\n      protocol: TCP\n  egress:\n  - ports:\n    - port: 53\n  podSelector:\n    matchLabels:\n      control-plane: controller-manager\n")
+        };
+        let monitor = "---\napiVersion: monitoring.coreos.com/v1\nkind: ServiceMonitor\nmetadata:\n  labels:\n    control-plane: controller-manager\n  name: x-controller-manager-metrics-monitor\n  namespace: x-system\nspec:\n  endpoints:\n  - bearerTokenFile: /var/run/secrets/kubernetes.io/serviceaccount/token\n    path: /metrics\n    port: https\n    scheme: https\n    tlsConfig:\n      insecureSkipVerify: true\n  selector:\n    matchLabels:\n      control-plane: controller-manager\n";
+        let text = format!(
+            "{WEBHOOKS}{}{}{}{monitor}",
+            policy("x-allow-webhook-traffic", 9443),
+            policy("x-allow-metrics-traffic", 8443),
+            policy("x-allow-dns", 8443)
+        );
+        let chart = convert("x", &text).unwrap();
+        let t = |p: &str| chart.templates[p].as_str();
+        let webhook = t("network-policy/allow-webhook-traffic.yaml");
+        assert!(webhook
+            .starts_with("{{- if and .Values.networkPolicy.enabled .Values.webhook.enabled }}\n"));
+        assert!(
+            webhook.contains("- port: {{ .Values.webhook.port }}\n"),
+            "{webhook}"
+        );
+        assert!(
+            webhook.contains("- port: 53\n"),
+            "egress is left alone: {webhook}"
+        );
+        let metrics = t("network-policy/allow-metrics-traffic.yaml");
+        assert!(metrics
+            .starts_with("{{- if and .Values.networkPolicy.enabled .Values.metrics.enabled }}\n"));
+        assert!(
+            metrics.contains("- port: {{ .Values.metrics.port }}\n"),
+            "{metrics}"
+        );
+        let other = t("network-policy/allow-dns.yaml");
+        assert!(other.starts_with("{{- if .Values.networkPolicy.enabled }}\n"));
+        assert!(other.contains("- port: 8443\n"), "{other}");
+        let m = t("prometheus/controller-manager-metrics-monitor.yaml");
+        assert!(
+            m.contains("{{- with .Values.prometheus.labels }}\n    {{- with omit . "),
+            "{m}"
+        );
+        assert!(m.contains("\"control-plane\""), "{m}");
+        assert!(
+            m.contains("{{- with .Values.prometheus.annotations }}\n  annotations: "),
+            "{m}"
+        );
+        assert!(
+            m.contains("port: {{ if .Values.metrics.secure }}https{{ else }}http{{ end }}"),
+            "{m}"
+        );
+        assert!(
+            m.contains("{{- if .Values.metrics.secure }}\n    tlsConfig:\n"),
+            "{m}"
+        );
+        assert!(chart.has_prometheus && chart.has_network_policy);
+        assert_eq!(
+            values_of(&chart)["prometheus"]["enabled"],
+            Value::from(true)
+        );
     }
 
     #[test]

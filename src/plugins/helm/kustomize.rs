@@ -37,13 +37,17 @@ pub fn read(project: &str, manifests: &str) -> Result<Manifests> {
             docs.push(v);
         }
     }
-    let deployment = docs
-        .iter()
-        .find(|d| kind(d) == "Deployment" && name(d).ends_with("controller-manager"))
-        .or_else(|| docs.iter().find(|d| kind(d) == "Deployment"))
-        .cloned();
-    let Some(deployment) = deployment else {
-        bail!("the manifests hold no Deployment of the manager; give the output of `kustomize build config/default`");
+    let deployments: Vec<&Value> = docs.iter().filter(|d| kind(d) == "Deployment").collect();
+    let deployment = match manager_deployment(&deployments) {
+        Some(d) => d.clone(),
+        None if deployments.is_empty() => bail!(
+            "the manifests hold no Deployment of the manager; give the output of `kustomize build config/default`"
+        ),
+        None => bail!(
+            "the manifests hold {} Deployments and none of them is recognisably the manager: label the manager's \
+             Deployment `control-plane: controller-manager` (as config/manager does) and build the manifests again",
+            deployments.len()
+        ),
     };
     let prefix = name(&deployment)
         .strip_suffix("-controller-manager")
@@ -61,4 +65,43 @@ pub fn read(project: &str, manifests: &str) -> Result<Manifests> {
         prefix,
         ns,
     })
+}
+
+/// The manager among the Deployments of the manifests: the only one, else the first that is
+/// labelled `control-plane: controller-manager`, else the first whose pod names a default
+/// container, else the first with a container called `manager`, else the first whose name holds
+/// `controller-manager`. The other Deployments go into the chart as they are.
+fn manager_deployment<'a>(deployments: &[&'a Value]) -> Option<&'a Value> {
+    if let [only] = deployments {
+        return Some(only);
+    }
+    let tests: [&dyn Fn(&Value) -> bool; 4] = [
+        &|d| get(d, &["metadata", "labels", "control-plane"]).map(s) == Some("controller-manager"),
+        &|d| {
+            get(
+                d,
+                &[
+                    "spec",
+                    "template",
+                    "metadata",
+                    "annotations",
+                    "kubectl.kubernetes.io/default-container",
+                ],
+            )
+            .map(s)
+            .is_some_and(|n| !n.is_empty())
+        },
+        &|d| {
+            get(d, &["spec", "template", "spec", "containers"])
+                .and_then(Value::as_sequence)
+                .is_some_and(|cs| {
+                    cs.iter()
+                        .any(|c| get(c, &["name"]).map(s) == Some("manager"))
+                })
+        },
+        &|d| name(d).contains("controller-manager"),
+    ];
+    tests
+        .iter()
+        .find_map(|test| deployments.iter().find(|d| test(d)).copied())
 }

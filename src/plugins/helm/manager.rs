@@ -12,10 +12,87 @@ use serde_yaml::{Mapping, Value};
 fn is_value_arg(a: &str) -> bool {
     !(a.starts_with("--metrics-bind-address")
         || a.starts_with("--health-probe-bind-address")
+        || a.starts_with("--webhook-port")
         || a.starts_with("--webhook-cert-path")
         || a.starts_with("--metrics-cert-path")
         || a.starts_with("--metrics-secure"))
 }
+
+/// The ports the chart's values hold, as found in the manifests (the defaults otherwise).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Ports {
+    pub metrics: u64,
+    pub webhook: u64,
+    pub health: u64,
+    /// The webhook port came from the manager's pod (its `--webhook-port` argument or its
+    /// container port), which the webhook Service's target port does not override.
+    pub webhook_in_pod: bool,
+}
+
+impl Default for Ports {
+    fn default() -> Self {
+        Ports {
+            metrics: 8443,
+            webhook: 9443,
+            health: 8081,
+            webhook_in_pod: false,
+        }
+    }
+}
+
+/// The port at the end of a `--flag=[HOST]:PORT` argument.
+fn bind_port(arg: &str) -> Option<u64> {
+    arg.rsplit_once(':')?.1.parse().ok()
+}
+
+/// `--flag=[HOST]:PORT` with the port replaced by `expr`; the host part is kept.
+fn with_port(arg: &str, expr: &str) -> String {
+    match arg.rsplit_once(':') {
+        Some((head, port)) if port.parse::<u64>().is_ok() => format!("{head}:{expr}"),
+        _ => arg.to_string(),
+    }
+}
+
+/// The value of `--metrics-secure` (a bare flag means true); None for another flag or a value
+/// that is not a boolean.
+pub fn metrics_secure_arg(arg: &str) -> Option<bool> {
+    if arg == "--metrics-secure" {
+        return Some(true);
+    }
+    match arg.strip_prefix("--metrics-secure=")? {
+        "true" | "1" | "t" | "T" | "TRUE" | "True" => Some(true),
+        "false" | "0" | "f" | "F" | "FALSE" | "False" => Some(false),
+        _ => None,
+    }
+}
+
+/// The container the chart treats as the manager: the one the pod's
+/// `kubectl.kubernetes.io/default-container` annotation names, else the one called `manager`,
+/// else the first.
+pub fn manager_container_index(deployment: &Value) -> usize {
+    let wanted = get(
+        deployment,
+        &[
+            "spec",
+            "template",
+            "metadata",
+            "annotations",
+            "kubectl.kubernetes.io/default-container",
+        ],
+    )
+    .map(s)
+    .filter(|n| !n.is_empty())
+    .unwrap_or("manager");
+    get(deployment, &["spec", "template", "spec", "containers"])
+        .and_then(Value::as_sequence)
+        .and_then(|cs| {
+            cs.iter()
+                .position(|c| get(c, &["name"]).map(s) == Some(wanted))
+        })
+        .unwrap_or(0)
+}
+
+const HEALTH_PORT: &str = "{{ .Values.manager.healthProbe.port }}";
 
 /// `key:` from values, or `{}` when the value is empty (as Kubebuilder's chart renders it).
 fn always_block(e: &mut Emit, key: &str, val: &str) -> Value {
@@ -33,10 +110,10 @@ pub fn template_manager(
     names: &Names,
     e: &mut Emit,
     chart: &mut Chart,
-    metrics_port: &mut u64,
-    webhook_port: &mut u64,
+    ports: &mut Ports,
 ) -> Result<Value> {
     let project = names.chart.to_string();
+    let manager_idx = manager_container_index(obj);
     template_strings(obj, "", names, e);
     let spec = get_mut(obj, &["spec"])
         .and_then(Value::as_mapping_mut)
@@ -143,8 +220,11 @@ pub fn template_manager(
         ]),
         Value::Null,
     );
-    let cert_webhook = ".Values.certManager.enabled";
-    let cert_metrics = "and .Values.certManager.enabled .Values.metrics.enabled";
+    // The webhook server's certificate matters only while the server runs; the metrics one only
+    // while metrics are served over HTTPS.
+    let cert_webhook = "and .Values.certManager.enabled .Values.webhook.enabled";
+    let cert_metrics =
+        "and .Values.certManager.enabled .Values.metrics.enabled .Values.metrics.secure";
     if let Some(vols) = pod.get_mut("volumes").and_then(Value::as_sequence_mut) {
         for v in vols.iter_mut() {
             let vn = get(v, &["name"]).map(s).unwrap_or("").to_string();
@@ -160,17 +240,20 @@ pub fn template_manager(
     let mut image = String::new();
     let mut resources = None;
     let mut csc = None;
+    let mut metrics_secure = None;
+    let mut webhook_port_from_arg = false;
     if let Some(containers) = pod.get_mut("containers").and_then(Value::as_sequence_mut) {
-        let idx = containers
-            .iter()
-            .position(|c| get(c, &["name"]).map(s) == Some("manager"))
-            .unwrap_or(0);
-        if let Some(c) = containers.get_mut(idx).and_then(Value::as_mapping_mut) {
+        if let Some(c) = containers
+            .get_mut(manager_idx)
+            .and_then(Value::as_mapping_mut)
+        {
             image = c.get("image").map(s).unwrap_or("").to_string();
+            // An empty repository (say `--set manager.image.repository=null`) falls back to
+            // kustomize's placeholder image name.
             c.insert(
                 "image".into(),
                 e.inline(
-                    "\"{{ .Values.manager.image.repository }}{{- if not (contains \"@\" .Values.manager.image.repository) }}:{{ .Values.manager.image.tag | default .Chart.AppVersion }}{{- end }}\"",
+                    "\"{{ .Values.manager.image.repository | default \"controller\" }}{{- if not (contains \"@\" (.Values.manager.image.repository | default \"controller\")) }}:{{ .Values.manager.image.tag | default .Chart.AppVersion }}{{- end }}\"",
                 ),
             );
             c.remove("imagePullPolicy");
@@ -183,15 +266,20 @@ pub fn template_manager(
                 Value::Null,
             );
             if let Some(args) = c.get_mut("args").and_then(Value::as_sequence_mut) {
-                // Kubebuilder's order: metrics, health probe, the values' args, certificates.
-                let (mut metrics, mut probe, mut rest) = (vec![], vec![], vec![]);
+                // Kubebuilder's order: metrics, health probe, webhook port, the values' args,
+                // certificates.
+                let (mut metrics, mut probe, mut webhook, mut rest) =
+                    (vec![], vec![], vec![], vec![]);
                 for a in args.iter() {
                     let st = s(a).to_string();
+                    if let Some(secure) = metrics_secure_arg(&st) {
+                        metrics_secure = Some(secure);
+                    }
                     if is_value_arg(&st) {
                         values_args.push(st);
                     } else if st.starts_with("--metrics-bind-address") {
-                        if let Some(p) = st.rsplit(':').next().and_then(|p| p.parse().ok()) {
-                            *metrics_port = p;
+                        if let Some(p) = bind_port(&st) {
+                            ports.metrics = p;
                         }
                         metrics.push(e.block_key(vec![
                             "{{- if .Values.metrics.enabled }}".into(),
@@ -204,7 +292,30 @@ pub fn template_manager(
                             "{{- end }}".into(),
                         ]));
                     } else if st.starts_with("--health-probe-bind-address") {
-                        probe.push(a.clone());
+                        if let Some(p) = bind_port(&st) {
+                            ports.health = p;
+                        }
+                        probe.push(e.inline(with_port(&st, HEALTH_PORT)));
+                    } else if let Some(v) = st.strip_prefix("--webhook-port=") {
+                        // The port the manager's webhook server binds: it wins over the
+                        // container port and the Service's target. -1 (server off) stays.
+                        let on = match v.parse::<i64>() {
+                            Ok(p) if p > 0 => {
+                                ports.webhook = p as u64;
+                                ports.webhook_in_pod = true;
+                                webhook_port_from_arg = true;
+                                "- --webhook-port={{ .Values.webhook.port }}".to_string()
+                            }
+                            _ => format!("- {st}"),
+                        };
+                        webhook.push(e.block_key(vec![
+                            "{{- if .Values.webhook.enabled }}".into(),
+                            on,
+                            "{{- else }}".into(),
+                            "# the manager starts no webhook server with port -1".into(),
+                            "- --webhook-port=-1".into(),
+                            "{{- end }}".into(),
+                        ]));
                     } else if st.starts_with("--webhook-cert-path") {
                         rest.push(cond_item(e, cert_webhook, a)?);
                     } else if st.starts_with("--metrics-cert-path") {
@@ -213,24 +324,52 @@ pub fn template_manager(
                 }
                 let mut out = metrics;
                 out.extend(probe);
+                out.extend(webhook);
+                // Each value is a template itself, so an argument may use the release's values
+                // (`--leader-election-id={{ .Release.Name }}`).
                 out.push(e.block_key(vec![
                     "{{- range .Values.manager.args }}".into(),
-                    "- {{ . }}".into(),
+                    "- {{ tpl . $ }}".into(),
                     "{{- end }}".into(),
                 ]));
                 out.extend(rest);
                 *args = out;
             }
-            if let Some(ports) = c.get_mut("ports").and_then(Value::as_sequence_mut) {
-                for p in ports.iter_mut() {
-                    if get(p, &["name"]).map(s) == Some("webhook-server") {
+            if let Some(cports) = c.get_mut("ports").and_then(Value::as_sequence_mut) {
+                for p in cports.iter_mut() {
+                    let pname = get(p, &["name"]).map(s).unwrap_or("").to_string();
+                    if pname == "webhook-server" || pname == "webhook" {
                         if let Some(n) = get(p, &["containerPort"]).and_then(Value::as_u64) {
-                            *webhook_port = n;
+                            if !webhook_port_from_arg {
+                                ports.webhook = n;
+                                ports.webhook_in_pod = true;
+                            }
                         }
-                        p.as_mapping_mut().unwrap().insert(
-                            "containerPort".into(),
-                            e.inline("{{ .Values.webhook.port }}"),
-                        );
+                        if pname == "webhook-server" {
+                            p.as_mapping_mut().unwrap().insert(
+                                "containerPort".into(),
+                                e.inline("{{ .Values.webhook.port }}"),
+                            );
+                            // The manager listens there only while its webhook server runs.
+                            *p = cond_item(e, ".Values.webhook.enabled", p)?;
+                        }
+                    } else if pname == "health" && get(p, &["containerPort"]).is_some() {
+                        p.as_mapping_mut()
+                            .unwrap()
+                            .insert("containerPort".into(), e.inline(HEALTH_PORT));
+                    }
+                }
+            }
+            for probe in ["livenessProbe", "readinessProbe", "startupProbe"] {
+                if let Some(get_) = c
+                    .get_mut(probe)
+                    .and_then(|p| p.get_mut("httpGet"))
+                    .and_then(Value::as_mapping_mut)
+                {
+                    let health_path =
+                        matches!(get_.get("path").map(s), Some("/healthz") | Some("/readyz"));
+                    if health_path && get_.get("port").is_some_and(Value::is_u64) {
+                        get_.insert("port".into(), e.inline(HEALTH_PORT));
                     }
                 }
             }
@@ -301,6 +440,10 @@ pub fn template_manager(
     extracted.insert(
         "terminationGracePeriodSeconds".into(),
         tgps.unwrap_or(Value::Null),
+    );
+    extracted.insert(
+        "metricsSecure".into(),
+        metrics_secure.map(Value::Bool).unwrap_or(Value::Null),
     );
     Ok(Value::Mapping(extracted))
 }

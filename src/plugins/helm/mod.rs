@@ -9,11 +9,12 @@
 //! workflow, the Makefile targets, PROJECT) is one plan, applied as one transaction. With
 //! `--manifests FILE` nothing is run. A missing `make` is reported with what to do.
 //!
-//! Files written again on every run: the templates made from the manifests and the Prometheus
-//! monitor. Kept when they exist (unless --force): values.yaml, NOTES.txt, _helpers.tpl,
-//! .helmignore, the network policies and the workflow. Chart.yaml is never rewritten. A kept
-//! values.yaml that lacks a top-level section the new templates read (say `webhook:` after the
-//! first `create webhook`) gets that section appended; the user's edits stay as they are.
+//! Files written again on every run: the templates made from the manifests. Kept when they exist
+//! (unless --force): values.yaml, NOTES.txt, _helpers.tpl, .helmignore, the default network
+//! policies and Prometheus monitor, and the workflow. Chart.yaml is never rewritten. A kept
+//! values.yaml that lacks a top-level section the new templates read (say `webhook:` from a
+//! release that wrote it only with webhooks) gets that section appended, and one whose `manager:`
+//! lacks `healthProbe:` gets it inserted; the user's edits stay as they are.
 
 mod chart;
 mod convert;
@@ -192,13 +193,8 @@ fn plan_files(cx: &mut Cx, chart: &Chart, output: &str, force: bool) -> Result<(
             if rel == "templates/network-policy/allow-webhook-traffic.yaml" && !chart.has_webhooks {
                 continue;
             }
-            let policy = if is_monitor {
-                IfExists::Overwrite
-            } else {
-                keep
-            };
-            cx.plan
-                .create(format!("{chart_dir}/{rel}"), content, policy);
+            // The default monitor is the user's to edit, like the policies.
+            cx.plan.create(format!("{chart_dir}/{rel}"), content, keep);
         } else {
             cx.plan.create(t, content, keep);
         }
@@ -244,11 +240,56 @@ fn plan_files(cx: &mut Cx, chart: &Chart, output: &str, force: bool) -> Result<(
                 .collect();
             let cm_off =
                 get(&parsed, &["certManager", "enabled"]).and_then(Value::as_bool) == Some(false);
+            let webhook_off =
+                get(&parsed, &["webhook", "enabled"]).and_then(Value::as_bool) == Some(false);
+            if webhook_off && chart.has_webhooks {
+                cx.notes.push(format!(
+                    "warning: {values_path} keeps webhook.enabled: false (as written before the project had webhooks), so \
+                     the chart installs none of them and starts the manager without its webhook server: set it to true \
+                     (or install with --set webhook.enabled=true)"
+                ));
+            }
             if cm_off && chart.has_webhooks {
                 cx.notes.push(format!(
                     "warning: {values_path} keeps certManager.enabled: false, but the project has webhooks now, which need \
                      cert-manager's certificates: set it to true (or install with --set certManager.enabled=true)"
                 ));
+            }
+            let manager_lacks_probe = parsed
+                .get("manager")
+                .and_then(Value::as_mapping)
+                .is_some_and(|m| !m.contains_key("healthProbe"));
+            if manager_lacks_probe {
+                // The manager's template reads manager.healthProbe.port; the section goes first
+                // under `manager:` (a block mapping at the top level, as every values.yaml this
+                // plugin writes has it).
+                let top_level = old
+                    .lines()
+                    .find(|l| l.trim() == "manager:")
+                    .is_some_and(|l| l == "manager:");
+                if top_level {
+                    cx.plan.update(
+                        values_path.clone(),
+                        Edit::AfterLine {
+                            anchor: "manager:".into(),
+                            text: format!(
+                                "  ## Added by `opbuilder edit --plugins=helm/v2-alpha`: the port of the manager's health endpoints\n  \
+                                 healthProbe:\n    port: {}\n",
+                                chart.health_port
+                            ),
+                        },
+                    );
+                    cx.notes.push(format!(
+                        "{values_path}: added `manager.healthProbe.port: {}`",
+                        chart.health_port
+                    ));
+                } else {
+                    cx.notes.push(format!(
+                        "warning: {values_path} has no `manager.healthProbe.port`, which the chart's manager template reads: \
+                         add `healthProbe: {{port: {}}}` under `manager:`",
+                        chart.health_port
+                    ));
+                }
             }
             if !missing.is_empty() {
                 let mut text = String::from("\n## Added by `opbuilder edit --plugins=helm/v2-alpha` for the new templates\n");
@@ -296,7 +337,7 @@ install-helm: ## Check that Helm is installed (see https://helm.sh/docs/intro/in
 
 .PHONY: helm-deploy
 helm-deploy: install-helm ## Install or upgrade the chart on the K8s cluster. Specify an image with IMG.
-	$(HELM) upgrade --install $(HELM_RELEASE) $(HELM_CHART_DIR) \
+	IMG="$(IMG)"; $(HELM) upgrade --install $(HELM_RELEASE) $(HELM_CHART_DIR) \
 		--namespace $(HELM_NAMESPACE) \
 		--create-namespace \
 		--set manager.image.repository=$${{IMG%%:*}} \

@@ -4,6 +4,7 @@
 //! serde_yaml (see the plugin's planning).
 
 use super::chart::{get, s, Chart};
+use super::manager::Ports;
 use serde_yaml::Value;
 
 /// `value` as YAML lines under a key, indented by `indent` spaces.
@@ -20,8 +21,7 @@ pub fn values(
     x: &Value,
     has_crds: bool,
     has_cert_manager: bool,
-    metrics_port: u64,
-    webhook_port: u64,
+    ports: Ports,
 ) -> Vec<(String, String)> {
     let xs = |k: &str| get(x, &[k]).cloned().unwrap_or(Value::Null);
     let replicas = get(deployment, &["spec", "replicas"])
@@ -58,6 +58,11 @@ pub fn values(
         m.push_str("  args: []\n");
     }
     m.push('\n');
+    m.push_str(&format!(
+        "  ## The port of the manager's health endpoints (/healthz for liveness, /readyz for readiness)\n  \
+         healthProbe:\n    port: {}\n\n",
+        ports.health
+    ));
     let env = xs("env");
     if !env.is_null() {
         m.push_str("  ## Environment of the manager container\n  env:\n");
@@ -108,7 +113,7 @@ pub fn values(
     ));
     out.push((
         "serviceAccount".into(),
-        "## The manager's ServiceAccount\nserviceAccount:\n  ## false: use an existing account, named below\n  enabled: true\n  # name: \"\"\n  # annotations: {}\n  # labels: {}\n\n".into(),
+        "## The manager's ServiceAccount\nserviceAccount:\n  ## false: use an existing account, which `name` must then give (\"default\" for the namespace's own)\n  enabled: true\n  # name: \"\"\n  # annotations: {}\n  # labels: {}\n\n".into(),
     ));
     if has_crds {
         out.push((
@@ -116,11 +121,13 @@ pub fn values(
             "## The CustomResourceDefinitions\ncrd:\n  ## Install them with the chart\n  enabled: true\n  ## Leave them (and every custom resource) in place on `helm uninstall`\n  keep: true\n\n".into(),
         ));
     }
+    // As the manager's --metrics-secure argument says, else HTTPS.
+    let secure = xs("metricsSecure").as_bool().unwrap_or(true);
     out.push((
         "metrics".into(),
         format!(
-            "## The manager's /metrics endpoint\nmetrics:\n  enabled: {}\n  port: {metrics_port}\n  ## HTTPS with authentication and authorization (true) or plain HTTP (false)\n  secure: true\n\n",
-            chart.has_metrics
+            "## The manager's /metrics endpoint\nmetrics:\n  enabled: {}\n  port: {}\n  ## HTTPS with authentication and authorization (true) or plain HTTP (false)\n  secure: {secure}\n\n",
+            chart.has_metrics, ports.metrics
         ),
     ));
     out.push((
@@ -130,15 +137,21 @@ pub fn values(
             chart.has_webhooks || has_cert_manager
         ),
     ));
-    if chart.has_webhooks {
-        out.push((
-            "webhook".into(),
-            format!("## The webhook server\nwebhook:\n  enabled: true\n  port: {webhook_port}\n\n"),
-        ));
-    }
+    // Always there: the manager's template reads webhook.enabled even before the first webhook.
+    out.push((
+        "webhook".into(),
+        format!(
+            "## The webhook server. false leaves out its Service, configurations and certificate and,\n## when the manager takes --webhook-port, starts the manager without it (port -1)\nwebhook:\n  enabled: {}\n  port: {}\n\n",
+            chart.has_webhooks, ports.webhook
+        ),
+    ));
     out.push((
         "prometheus".into(),
-        "## A ServiceMonitor for the metrics (needs the Prometheus Operator)\nprometheus:\n  enabled: false\n\n".into(),
+        format!(
+            "## A ServiceMonitor for the metrics (needs the Prometheus Operator)\nprometheus:\n  enabled: {}\n  \
+             ## Extra labels and annotations of the ServiceMonitor\n  # labels: {{}}\n  # annotations: {{}}\n\n",
+            chart.has_prometheus
+        ),
     ));
     out.push((
         "networkPolicy".into(),

@@ -44,13 +44,14 @@ Call with (dict "suffix" "controller-manager" "context" $).
 {{- end }}
 
 {{/*
-The manager's ServiceAccount: serviceAccount.name when the chart does not create one, else the
-account the chart creates.
+The manager's ServiceAccount: the account the chart creates, or, with serviceAccount.enabled=false,
+the existing account serviceAccount.name names (which must then be set; "default" is the namespace's
+own account).
 */}}
 {{- define "@CHART@.serviceAccountName" -}}
-{{- if and (not (.Values.serviceAccount.enabled | default true)) .Values.serviceAccount.name }}
-{{- .Values.serviceAccount.name }}
-{{- else }}
+{{- if .Values.serviceAccount.enabled }}
 {{- include "@CHART@.resourceName" (dict "suffix" "controller-manager" "context" .) }}
+{{- else }}
+{{- required "serviceAccount.enabled=false needs serviceAccount.name: the existing ServiceAccount the manager runs as (\"default\" for the namespace's own)" .Values.serviceAccount.name }}
 {{- end }}
 {{- end }}
