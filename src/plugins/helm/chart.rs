@@ -88,6 +88,23 @@ pub fn s(v: &Value) -> &str {
     v.as_str().unwrap_or("")
 }
 
+/// The container a Deployment's `kubectl.kubernetes.io/default-container` annotation names, if
+/// it names one.
+pub fn default_container(deployment: &Value) -> Option<&str> {
+    get(
+        deployment,
+        &[
+            "spec",
+            "template",
+            "metadata",
+            "annotations",
+            "kubectl.kubernetes.io/default-container",
+        ],
+    )
+    .map(s)
+    .filter(|n| !n.is_empty())
+}
+
 pub fn get<'a>(v: &'a Value, path: &[&str]) -> Option<&'a Value> {
     let mut cur = v;
     for p in path {

@@ -1,7 +1,7 @@
 //! Reading the kustomize output the chart is made from: its objects, the manager's Deployment,
 //! and the name prefix and namespace kustomize gave them.
 
-use super::chart::{get, s};
+use super::chart::{default_container, get, s};
 use anyhow::{bail, Result};
 use serde::Deserialize;
 use serde_yaml::Value;
@@ -77,20 +77,7 @@ fn manager_deployment<'a>(deployments: &[&'a Value]) -> Option<&'a Value> {
     }
     let tests: [&dyn Fn(&Value) -> bool; 4] = [
         &|d| get(d, &["metadata", "labels", "control-plane"]).map(s) == Some("controller-manager"),
-        &|d| {
-            get(
-                d,
-                &[
-                    "spec",
-                    "template",
-                    "metadata",
-                    "annotations",
-                    "kubectl.kubernetes.io/default-container",
-                ],
-            )
-            .map(s)
-            .is_some_and(|n| !n.is_empty())
-        },
+        &|d| default_container(d).is_some(),
         &|d| {
             get(d, &["spec", "template", "spec", "containers"])
                 .and_then(Value::as_sequence)

@@ -2,7 +2,8 @@
 //! security contexts and the webhook and metrics certificates, each from values.yaml.
 
 use super::chart::{
-    add_helm_labels, cond_item, get, get_mut, s, template_strings, Chart, Emit, Names,
+    add_helm_labels, cond_item, default_container, get, get_mut, s, template_strings, Chart, Emit,
+    Names,
 };
 use anyhow::{anyhow, Result};
 use serde_yaml::{Mapping, Value};
@@ -70,19 +71,7 @@ pub fn metrics_secure_arg(arg: &str) -> Option<bool> {
 /// `kubectl.kubernetes.io/default-container` annotation names, else the one called `manager`,
 /// else the first.
 pub fn manager_container_index(deployment: &Value) -> usize {
-    let wanted = get(
-        deployment,
-        &[
-            "spec",
-            "template",
-            "metadata",
-            "annotations",
-            "kubectl.kubernetes.io/default-container",
-        ],
-    )
-    .map(s)
-    .filter(|n| !n.is_empty())
-    .unwrap_or("manager");
+    let wanted = default_container(deployment).unwrap_or("manager");
     get(deployment, &["spec", "template", "spec", "containers"])
         .and_then(Value::as_sequence)
         .and_then(|cs| {
