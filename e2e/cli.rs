@@ -164,7 +164,7 @@ fn init_bad_input_exits_2_and_writes_nothing() {
         // helm/v2-alpha only edits: init needs the go/v4 layout with it.
         &[
             "--plugins",
-            "`init` needs the go/v4 layout",
+            "`init` needs a layout in the chain",
             "--plugins=go/v4",
         ],
     );

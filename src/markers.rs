@@ -14,7 +14,7 @@ use std::path::Path;
 pub fn comment_token(path: &Path) -> Option<&'static str> {
     let name = path.file_name()?.to_str()?;
     match path.extension().and_then(|e| e.to_str()) {
-        Some("go") => Some("//"),
+        Some("go" | "rs") => Some("//"),
         Some("yaml" | "yml" | "sh" | "mk" | "toml") => Some("#"),
         _ if name == "Makefile" || name == "Dockerfile" || name == "PROJECT" => Some("#"),
         _ => None,
@@ -317,8 +317,9 @@ fn check_placement(
     start: usize,
     token: &str,
     name: &str,
+    go: bool,
 ) -> Result<(), MarkerError> {
-    if token == "//" {
+    if go && token == "//" {
         if let Some(why) = go_marker_problem(&content[..start]) {
             return Err(MarkerError::Misplaced {
                 marker: marker_text(token, name),
@@ -337,6 +338,7 @@ fn find_marker(
     lines: &[Cow<'_, str>],
     token: &str,
     name: &str,
+    go: bool,
 ) -> Result<usize, MarkerError> {
     let positions: Vec<usize> = lines
         .iter()
@@ -355,7 +357,7 @@ fn find_marker(
                     .nth(at - 1)
                     .map_or(content.len(), |(i, _)| i + 1),
             };
-            check_placement(content, start, token, name)?;
+            check_placement(content, start, token, name, go)?;
             Ok(at)
         }
         many => Err(MarkerError::Duplicate {
@@ -371,11 +373,12 @@ fn find_marker_direct(
     content: &str,
     token: &str,
     name: &str,
+    go: bool,
 ) -> Result<(usize, usize), MarkerError> {
     match marker_lines(content, token, name).as_slice() {
         [] => Err(MarkerError::Missing(marker_text(token, name))),
         &[(start, end)] => {
-            check_placement(content, start, token, name)?;
+            check_placement(content, start, token, name, go)?;
             Ok((start, end))
         }
         many => Err(MarkerError::Duplicate {
@@ -482,14 +485,38 @@ fn insert_lines(content: &str, at: usize, lines: &[Cow<'_, str>]) -> String {
 
 /// Insert each fragment (unless already present) directly above the one line holding the
 /// marker; a missing, duplicated or (Go) misplaced marker is an error.
+#[cfg(test)]
 pub fn insert_above<'a>(
     content: &'a str,
     token: &str,
     name: &str,
     fragments: &[String],
 ) -> Result<Cow<'a, str>, MarkerError> {
+    insert_above_in(content, token, name, fragments, true)
+}
+
+/// [`insert_above`] for a file of `path`: Go's placement rules apply to Go files only (a Rust
+/// file shares the `//` token but has no package clause).
+pub fn insert_above_for<'a>(
+    path: &Path,
+    content: &'a str,
+    token: &str,
+    name: &str,
+    fragments: &[String],
+) -> Result<Cow<'a, str>, MarkerError> {
+    let go = path.extension().is_some_and(|e| e == "go");
+    insert_above_in(content, token, name, fragments, go)
+}
+
+fn insert_above_in<'a>(
+    content: &'a str,
+    token: &str,
+    name: &str,
+    fragments: &[String],
+    go: bool,
+) -> Result<Cow<'a, str>, MarkerError> {
     if direct(content) {
-        let (start, end) = find_marker_direct(content, token, name)?;
+        let (start, end) = find_marker_direct(content, token, name, go)?;
         let indent = indentation(&content[start..end]);
         // The marker line's start in `current`; each insertion lands above it.
         let mut at = start;
@@ -505,7 +532,7 @@ pub fn insert_above<'a>(
         return Ok(current);
     }
     let (mut lines, nl) = split_lines(content);
-    let mut at = find_marker(content, &lines, token, name)?;
+    let mut at = find_marker(content, &lines, token, name, go)?;
     let mut current = Cow::Borrowed(content);
     for fragment in fragments {
         if fragment_present(&current, token, fragment) {
@@ -519,6 +546,66 @@ pub fn insert_above<'a>(
         current = Cow::Owned(join_lines(&lines, nl));
     }
     Ok(current)
+}
+
+/// Compare two lines as rustfmt orders `mod` declarations: runs of digits by their value
+/// (`v2` before `v10`), everything else byte by byte.
+fn version_order(a: &str, b: &str) -> std::cmp::Ordering {
+    fn chunks(s: &str) -> Vec<(bool, &str)> {
+        let mut out = vec![];
+        let mut start = 0;
+        let bytes = s.as_bytes();
+        for i in 1..=bytes.len() {
+            if i == bytes.len() || bytes[i].is_ascii_digit() != bytes[start].is_ascii_digit() {
+                out.push((bytes[start].is_ascii_digit(), &s[start..i]));
+                start = i;
+            }
+        }
+        out
+    }
+    let (ca, cb) = (chunks(a), chunks(b));
+    for ((da, x), (db, y)) in ca.iter().zip(cb.iter()) {
+        let ord = if *da && *db {
+            let (x, y) = (x.trim_start_matches('0'), y.trim_start_matches('0'));
+            x.len().cmp(&y.len()).then(x.cmp(y))
+        } else {
+            x.cmp(y)
+        };
+        if ord.is_ne() {
+            return ord;
+        }
+    }
+    ca.len().cmp(&cb.len())
+}
+
+/// Insert `line` into the run of non-blank lines directly above the one line holding marker
+/// `name`, at its sorted position (as rustfmt sorts `mod` declarations), unless the run holds
+/// it already; it takes the marker's indentation.
+pub fn insert_sorted_above<'a>(
+    content: &'a str,
+    token: &str,
+    name: &str,
+    line: &str,
+) -> Result<Cow<'a, str>, MarkerError> {
+    let (mut lines, nl) = split_lines(content);
+    let at = find_marker(content, &lines, token, name, false)?;
+    let indent = indentation(&lines[at]).to_string();
+    let mut first = at;
+    while first > 0
+        && !lines[first - 1].trim().is_empty()
+        && !lines[first - 1].trim().starts_with("//")
+    {
+        first -= 1;
+    }
+    let want = line.trim();
+    if lines[first..at].iter().any(|l| l.trim() == want) {
+        return Ok(Cow::Borrowed(content));
+    }
+    let pos = (first..at)
+        .find(|&i| version_order(lines[i].trim(), want).is_gt())
+        .unwrap_or(at);
+    lines.insert(pos, Cow::Owned(format!("{indent}{want}")));
+    Ok(Cow::Owned(join_lines(&lines, nl)))
 }
 
 /// One `import` spec: optional name and the path.
@@ -608,7 +695,7 @@ pub fn insert_go_imports<'a>(
     if direct(content) {
         // Work on the lines from the block's `import (` to the marker only. Without a marker,
         // or without an `import (` above it, the line-by-line path below does the work.
-        match find_marker_direct(content, "//", "imports") {
+        match find_marker_direct(content, "//", "imports", true) {
             Ok((marker, marker_end)) => {
                 let mut pos = marker;
                 while pos > 0 {
@@ -656,7 +743,7 @@ fn insert_go_import_lines(
 ) -> Result<String, MarkerError> {
     let (lines, nl) = split_lines(content);
     // The block ends at the imports marker when there is one, else at the first block's `)`.
-    let found = match find_marker(content, &lines, "//", "imports") {
+    let found = match find_marker(content, &lines, "//", "imports", true) {
         Ok(m) => Some(m),
         Err(MarkerError::Missing(_)) => None,
         Err(e) => return Err(e),
@@ -1043,6 +1130,56 @@ pub fn enable_entries(content: &str, start: &str, needs: &[&str]) -> Option<Stri
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rust_mod_declarations_go_in_rustfmt_order_above_their_marker() {
+        let text =
+            "use a::B;\n\npub mod infra;\npub mod webapp;\n// +kubebuilder:scaffold:api-groups\n";
+        let out = insert_sorted_above(text, "//", "api-groups", "pub mod core;").unwrap();
+        assert_eq!(
+            out,
+            "use a::B;\n\npub mod core;\npub mod infra;\npub mod webapp;\n// +kubebuilder:scaffold:api-groups\n"
+        );
+        let out = insert_sorted_above(&out, "//", "api-groups", "pub mod zoo;").unwrap();
+        assert!(
+            out.contains("pub mod webapp;\npub mod zoo;\n// +kubebuilder"),
+            "{out}"
+        );
+        // Present already: unchanged.
+        assert!(matches!(
+            insert_sorted_above(&out, "//", "api-groups", "pub mod infra;").unwrap(),
+            Cow::Borrowed(_)
+        ));
+        // The first one after the comment above the marker's run, with the marker's indentation.
+        let text = "fn f() {\n    // mods\n    // +kubebuilder:scaffold:x\n}\n";
+        let out = insert_sorted_above(text, "//", "x", "pub mod a;").unwrap();
+        assert_eq!(
+            out,
+            "fn f() {\n    // mods\n    pub mod a;\n    // +kubebuilder:scaffold:x\n}\n"
+        );
+        // Versions sort by their numbers, as rustfmt does.
+        let text = "pub mod v1;\npub mod v10;\n// +kubebuilder:scaffold:versions\n";
+        let out = insert_sorted_above(text, "//", "versions", "pub mod v2;").unwrap();
+        assert_eq!(
+            out,
+            "pub mod v1;\npub mod v2;\npub mod v10;\n// +kubebuilder:scaffold:versions\n"
+        );
+        let out = insert_sorted_above(text, "//", "versions", "pub mod v1beta1;").unwrap();
+        assert!(out.starts_with("pub mod v1;\npub mod v1beta1;\n"), "{out}");
+        assert!(insert_sorted_above(text, "//", "missing", "pub mod a;").is_err());
+    }
+
+    #[test]
+    fn go_placement_rules_stay_out_of_rust_files() {
+        // No package clause: a Go file's marker is refused, a Rust file's is fine.
+        let text = "// +kubebuilder:scaffold:x\n";
+        let frag = ["a".to_string()];
+        assert!(insert_above_for(Path::new("a.go"), text, "//", "x", &frag).is_err());
+        assert_eq!(
+            insert_above_for(Path::new("a.rs"), text, "//", "x", &frag).unwrap(),
+            "a\n// +kubebuilder:scaffold:x\n"
+        );
+    }
 
     const MAIN: &str = "package main\n\nimport (\n\t\"os\"\n\n\tutilruntime \"k8s.io/apimachinery/pkg/util/runtime\"\n\tctrl \"sigs.k8s.io/controller-runtime\"\n\t// +kubebuilder:scaffold:imports\n)\n\nfunc init() {\n\t// +kubebuilder:scaffold:scheme\n}\n";
 

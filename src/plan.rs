@@ -36,6 +36,9 @@ pub enum Edit {
         marker: String,
         fragments: Vec<String>,
     },
+    /// Insert one line (a Rust `mod` declaration) into the lines directly above the marker, in
+    /// sorted order, as rustfmt keeps them (idempotent).
+    SortedAboveMarker { marker: String, line: String },
     /// Add a Go import to the block holding `// +kubebuilder:scaffold:imports`, sorted.
     GoImport { spec: ImportSpec, module: String },
     /// Uncomment a block (given in its uncommented form). When `required` is false and the block
@@ -440,7 +443,17 @@ fn apply_edit<'a>(
         Edit::AboveMarker { marker, fragments } => {
             let token = markers::comment_token(path)
                 .ok_or_else(|| format!("{show}: no comment syntax known for this kind of file"))?;
-            markers::insert_above(content, token, marker, fragments).map_err(|e| match e {
+            markers::insert_above_for(path, content, token, marker, fragments).map_err(|e| match e {
+                markers::MarkerError::Missing(m) => format!(
+                    "{show}: the marker `{m}` is missing; put it back where new code should be inserted"
+                ),
+                e => format!("{show}: {e}"),
+            })
+        }
+        Edit::SortedAboveMarker { marker, line } => {
+            let token = markers::comment_token(path)
+                .ok_or_else(|| format!("{show}: no comment syntax known for this kind of file"))?;
+            markers::insert_sorted_above(content, token, marker, line).map_err(|e| match e {
                 markers::MarkerError::Missing(m) => format!(
                     "{show}: the marker `{m}` is missing; put it back where new code should be inserted"
                 ),

@@ -13,6 +13,8 @@ use std::path::{Path, PathBuf};
 
 pub const FILE: &str = "PROJECT";
 pub const LAYOUT: &str = "go.kubebuilder.io/v4";
+/// opbuilder's layout for operators written in Rust on kube-rs.
+pub const RUST_LAYOUT: &str = "rust.opbuilder.io/v1-alpha";
 /// go/v4 without kustomize: the layout `--plugins=kustomize/v2,base.go.kubebuilder.io/v4` records.
 const BASE_GO: &str = "base.go.kubebuilder.io/v4";
 const PLUGINS: &str = "plugins";
@@ -209,13 +211,12 @@ impl Project {
             v => bail!("PROJECT version {v:?} is not supported; opbuilder understands project version \"3\""),
         }
         if !p.layout.is_empty()
-            && !p
-                .layout
-                .iter()
-                .any(|l| l == LAYOUT || l == BASE_GO || l == "go.kubebuilder.io/v3")
+            && !p.layout.iter().any(|l| {
+                l == LAYOUT || l == BASE_GO || l == "go.kubebuilder.io/v3" || l == RUST_LAYOUT
+            })
         {
             bail!(
-                "PROJECT layout {:?} is not supported; opbuilder scaffolds the {LAYOUT} layout",
+                "PROJECT layout {:?} is not supported; opbuilder scaffolds the {LAYOUT} and {RUST_LAYOUT} layouts",
                 p.layout
             );
         }

@@ -384,6 +384,33 @@ mod tests {
         c
     }
 
+    /// The values the Rust layout's templates see besides the go/v4 ones (what
+    /// `plugins::rust` puts in its contexts), for a template named `name`.
+    fn add_rust_values(name: &str, json: &mut Json, core: bool) {
+        if !(name.starts_with("rust-") || name.starts_with("fragments/rust/")) {
+            return;
+        }
+        let pins = handlebars::to_json(&crate::versions::pins().rust);
+        let m = json.as_object_mut().unwrap();
+        for (k, v) in [
+            ("crateName", Json::from("guest-book")),
+            ("libName", Json::from("guest_book")),
+            ("rust", pins),
+            ("groupMod", Json::from("ingress")),
+            ("versionMod", Json::from("v1")),
+            ("kindMod", Json::from("app")),
+            (
+                "apiGroup",
+                Json::from(if core { "" } else { "ingress.example.com" }),
+            ),
+            ("typePath", Json::from("crate::api::ingress::v1::App")),
+            ("storage", Json::from(!core)),
+            ("namespaced", Json::from(!core)),
+        ] {
+            m.insert(k.into(), v);
+        }
+    }
+
     /// Every template of every tree renders in strict mode, in each variant of the context.
     #[test]
     fn every_template_renders() {
@@ -406,13 +433,23 @@ mod tests {
                 ] {
                     rendered += render_tree(tree, &rctx, |_| true).unwrap().len();
                 }
+                let mut rust = handlebars::to_json(&rctx);
+                add_rust_values("rust-api", &mut rust, core);
+                for tree in ["rust-init", "rust-api", "rust-controller"] {
+                    rendered += render_tree(tree, &rust, |_| true).unwrap().len();
+                }
                 for f in all_files() {
                     let name = f.path().to_string_lossy();
                     if let Some(stem) = name
                         .strip_prefix("fragments/")
                         .and(name.strip_suffix(".hbs"))
                     {
-                        render(stem, &rctx).unwrap_or_else(|e| panic!("{name}: {e:#}"));
+                        let out = if stem.starts_with("fragments/rust/") {
+                            render(stem, &rust)
+                        } else {
+                            render(stem, &rctx)
+                        };
+                        out.unwrap_or_else(|e| panic!("{name}: {e:#}"));
                         rendered += 1;
                     }
                 }
@@ -496,6 +533,7 @@ mod tests {
                     } else {
                         handlebars::to_json(&rctx)
                     };
+                    add_rust_values(name, &mut json, core);
                     if name.starts_with("deploy-image/") {
                         // The plugin's own values, every option set (core: none set).
                         let m = json.as_object_mut().unwrap();
@@ -563,6 +601,7 @@ mod tests {
                     } else {
                         handlebars::to_json(&rctx)
                     };
+                    add_rust_values(name, &mut json, core);
                     if name.starts_with("deploy-image/") {
                         // The plugin's own values, every option set (core: none set).
                         let m = json.as_object_mut().unwrap();

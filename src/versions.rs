@@ -31,9 +31,40 @@ pub struct E2e {
     pub kubebuilder: String,
 }
 
+/// Crates and images written into projects of the Rust layout (rust.opbuilder.io/v1-alpha).
+/// Absent from the versions.toml of releases before 0.4.0 (empty strings then).
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default, rename_all(serialize = "camelCase"))]
+pub struct Rust {
+    /// The `rust:` image the Dockerfile builds in, and the rust-version of Cargo.toml.
+    pub rust_image: String,
+    pub rust_version: String,
+    pub kube: String,
+    pub k8s_openapi: String,
+    /// k8s-openapi's Kubernetes feature (`v1_37`): the minor of the control plane.
+    pub k8s_openapi_feature: String,
+    pub schemars: String,
+    pub serde: String,
+    pub serde_json: String,
+    pub serde_yaml: String,
+    pub tokio: String,
+    pub futures: String,
+    pub tracing: String,
+    pub tracing_subscriber: String,
+    pub thiserror: String,
+    pub anyhow: String,
+    pub clap: String,
+    pub prometheus_client: String,
+    pub tower_test: String,
+    pub http: String,
+    pub rcgen: String,
+}
+
 #[derive(Debug, Clone, Deserialize)]
 pub struct Pins {
     pub scaffold: Scaffold,
+    #[serde(default)]
+    pub rust: Rust,
     /// Read by the e2e scripts from versions.toml directly; parsed here so a typo fails the
     /// build's tests. Its `kubebuilder` (the parity oracle) is the release `opbuilder version`
     /// reports as the one it matches.
@@ -100,5 +131,8 @@ mod tests {
             .kubernetes_target
             .starts_with(&format!("1.{minor}.")));
         assert!(p.e2e.kubernetes.starts_with(&format!("1.{minor}.")));
+        // k8s-openapi's feature names the same minor.
+        assert_eq!(p.rust.k8s_openapi_feature, format!("v1_{minor}"));
+        assert!(!p.rust.kube.is_empty() && !p.rust.rust_version.is_empty());
     }
 }

@@ -107,6 +107,12 @@ k8s_bin_dir() {
 	printf '%s/k8s/%s-%s\n' "$E2E_CACHE" "$(pin e2e.kubernetes)" "$(k8s_platform)"
 }
 
+# rust_target_dir: the cargo target directory every generated Rust project of the e2e tests
+# shares, keyed by the crates they pin (their dependencies are built once per version).
+rust_target_dir() {
+	printf '%s/rust-target/kube-%s-k8s-openapi-%s\n' "$E2E_CACHE" "$(pin rust.kube)" "$(pin rust.k8s_openapi)"
+}
+
 # wait_for SECS DESC CMD [ARGS...]
 # Runs CMD (output discarded) once a second until it exits 0. Returns 1 and logs
 # an error naming DESC once SECS seconds have passed. When WAIT_FOR_PID is set

@@ -4,6 +4,7 @@
 #   check-typed-clients.sh; go vet ./...; make lint;
 #   one CRD in config/crd/bases per API in PROJECT; kubectl kustomize config/default renders;
 #   and, unless --no-test, `make test` against the offline envtest binaries.
+# A project of the Rust layout is handed to verify-rust-project.sh.
 #
 # Usage: verify-project.sh [--no-test] PROJECT_DIR
 set -euo pipefail
@@ -18,6 +19,13 @@ if [[ ${1:-} == --no-test ]]; then
 	shift
 fi
 [[ $# -eq 1 && -d $1 ]] || die "usage: $0 [--no-test] PROJECT_DIR"
+if grep -qx -- '- rust.opbuilder.io/v1-alpha' "$1/PROJECT" 2>/dev/null; then
+	# The Rust layout has its own checks.
+	if ((run_tests)); then
+		exec "$scripts/verify-rust-project.sh" "$1"
+	fi
+	exec "$scripts/verify-rust-project.sh" --no-test "$1"
+fi
 need_cmd go make kubectl gofmt
 dir=$(cd "$1" && pwd)
 cd "$dir"

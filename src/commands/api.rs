@@ -10,6 +10,7 @@ use std::path::Path;
 pub fn run(root: &Path, args: &ApiArgs) -> Result<()> {
     let ((plan, did_resource, _external, notes), project) =
         plugins::plan_create_api_keeping_project(root, args)?;
+    let rust = project.layout.iter().any(|k| k == plugins::rust::KEY);
     // The process ends after this command, and the system takes its memory back at once;
     // freeing every string of a large PROJECT one by one first (a tenth of `create api` in a
     // project of 200 kinds) would be work for nothing. Only here: `alpha generate` plans many
@@ -28,6 +29,12 @@ pub fn run(root: &Path, args: &ApiArgs) -> Result<()> {
     };
     for n in &notes {
         errln!("{n}");
+    }
+    if rust {
+        outln!(
+            "\nNext: fill in the Spec and Status of the types and the reconcile of the controller under src/, then run\n  make manifests test"
+        );
+        return Ok(());
     }
     if let Some(before) = imports_before {
         let (mut steps, packages) = post::create_steps(

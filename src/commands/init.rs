@@ -10,7 +10,8 @@ use std::path::Path;
 pub fn run(root: &Path, args: &InitArgs) -> Result<()> {
     let (plan, project) = plugins::plan_init(root, args)?;
     let others = check_not_initialized(root)?;
-    if !args.dry_run && !args.skip_post_steps && !args.skip_go_version_check {
+    let rust = project.layout.iter().any(|k| k == plugins::rust::KEY);
+    if !rust && !args.dry_run && !args.skip_post_steps && !args.skip_go_version_check {
         if let Some(v) = post::go_version() {
             if v < (1, 23, 0) || v.0 >= 2 {
                 bail!(
@@ -37,11 +38,25 @@ pub fn run(root: &Path, args: &InitArgs) -> Result<()> {
         &plan,
         args.dry_run,
         "init",
-        &format!(
-            "Scaffolded project {:?} (module {}):",
-            project.project_name, project.repo
-        ),
+        &if rust {
+            format!(
+                "Scaffolded project {:?} (a Cargo package, Rust on kube-rs):",
+                project.project_name
+            )
+        } else {
+            format!(
+                "Scaffolded project {:?} (module {}):",
+                project.project_name, project.repo
+            )
+        },
     )? {
+        return Ok(());
+    }
+    if rust {
+        outln!(
+            "\nNext: add an API with\n  opbuilder create api --group <group> --version v1 --kind <Kind>\n\
+             then build and test with\n  make test"
+        );
         return Ok(());
     }
     if !args.skip_post_steps {

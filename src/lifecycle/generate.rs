@@ -56,12 +56,12 @@ fn replay(project: &Project, license_file: Option<&Path>) -> Result<Vec<Step>> {
         })
     };
     let known: Vec<String> = project.layout.clone();
-    let mut init = vec![
-        "init".to_string(),
-        flag("domain", &project.domain),
-        flag("repo", &project.repo),
-        flag("project-name", &project.project_name),
-    ];
+    let mut init = vec!["init".to_string(), flag("domain", &project.domain)];
+    // The Rust layout has no Go module.
+    if !project.repo.is_empty() {
+        init.push(flag("repo", &project.repo));
+    }
+    init.push(flag("project-name", &project.project_name));
     if !known.is_empty() {
         init.push(flag("plugins", known.join(",")));
     }

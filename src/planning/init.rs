@@ -215,10 +215,13 @@ pub fn check_not_initialized(root: &Path) -> Result<Vec<String>> {
 
 /// Check the flags of `init` (after the plugin chain, whose keys become the layout) and build
 /// the new PROJECT and the license header.
+/// `go_module`: the layout is a Go module (go/v4), so `--repo` (or ./go.mod) names it; the Rust
+/// layout has none and refuses `--repo`.
 pub fn new_project(
     root: &Path,
     args: &InitArgs,
     layout: Vec<String>,
+    go_module: bool,
 ) -> Result<(Project, Option<String>)> {
     if args.project_version != "3" {
         return Err(bad_flag(
@@ -231,6 +234,14 @@ pub fn new_project(
     validate::dns1123_subdomain(&args.domain)
         .map_err(|r| bad_flag("--domain", &args.domain, &r, "example.com"))?;
     let repo = match &args.repo {
+        Some(r) if !go_module => {
+            return Err(usage(format!(
+                "--repo {r:?}: --repo names a Go module, and the Rust layout has none (its Cargo package is named \
+                 after --project-name); leave --repo out, for example: opbuilder init \
+                 --plugins=rust.opbuilder.io/v1-alpha --domain example.com --project-name guestbook"
+            )))
+        }
+        None if !go_module => String::new(),
         Some(r) => r.clone(),
         None => module_from_go_mod(root).ok_or_else(|| {
             usage(format!(
@@ -240,8 +251,10 @@ pub fn new_project(
             ))
         })?,
     };
-    validate::go_module_path(&repo)
-        .map_err(|r| bad_flag("--repo", &repo, &r, "github.com/acme/guestbook"))?;
+    if go_module {
+        validate::go_module_path(&repo)
+            .map_err(|r| bad_flag("--repo", &repo, &r, "github.com/acme/guestbook"))?;
+    }
     let project_name = match &args.project_name {
         Some(n) => n.clone(),
         None => {

@@ -25,6 +25,8 @@ pub struct Chain {
     plugins: Vec<&'static Known>,
     /// Whether the chain holds the go/v4 layout (go/v4, or base.go/v4 with kustomize/v2).
     pub has_go: bool,
+    /// Whether the chain is the Rust layout (rust.opbuilder.io/v1-alpha), which runs alone.
+    pub has_rust: bool,
 }
 
 /// Check a chain's go layout: go/v4 alone, or base.go/v4 together with kustomize/v2.
@@ -115,8 +117,22 @@ impl Chain {
                  --image=memcached:1.6.26-alpine3.19 --plugins=deploy-image/v1-alpha",
             ));
         }
+        let has_rust = plugins.iter().any(|k| k.name == super::rust::NAME);
+        if has_rust && plugins.len() > 1 {
+            let others: Vec<String> = plugins
+                .iter()
+                .filter(|k| k.name != super::rust::NAME)
+                .map(|k| k.key())
+                .collect();
+            return Err(usage(format!(
+                "--plugins: the Rust layout (rust.opbuilder.io/v1-alpha) runs alone, and {} adds to go/v4's \
+                 files only; leave it out, for example --plugins=rust.opbuilder.io/v1-alpha",
+                others.join(" and ")
+            )));
+        }
         let has_go = go_layout(&plugins)? || deploy_image;
         if !has_go
+            && !has_rust
             && matches!(
                 command,
                 Command::Init | Command::CreateApi | Command::CreateWebhook
@@ -128,11 +144,15 @@ impl Chain {
                 _ => "create webhook",
             };
             return Err(usage(format!(
-                "--plugins: `{what}` needs the go/v4 layout in the chain (the other plugins only add to it); \
-                 for example --plugins=go/v4"
+                "--plugins: `{what}` needs a layout in the chain, go/v4 or rust.opbuilder.io/v1-alpha (the other \
+                 plugins only add to one); for example --plugins=go/v4"
             )));
         }
-        Ok(Chain { plugins, has_go })
+        Ok(Chain {
+            plugins,
+            has_go,
+            has_rust,
+        })
     }
 
     /// The canonical keys, in order: what `init` records as PROJECT's layout (without the

@@ -17,6 +17,7 @@ pub mod golang;
 pub mod grafana;
 pub mod helm;
 pub mod registry;
+pub mod rust;
 pub mod typed_clients;
 
 use crate::error::usage;
@@ -54,7 +55,7 @@ fn run_hook(
 pub fn plan_init(root: &Path, args: &InitArgs) -> Result<(Plan, Project)> {
     let chain = Chain::for_command(None, parse_flag(args.plugins.as_deref())?, Command::Init)?;
     let (mut project, boilerplate_file) =
-        crate::planning::init::new_project(root, args, chain.keys())?;
+        crate::planning::init::new_project(root, args, chain.keys(), !chain.has_rust)?;
     let (mut plan, _notes) = run_hook(root, &mut project, |cx| {
         chain.init(cx, boilerplate_file.as_deref())
     })?;
@@ -118,6 +119,11 @@ pub fn plan_edit(root: &Path, args: &EditArgs) -> Result<(Plan, Vec<String>)> {
     let flag = parse_flag(args.plugins.as_deref())?;
     let explicit = flag.is_some();
     let mut project = Project::load(root)?;
+    if project.layout.iter().any(|k| k == rust::KEY) {
+        // Its hook says why there is nothing to edit; no other plugin may join the layout.
+        let chain = Chain::for_command(Some(&project), None, Command::Edit)?;
+        run_hook(root, &mut project, |cx| chain.edit(cx, args))?;
+    }
     let chain = Chain::for_command(Some(&project), flag, Command::Edit)?;
     if args.go_flags() && !chain.has_go {
         return Err(usage(

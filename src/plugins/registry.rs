@@ -2,7 +2,7 @@
 //! opbuilder does with each (runs it, or refuses it saying what to do instead); resolving a
 //! key as Kubebuilder does and reading `--plugins`.
 
-use super::{autoupdate, deployimage, golang, grafana, helm, typed_clients};
+use super::{autoupdate, deployimage, golang, grafana, helm, rust, typed_clients};
 use crate::error::usage;
 use crate::planning::plugin::Plugin;
 use crate::project::Project;
@@ -79,6 +79,12 @@ pub static KNOWN: &[Known] = &[
         version: "v1-alpha",
         support: Support::Runs(&typed_clients::TypedClients),
     },
+    // opbuilder's own layout for operators written in Rust on kube-rs.
+    Known {
+        name: "rust.opbuilder.io",
+        version: "v1-alpha",
+        support: Support::Runs(&rust::RustV1Alpha),
+    },
     Known {
         name: "deploy-image.go.kubebuilder.io",
         version: "v1-alpha",
@@ -142,7 +148,7 @@ pub fn parse_flag(value: Option<&str>) -> Result<Option<Vec<&'static Known>>> {
             usage(format!(
                 "invalid value {key:?} for --plugins: no plugin has this key. opbuilder knows Kubebuilder's plugins \
                  (go/v4, kustomize/v2, grafana/v1-alpha, autoupdate/v1-alpha, deploy-image/v1-alpha, helm/v2-alpha) and its own \
-                 typed-clients/v1-alpha; external plugins are not supported\n  example of a valid value: --plugins=go/v4"
+                 typed-clients/v1-alpha and rust/v1-alpha; external plugins are not supported\n  example of a valid value: --plugins=go/v4"
             ))
         })?;
         if let Support::NotYet(what) = known.support {
@@ -215,6 +221,8 @@ mod tests {
                 "deploy-image.go.kubebuilder.io/v1-alpha",
             ),
             ("helm/v2-alpha", "helm.kubebuilder.io/v2-alpha"),
+            ("rust/v1-alpha", "rust.opbuilder.io/v1-alpha"),
+            ("rust", "rust.opbuilder.io/v1-alpha"),
             (
                 "helm.kubebuilder.io/v1-alpha",
                 "helm.kubebuilder.io/v1-alpha",

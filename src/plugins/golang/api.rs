@@ -77,46 +77,7 @@ pub fn plan_files(
         if res.ssa {
             plan_ssa(root, project, &ctx, plan, notes)?;
         }
-        plan.above_marker(
-            "config/crd/kustomization.yaml",
-            "crdkustomizeresource",
-            vec![format!("- bases/{}_{}.yaml", ctx.qgroup, plural)],
-        );
-        plan.above_marker(
-            "config/samples/kustomization.yaml",
-            "manifestskustomizesamples",
-            vec![format!("- {}", ctx.sample_file)],
-        );
-        plan.update(
-            "config/default/kustomization.yaml",
-            Edit::Uncomment {
-                block: "- ../crd".into(),
-                required: false,
-            },
-        );
-        let anchor = templates::render("fragments/api/rbac_kustomization_comment.yaml", &ctx)?;
-        plan.update(
-            "config/rbac/kustomization.yaml",
-            Edit::Append {
-                text: anchor.clone(),
-            },
-        );
-        let last = anchor
-            .trim_end()
-            .lines()
-            .last()
-            .unwrap_or_default()
-            .to_string();
-        let roles = ["admin", "editor", "viewer"]
-            .map(|r| format!("- {}{}_{r}_role.yaml", ctx.role_file_prefix, ctx.kind_lower))
-            .join("\n");
-        plan.update(
-            "config/rbac/kustomization.yaml",
-            Edit::AfterLine {
-                anchor: last,
-                text: roles,
-            },
-        );
+        plan_kustomize_entries(plan, &ctx)?;
         plan.go_import(MAIN_GO, Some(&ctx.import_alias), api_path, &repo);
         plan.above_marker(
             MAIN_GO,
@@ -171,6 +132,52 @@ pub fn plan_files(
             vec![templates::render("fragments/main_controller.go", &c)?],
         );
     }
+    Ok(())
+}
+
+/// The kustomize entries of a new kind, for every layout: its CRD base and sample in their
+/// kustomizations, the CRDs in the default kustomization, and its helper roles in the RBAC one.
+pub fn plan_kustomize_entries(plan: &mut Plan, ctx: &ResourceCtx) -> Result<()> {
+    plan.above_marker(
+        "config/crd/kustomization.yaml",
+        "crdkustomizeresource",
+        vec![format!("- bases/{}_{}.yaml", ctx.qgroup, ctx.plural)],
+    );
+    plan.above_marker(
+        "config/samples/kustomization.yaml",
+        "manifestskustomizesamples",
+        vec![format!("- {}", ctx.sample_file)],
+    );
+    plan.update(
+        "config/default/kustomization.yaml",
+        Edit::Uncomment {
+            block: "- ../crd".into(),
+            required: false,
+        },
+    );
+    let anchor = templates::render("fragments/api/rbac_kustomization_comment.yaml", ctx)?;
+    plan.update(
+        "config/rbac/kustomization.yaml",
+        Edit::Append {
+            text: anchor.clone(),
+        },
+    );
+    let last = anchor
+        .trim_end()
+        .lines()
+        .last()
+        .unwrap_or_default()
+        .to_string();
+    let roles = ["admin", "editor", "viewer"]
+        .map(|r| format!("- {}{}_{r}_role.yaml", ctx.role_file_prefix, ctx.kind_lower))
+        .join("\n");
+    plan.update(
+        "config/rbac/kustomization.yaml",
+        Edit::AfterLine {
+            anchor: last,
+            text: roles,
+        },
+    );
     Ok(())
 }
 

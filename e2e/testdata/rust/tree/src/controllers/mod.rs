@@ -1,0 +1,55 @@
+/*
+Copyright 2026 The Guestbook Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+//! The controllers: one module per kind. `opbuilder create api` adds each module, its run and
+//! its RBAC above the marker lines; keep them.
+
+use crate::manager::{Context, Shutdown};
+use crate::rbac::Rule;
+use futures::future::BoxFuture;
+
+pub mod deployment;
+pub mod guestbook;
+pub mod tenant;
+// +kubebuilder:scaffold:controller-modules
+
+/// Run every controller until `shutdown`; returns once all have finished.
+pub async fn run_all(ctx: Context, shutdown: Shutdown) {
+    let controllers: Vec<BoxFuture<'static, ()>> = vec![
+        futures::FutureExt::boxed(guestbook::run(ctx.clone(), shutdown.clone())),
+        futures::FutureExt::boxed(tenant::run(ctx.clone(), shutdown.clone())),
+        futures::FutureExt::boxed(deployment::run(ctx.clone(), shutdown.clone())),
+        // +kubebuilder:scaffold:controllers
+    ];
+    if controllers.is_empty() {
+        tracing::warn!("no controllers yet: add one with `opbuilder create api`");
+    }
+    // Until a controller is added, `ctx` and `shutdown` have nothing to do.
+    let _ = (&ctx, &shutdown);
+    futures::future::join_all(controllers).await;
+}
+
+/// The RBAC rules of every controller and of the manager: `make manifests` writes them to
+/// config/rbac/role.yaml.
+pub fn rbac() -> Vec<&'static [Rule]> {
+    vec![
+        crate::rbac::MANAGER,
+        guestbook::RBAC,
+        tenant::RBAC,
+        deployment::RBAC,
+        // +kubebuilder:scaffold:rbac
+    ]
+}

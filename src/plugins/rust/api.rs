@@ -1,0 +1,224 @@
+//! The Rust layout's `create api`: a kind's types module (src/api/<group>/<version>/<kind>.rs),
+//! its controller (src/controllers/<kind>.rs) and integration test, their wiring above the
+//! `+kubebuilder:scaffold:` markers of the module files, and go/v4's kustomize entries.
+
+use super::context::{module_name, RustProjectCtx};
+use crate::context::ProjectCtx;
+use crate::error::usage;
+use crate::plan::IfExists;
+use crate::planning::api::ResolvedResource;
+use crate::planning::plugin::Cx;
+use crate::project::Project;
+use crate::resource::{CtxInput, ResourceCtx};
+use crate::templates;
+use anyhow::Result;
+use serde::Serialize;
+
+/// What the Rust api and controller templates see.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RustResourceCtx {
+    #[serde(flatten)]
+    pub res: ResourceCtx,
+    pub crate_name: String,
+    pub lib_name: String,
+    pub rust: crate::versions::Rust,
+    /// Module names: `src/api/<groupMod>/<versionMod>/<kindMod>.rs`, `src/controllers/<kindMod>.rs`.
+    pub group_mod: String,
+    pub version_mod: String,
+    pub kind_mod: String,
+    /// The API group in RBAC rules and API paths: `""` for the core group.
+    pub api_group: String,
+    /// The Rust path of the kind's type: `crate::api::webapp::v1::Guestbook`,
+    /// `k8s_openapi::api::apps::v1::Deployment`.
+    pub type_path: String,
+    /// This version is the kind's storage version (the first version created).
+    pub storage: bool,
+    pub namespaced: bool,
+}
+
+/// Where a kind's Rust type lives: the project's api module, or k8s-openapi for a core type.
+fn type_module(lib_name: &str, res: &ResolvedResource) -> String {
+    let g = &res.gvk;
+    if res.core {
+        let group = g.group.split('.').next().unwrap_or_default();
+        format!(
+            "k8s_openapi::api::{}::{}",
+            module_name(group),
+            module_name(&g.version)
+        )
+    } else {
+        format!(
+            "{lib_name}::api::{}::{}",
+            module_name(&g.group),
+            module_name(&g.version)
+        )
+    }
+}
+
+/// Refuse what the Rust layout cannot scaffold yet, saying what to do instead.
+fn check_supported(res: &ResolvedResource) -> Result<()> {
+    let what = if res.external {
+        Some("--external-api-path (types from another crate): add the crate to Cargo.toml and write the controller by hand")
+    } else if res.controller_name.is_some() {
+        Some("--controller-name (a second controller for one kind)")
+    } else if res.ssa {
+        Some("--ssa (the Rust layout always writes status by server-side apply; there is nothing to switch on)")
+    } else if res.do_controller && !res.do_resource && !res.in_project_api && !res.core {
+        Some("a controller for a kind that is neither in this project nor a core Kubernetes type")
+    } else {
+        None
+    };
+    match what {
+        Some(w) => Err(usage(format!(
+            "the Rust layout (rust.opbuilder.io/v1-alpha) does not support {w}.\n  Example of what it does: \
+             opbuilder create api --group webapp --version v1 --kind Guestbook"
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// Whether `version` is (or becomes) the storage version of the kind: the first version of it
+/// created in this project.
+fn is_storage(project: &Project, res: &ResolvedResource) -> bool {
+    let g = &res.gvk;
+    !project.resources.iter().any(|r| {
+        r.group == g.group && r.kind == g.kind && r.version != g.version && r.api.is_some()
+    })
+}
+
+fn context(cx: &Cx, res: &ResolvedResource) -> Result<RustResourceCtx> {
+    let project: &Project = cx.project;
+    let rp = RustProjectCtx::new(project, None);
+    let mut pctx = ProjectCtx::load(cx.root, project)?;
+    pctx.metrics_secure = rp.project.metrics_secure;
+    pctx.leader_election_id = rp.project.leader_election_id.clone();
+    let module = type_module(&rp.lib_name, res);
+    let g = &res.gvk;
+    let rctx = ResourceCtx::new(CtxInput {
+        project,
+        pctx,
+        gvk: g,
+        plural: &res.plural,
+        api_path: &module,
+        cluster_scoped: !res.namespaced,
+        core: res.core,
+        external: false,
+        controller_name: None,
+        has_api: res.do_resource || res.in_project_api,
+    });
+    Ok(RustResourceCtx {
+        crate_name: rp.crate_name,
+        lib_name: rp.lib_name,
+        rust: rp.rust,
+        group_mod: module_name(&g.group),
+        version_mod: module_name(&g.version),
+        kind_mod: module_name(&g.kind),
+        api_group: if res.core && g.group == "core" {
+            String::new()
+        } else {
+            g.qgroup()
+        },
+        type_path: format!("{module}::{}", g.kind),
+        storage: is_storage(project, res),
+        namespaced: if res.in_project_api && !res.do_resource {
+            project
+                .find(&g.group, &g.version, &g.kind)
+                .and_then(|r| r.api.as_ref())
+                .is_none_or(|a| a.namespaced)
+        } else {
+            res.namespaced
+        },
+        res: rctx,
+    })
+}
+
+/// Declare `pub mod <name>;` among the declarations above `marker`, sorted.
+fn sorted_mod(plan: &mut crate::plan::Plan, file: &str, marker: &str, name: &str) {
+    plan.update(
+        file,
+        crate::plan::Edit::SortedAboveMarker {
+            marker: marker.into(),
+            line: format!("pub mod {name};"),
+        },
+    );
+}
+
+/// The Rust layout's files for a resolved resource; records it in PROJECT with the Rust path of
+/// its type.
+pub fn plan_files(cx: &mut Cx, res: &ResolvedResource) -> Result<()> {
+    check_supported(res)?;
+    let ctx = context(cx, res)?;
+    let replace = |normal: IfExists| {
+        if res.force {
+            IfExists::Overwrite
+        } else {
+            normal
+        }
+    };
+    let plan = &mut *cx.plan;
+    if res.do_resource {
+        let config = templates::render_tree("api", &ctx.res, |t| {
+            t.starts_with("config/") && !t.starts_with("config/samples/{{")
+        })?;
+        for f in config {
+            let policy = if f.template.starts_with("config/rbac/") {
+                IfExists::Overwrite
+            } else {
+                IfExists::Skip
+            };
+            plan.create(f.path, f.content, policy);
+        }
+        for f in templates::render_tree("rust-api", &ctx, |_| true)? {
+            let policy = if f.template.ends_with("mod.rs") {
+                IfExists::Skip
+            } else {
+                replace(IfExists::Error)
+            };
+            plan.create(f.path, f.content, policy);
+        }
+        crate::plugins::golang::api::plan_kustomize_entries(plan, &ctx.res)?;
+        let group_dir = format!("src/api/{}", ctx.group_mod);
+        let version_dir = format!("{group_dir}/{}", ctx.version_mod);
+        // `mod` declarations in the order rustfmt keeps them; the rest above their markers.
+        sorted_mod(plan, "src/api/mod.rs", "api-groups", &ctx.group_mod);
+        sorted_mod(
+            plan,
+            &format!("{group_dir}/mod.rs"),
+            "versions",
+            &ctx.version_mod,
+        );
+        for (file, marker, fragment) in [
+            ("src/api/mod.rs".to_string(), "crds", "api_crd"),
+            (format!("{version_dir}/mod.rs"), "kinds", "api_kind"),
+        ] {
+            let text = templates::render(&format!("fragments/rust/{fragment}.rs"), &ctx)?;
+            plan.above_marker(file, marker, vec![text]);
+        }
+    }
+    if res.do_controller {
+        for f in templates::render_tree("rust-controller", &ctx, |t| {
+            // The integration test needs a kind whose CRD the project installs.
+            !t.starts_with("tests/") || !res.core
+        })? {
+            plan.create(f.path, f.content, replace(IfExists::Error));
+        }
+        sorted_mod(
+            plan,
+            "src/controllers/mod.rs",
+            "controller-modules",
+            &ctx.kind_mod,
+        );
+        for (marker, fragment) in [
+            ("controllers", "controller_run"),
+            ("rbac", "controller_rbac"),
+        ] {
+            let text = templates::render(&format!("fragments/rust/{fragment}.rs"), &ctx)?;
+            plan.above_marker("src/controllers/mod.rs", marker, vec![text]);
+        }
+    }
+    let mut recorded = res.clone();
+    recorded.api_path = type_module(&ctx.lib_name, res);
+    recorded.record(cx.project);
+    Ok(())
+}

@@ -1,0 +1,51 @@
+//! The Rust layout's `init`: a Cargo project with the manager, the manifests generator and the
+//! test harness (`rust-init`), beside go/v4's kustomize tree under config/.
+
+use super::context::{crate_name, RustProjectCtx};
+use crate::context::BOILERPLATE_FILE;
+use crate::error::bad_flag;
+use crate::plan::IfExists;
+use crate::planning::plugin::Cx;
+use crate::templates;
+use anyhow::Result;
+
+/// The files of go/v4's `init` tree that the Rust layout shares: the kustomize tree, the
+/// license header and the script that builds the envtest control plane from source.
+fn shared(template: &str, boilerplate: bool) -> bool {
+    template.starts_with("config/")
+        || template == "hack/envtest-from-source.sh"
+        || (template == BOILERPLATE_FILE && boilerplate)
+}
+
+/// The Rust layout's files for a new project.
+pub fn plan_files(cx: &mut Cx, boilerplate_file: Option<&str>) -> Result<()> {
+    crate_name(&cx.project.project_name)
+        .map_err(|r| bad_flag("--project-name", &cx.project.project_name, &r, "guestbook"))?;
+    if cx.project.namespaced {
+        return Err(crate::error::usage(
+            "--namespaced: the Rust layout's manager watches the whole cluster; a namespace-scoped manager \
+             is not available for it yet. Leave --namespaced out, for example: opbuilder init \
+             --plugins=rust.opbuilder.io/v1-alpha --domain example.com --project-name guestbook",
+        ));
+    }
+    // APIs always live in src/api/<group>/<version>: the layout is multigroup from the start.
+    cx.project.multigroup = true;
+    let ctx = RustProjectCtx::new(cx.project, boilerplate_file.map(String::from));
+    let mut files =
+        templates::render_tree("init", &ctx, |t| shared(t, boilerplate_file.is_some()))?;
+    files.extend(templates::render_tree("rust-init", &ctx, |_| true)?);
+    for f in files {
+        let policy = match f.template.as_str() {
+            "Makefile"
+            | "Cargo.toml"
+            | "config/default/kustomization.yaml"
+            | "config/manager/kustomization.yaml"
+            | "config/rbac/kustomization.yaml"
+            | "config/default/manager_metrics_patch.yaml" => IfExists::Error,
+            "config/rbac/role.yaml" | "config/rbac/role_binding.yaml" => IfExists::Overwrite,
+            _ => IfExists::Skip,
+        };
+        cx.plan.create(f.path, f.content, policy);
+    }
+    Ok(())
+}

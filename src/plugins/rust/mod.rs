@@ -1,0 +1,50 @@
+//! rust.opbuilder.io/v1-alpha: operators written in Rust on kube-rs. `init` writes a Cargo
+//! project (a manager binary, a manifests binary that writes the CRDs and RBAC from the Rust
+//! source, the envtest-style test harness) beside go/v4's kustomize tree; `create api` adds a
+//! kind's types module, its controller and their wiring above `+kubebuilder:scaffold:` markers.
+//! Its templates are the `rust-init`, `rust-api` and `rust-controller` trees and
+//! `fragments/rust/` of scaffolds/.
+
+use crate::error::usage;
+use crate::planning::api::ResolvedResource;
+use crate::planning::edit::EditArgs;
+use crate::planning::plugin::{Cx, Plugin};
+use crate::planning::webhook::ResolvedWebhook;
+use anyhow::Result;
+
+pub mod api;
+pub mod context;
+pub mod init;
+
+/// The plugin's full name, as the registry and chain know it.
+pub const NAME: &str = "rust.opbuilder.io";
+/// Its key, as PROJECT's `layout` records it.
+pub const KEY: &str = crate::project::RUST_LAYOUT;
+
+/// `rust.opbuilder.io/v1-alpha`.
+pub struct RustV1Alpha;
+
+impl Plugin for RustV1Alpha {
+    fn key(&self) -> &'static str {
+        KEY
+    }
+    fn init(&self, cx: &mut Cx, boilerplate: Option<&str>) -> Result<()> {
+        init::plan_files(cx, boilerplate)
+    }
+    fn create_api(&self, cx: &mut Cx, res: &ResolvedResource) -> Result<()> {
+        api::plan_files(cx, res)
+    }
+    fn create_webhook(&self, _cx: &mut Cx, _hook: &ResolvedWebhook) -> Result<()> {
+        Err(usage(
+            "`create webhook` is not available for the Rust layout (rust.opbuilder.io/v1-alpha) yet: \
+             admission and conversion webhooks for kube-rs come in a later opbuilder release.\n  \
+             Until then, write the webhook server yourself (kube::core::admission has the review types)",
+        ))
+    }
+    fn edit(&self, _cx: &mut Cx, _args: &EditArgs) -> Result<()> {
+        Err(usage(
+            "`edit` has nothing to change in a Rust project (rust.opbuilder.io/v1-alpha): it always lays out \
+             APIs by group (src/api/<group>/<version>), and the other plugins do not run with it yet",
+        ))
+    }
+}
