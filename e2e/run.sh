@@ -5,6 +5,8 @@
 #   bash e2e/run.sh smoke        # only the control-plane smoke test
 #   bash e2e/run.sh golden       # only the golden-tree checks (with make test)
 #   bash e2e/run.sh scenarios    # only the scenarios on a live control plane
+#   bash e2e/run.sh rust         # the Rust layout's manager on a live control plane (its golden
+#                                # tree's make test runs in `golden`)
 #   bash e2e/run.sh parity [SCENARIO...]  # only the differential suite against Kubebuilder ([e2e] kubebuilder)
 #                                         # (and generate-parity below, for Kubebuilder's scripts)
 #   bash e2e/run.sh generate-parity [SCENARIO...]  # only `alpha generate` of Kubebuilder's scripts
@@ -15,7 +17,7 @@
 #   bash e2e/run.sh alpha-update # release 0.1.0 reproduced; 0.1.0 projects with user code updated
 #   bash e2e/run.sh install      # the crate as published: package, publish --dry-run, cargo install, use
 #
-# Needs: cargo, go (module proxy reachable), make, kubectl. Builds the control-plane binaries
+# Needs: cargo (crates.io reachable), go (module proxy reachable), make, kubectl, curl. Builds the control-plane binaries
 # from source on first use and caches them in ~/.cache/opbuilder-e2e (see docs/testing.md).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -54,6 +56,9 @@ if [[ $what == all || $what == golden ]]; then
 fi
 if [[ $what == all || $what == scenarios ]]; then
 	"$here/scripts/scenarios.sh"
+fi
+if [[ $what == all || $what == rust ]]; then
+	"$here/scripts/rust-live.sh"
 fi
 if [[ $what == all || $what == envtest-offline ]]; then
 	"$here/scripts/envtest-offline.sh"
