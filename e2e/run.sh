@@ -13,6 +13,7 @@
 #   bash e2e/run.sh faults       # only kill -9 at random points and ENOSPC on a tmpfs (root)
 #   bash e2e/run.sh envtest-offline  # make envtest-from-source + make test of a golden project, no helpers
 #   bash e2e/run.sh tutorial     # docs/tutorial.md, executed against a live control plane
+#   bash e2e/run.sh rust-tutorial  # docs/rust-tutorial.md, likewise
 #   bash e2e/run.sh helm         # the helm plugin's chart: helm lint/template/install (live plane)
 #   bash e2e/run.sh alpha-update # release 0.1.0 reproduced; 0.1.0 projects with user code updated
 #   bash e2e/run.sh install      # the crate as published: package, publish --dry-run, cargo install, use
@@ -65,6 +66,9 @@ if [[ $what == all || $what == envtest-offline ]]; then
 fi
 if [[ $what == all || $what == tutorial ]]; then
 	"$here/scripts/tutorial.sh"
+fi
+if [[ $what == all || $what == rust-tutorial ]]; then
+	"$here/scripts/tutorial.sh" --rust
 fi
 if [[ $what == all || $what == helm ]]; then
 	"$here/scripts/helm-chart.sh"

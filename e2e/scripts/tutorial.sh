@@ -14,7 +14,10 @@
 # runner checks that the manager created at least two Jobs controlled by mycronjob-sample and
 # recorded them in its status.
 #
-# Usage: tutorial.sh [--print | --file PATH]
+# With --rust, the same for docs/rust-tutorial.md (the Rust layout: seed 000's App), and the
+# check afterwards is that the manager made a Deployment and a Service controlled by app-sample.
+#
+# Usage: tutorial.sh [--rust] [--print | --file PATH]
 #   --print      print the script and exit
 #   --file PATH  print the code block for PATH and exit (the mycronjob scenario builds these)
 # Environment: OPBUILDER_BIN (default $OPBUILDER_TARGET_DIR/debug/opbuilder), TUTORIAL_KEEP=1 keeps the
@@ -25,6 +28,12 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 doc="$OPBUILDER_ROOT/docs/tutorial.md"
+rust=0
+if [[ ${1:-} == --rust ]]; then
+	rust=1
+	doc="$OPBUILDER_ROOT/docs/rust-tutorial.md"
+	shift
+fi
 
 # extract DOC: print the bash script that performs the page.
 extract() {
@@ -76,12 +85,22 @@ case ${1:-} in
 		take && /^```/ { if (inside) exit; inside = 1; next }
 		take && inside { print; found = 1 }
 		END { exit !found }
-	' "$doc" || die "docs/tutorial.md has no code block for $2"
+	' "$doc" || die "$doc has no code block for $2"
 	exit 0
 	;;
 esac
 
-need_cmd go make curl setsid
+if ((rust)); then
+	need_cmd cargo make curl setsid
+	# The Rust projects of the e2e tests share one target directory (dependencies built once).
+	export CARGO_TARGET_DIR
+	CARGO_TARGET_DIR=$(rust_target_dir)
+	# What the manager logs once it runs (after `cargo run` has built it).
+	started='serving HTTP'
+else
+	need_cmd go make curl setsid
+	started='Starting workers'
+fi
 OPBUILDER_BIN=${OPBUILDER_BIN:-$OPBUILDER_TARGET_DIR/debug/opbuilder}
 [[ -x $OPBUILDER_BIN ]] || die "opbuilder binary $OPBUILDER_BIN missing: run 'cargo build' (or set OPBUILDER_BIN)"
 "$here/build-control-plane.sh" >/dev/null
@@ -122,7 +141,7 @@ if (exec 3<>/dev/tcp/127.0.0.1/8081) 2>/dev/null; then
 	die "port 8081 is taken; the tutorial's \`make run\` needs it"
 fi
 
-log_info "running docs/tutorial.md in $work/run"
+log_info "running ${doc#"$OPBUILDER_ROOT"/} in $work/run"
 start=$SECONDS
 (
 	cd "$work/run"
@@ -134,7 +153,7 @@ start=$SECONDS
 		log_info "background: $script"
 		setsid bash -c "$script" </dev/null >"$work/manager.log" 2>&1 &
 		echo $! >"$work/manager.pid"
-		wait_for 600 "the manager to start" grep -q 'Starting workers' "$work/manager.log" ||
+		wait_for 600 "the manager to start" grep -q "$started" "$work/manager.log" ||
 			{ tail -n 40 "$work/manager.log" >&2; die "the manager of the tutorial did not start"; }
 	}
 	opbuilder() {
@@ -148,6 +167,16 @@ start=$SECONDS
 )
 log_info "tutorial commands done in $(fmt_duration $((SECONDS - start)))"
 
+if ((rust)); then
+	uid=$(kubectl -n default get app app-sample -o 'jsonpath={.metadata.uid}')
+	[[ -n $uid ]] || die "app-sample does not exist"
+	for kind in deployment service; do
+		owner=$(kubectl -n default get "$kind" app-sample -o 'jsonpath={.metadata.ownerReferences[?(@.controller==true)].uid}')
+		[[ $owner == "$uid" ]] || die "the $kind app-sample is not controlled by the App app-sample (owner '$owner')"
+	done
+	log_info "tutorial (Rust): ok in $(fmt_duration $((SECONDS - start)))"
+	exit 0
+fi
 uid=$(kubectl -n default get mycronjob mycronjob-sample -o 'jsonpath={.metadata.uid}')
 [[ -n $uid ]] || die "mycronjob-sample does not exist"
 owned_jobs() {
