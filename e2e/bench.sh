@@ -26,13 +26,17 @@
 # 5. The floor (section "floor"): each tool against `cp -r` of the finished tree, the least any
 #    scaffolder could spend on this file system.
 #
-# BENCH_SECTIONS picks sections (default "paired floor durability alone wait"), e.g.
+# 6. The Rust layout (section "rust"): a generated project's cold `cargo build` (a fresh target
+#    directory: every dependency compiled, the crates already downloaded), then the incremental
+#    `cargo build` after one more `create api` (goal: at most 20 s), and the manager's size.
+#
+# BENCH_SECTIONS picks sections (default "paired floor durability alone wait rust"), e.g.
 # `BENCH_SECTIONS=wait bash e2e/bench.sh`.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 pairs=${1:-7}
 wait_pairs=${WAIT_PAIRS:-3}
-sections=" ${BENCH_SECTIONS:-paired floor durability alone wait} "
+sections=" ${BENCH_SECTIONS:-paired floor durability alone wait rust} "
 want() { [[ $sections == *" $1 "* ]]; }
 cargo build --release --quiet --manifest-path "$root/Cargo.toml"
 op="${CARGO_TARGET_DIR:-$root/target}/release/opbuilder"
@@ -301,4 +305,33 @@ if want wait; then
 		'BEGIN { printf "| %-40s | %12.2f s | %21.2fx |\n", "opbuilder, tool cache warm", t / 1e9, r }'
 	awk -v t="$(median <"$work/wait.cold")" -v r="$(median <"$work/wait.kb-cold")" \
 		'BEGIN { printf "| %-40s | %12.2f s | %21.2fx |\n", "opbuilder, tool cache empty", t / 1e9, r }'
+fi
+
+if want rust; then
+	echo
+	echo "## The Rust layout: building a generated project"
+	echo
+	rust_dir="$work/rust/bench"
+	mkdir -p "$rust_dir"
+	(
+		cd "$rust_dir"
+		"$op" init --plugins=rust.opbuilder.io/v1-alpha --domain example.com --project-name bench >/dev/null
+		"$op" create api --group ship --version v1 --kind Frigate --resource --controller >/dev/null
+		export CARGO_TARGET_DIR="$work/rust/target"
+		cargo fetch --quiet
+		ns() { date +%s%N; }
+		t0=$(ns)
+		cargo build --quiet
+		t1=$(ns)
+		"$op" create api --group ship --version v1 --kind Cruiser --resource --controller >/dev/null
+		t2=$(ns)
+		cargo build --quiet
+		t3=$(ns)
+		size=$(stat -c %s "$CARGO_TARGET_DIR/debug/bench")
+		printf '| %-58s | %12s |\n' "step" "wall time"
+		printf '|%s|%s|\n' "$(printf -- '-%.0s' {1..60})" "$(printf -- '-%.0s' {1..14})"
+		awk -v t=$((t1 - t0)) 'BEGIN { printf "| %-58s | %10.1f s |\n", "cold cargo build (debug, every dependency)", t / 1e9 }'
+		awk -v t=$((t3 - t2)) 'BEGIN { printf "| %-58s | %10.1f s |\n", "cargo build after one more create api (goal: 20 s)", t / 1e9 }'
+		awk -v b="$size" 'BEGIN { printf "\nthe manager (debug): %.1f MB\n", b / 1e6 }'
+	)
 fi

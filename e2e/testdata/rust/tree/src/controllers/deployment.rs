@@ -49,7 +49,7 @@ pub enum Error {
 /// Run the controller until `shutdown`.
 pub async fn run(ctx: Context, shutdown: Shutdown) {
     let api = Api::<Deployment>::all(ctx.client.clone());
-    // TODO(user): to reconcile a Deployment when an object it owns changes, add
+    // TODO(user): to reconcile the owner when an object it owns changes, add
     // `.owns(Api::<Owned>::all(ctx.client.clone()), watcher::Config::default())`.
     Controller::new(api, watcher::Config::default())
         .graceful_shutdown_on(shutdown)

@@ -36,7 +36,7 @@ use std::time::{Duration, Instant};
 /// The controller's name in logs and metrics.
 const NAME: &str = "tenant";
 
-/// The finalizer that makes the API server wait for [`cleanup`] before deleting a Tenant.
+/// The finalizer that makes the API server wait for [`cleanup`] before deleting an object.
 pub const FINALIZER: &str = "infra.example.com/finalizer";
 
 /// What this controller may do, written to config/rbac/role.yaml by `make manifests`.
@@ -73,7 +73,7 @@ pub enum Error {
 /// Run the controller until `shutdown`.
 pub async fn run(ctx: Context, shutdown: Shutdown) {
     let api = Api::<Tenant>::all(ctx.client.clone());
-    // TODO(user): to reconcile a Tenant when an object it owns changes, add
+    // TODO(user): to reconcile the owner when an object it owns changes, add
     // `.owns(Api::<Deployment>::all(ctx.client.clone()), watcher::Config::default())`.
     Controller::new(api, watcher::Config::default())
         .graceful_shutdown_on(shutdown)

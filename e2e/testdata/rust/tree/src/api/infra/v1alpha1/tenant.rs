@@ -22,7 +22,7 @@ use kube::CustomResource;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// The desired state of a Tenant.
+/// The desired state of the Tenant objects.
 #[derive(CustomResource, Deserialize, Serialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[kube(
     group = "infra.example.com",
@@ -42,7 +42,7 @@ pub struct TenantSpec {
     pub foo: Option<String>,
 }
 
-/// The observed state of a Tenant, written by its controller.
+/// The observed state of the Tenant objects, written by their controller.
 #[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TenantStatus {

@@ -22,7 +22,7 @@ use kube::CustomResource;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// The desired state of a Guestbook.
+/// The desired state of the Guestbook objects.
 #[derive(CustomResource, Deserialize, Serialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[kube(
     group = "webapp.example.com",
@@ -43,7 +43,7 @@ pub struct GuestbookSpec {
     pub foo: Option<String>,
 }
 
-/// The observed state of a Guestbook, written by its controller.
+/// The observed state of the Guestbook objects, written by their controller.
 #[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct GuestbookStatus {
