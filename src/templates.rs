@@ -399,11 +399,14 @@ mod tests {
             ("groupMod", Json::from("ingress")),
             ("versionMod", Json::from("v1")),
             ("kindMod", Json::from("app")),
+            ("controllerMod", Json::from("app")),
             (
                 "apiGroup",
                 Json::from(if core { "" } else { "ingress.example.com" }),
             ),
             ("typePath", Json::from("crate::api::ingress::v1::App")),
+            ("typeName", Json::from("App")),
+            ("renamed", Json::from(core)),
             ("storage", Json::from(!core)),
             ("namespaced", Json::from(!core)),
         ] {

@@ -2,7 +2,7 @@
 //! its controller (src/controllers/<kind>.rs) and integration test, their wiring above the
 //! `+kubebuilder:scaffold:` markers of the module files, and go/v4's kustomize entries.
 
-use super::context::{module_name, RustProjectCtx};
+use super::context::{module_name, type_name, RustProjectCtx};
 use crate::context::ProjectCtx;
 use crate::error::usage;
 use crate::plan::IfExists;
@@ -27,10 +27,17 @@ pub struct RustResourceCtx {
     pub group_mod: String,
     pub version_mod: String,
     pub kind_mod: String,
+    /// The controller's module: `<kindMod>`, or `<groupMod>_<kindMod>` when a kind of that name
+    /// in another group has a controller already.
+    pub controller_mod: String,
     /// The API group in RBAC rules and API paths: `""` for the core group.
     pub api_group: String,
-    /// The Rust path of the kind's type: `crate::api::webapp::v1::Guestbook`,
-    /// `k8s_openapi::api::apps::v1::Deployment`.
+    /// The kind's Rust type: the kind, or `<Kind>Resource` when the name is taken (`Event`).
+    pub type_name: String,
+    /// Whether `type_name` is not the kind.
+    pub renamed: bool,
+    /// What a `use` of the kind's type says: `k8s_openapi::api::apps::v1::Deployment`,
+    /// `k8s_openapi::api::core::v1::Event as EventResource`.
     pub type_path: String,
     /// This version is the kind's storage version (the first version created).
     pub storage: bool,
@@ -114,12 +121,25 @@ fn context(cx: &Cx, res: &ResolvedResource) -> Result<RustResourceCtx> {
         group_mod: module_name(&g.group),
         version_mod: module_name(&g.version),
         kind_mod: module_name(&g.kind),
+        controller_mod: if project.resources.iter().any(|r| {
+            r.kind == g.kind && r.group != g.group && (r.controller || !r.controllers.is_empty())
+        }) {
+            format!("{}_{}", module_name(&g.group), module_name(&g.kind))
+        } else {
+            module_name(&g.kind)
+        },
         api_group: if res.core && g.group == "core" {
             String::new()
         } else {
             g.qgroup()
         },
-        type_path: format!("{module}::{}", g.kind),
+        type_name: type_name(&g.kind),
+        renamed: type_name(&g.kind) != g.kind,
+        type_path: if type_name(&g.kind) != g.kind {
+            format!("{module}::{} as {}", g.kind, type_name(&g.kind))
+        } else {
+            format!("{module}::{}", g.kind)
+        },
         storage: is_storage(project, res),
         namespaced: if res.in_project_api && !res.do_resource {
             project
@@ -207,7 +227,7 @@ pub fn plan_files(cx: &mut Cx, res: &ResolvedResource) -> Result<()> {
             plan,
             "src/controllers/mod.rs",
             "controller-modules",
-            &ctx.kind_mod,
+            &ctx.controller_mod,
         );
         for (marker, fragment) in [
             ("controllers", "controller_run"),

@@ -44,6 +44,93 @@ pub fn module_name(s: &str) -> String {
     out
 }
 
+/// Type names a kind cannot take as its Rust type: the prelude's, and those the generated
+/// controllers, types and tests import.
+const TAKEN_TYPE_NAMES: &[&str] = &[
+    "Option",
+    "Result",
+    "String",
+    "Vec",
+    "Box",
+    "Some",
+    "None",
+    "Ok",
+    "Err",
+    "Default",
+    "Clone",
+    "Copy",
+    "Send",
+    "Sync",
+    "Sized",
+    "Drop",
+    "Fn",
+    "FnMut",
+    "FnOnce",
+    "Iterator",
+    "IntoIterator",
+    "Extend",
+    "ToString",
+    "ToOwned",
+    "Into",
+    "From",
+    "AsRef",
+    "AsMut",
+    "Eq",
+    "PartialEq",
+    "Ord",
+    "PartialOrd",
+    "Unpin",
+    "TryFrom",
+    "TryInto",
+    "FromIterator",
+    "Self",
+    "Context",
+    "Shutdown",
+    "Rule",
+    "StreamExt",
+    "FutureExt",
+    "Condition",
+    "Time",
+    "Timestamp",
+    "Api",
+    "Patch",
+    "PatchParams",
+    "PostParams",
+    "DeleteParams",
+    "Action",
+    "Controller",
+    "Event",
+    "EventType",
+    "Finalizer",
+    "ObjectRef",
+    "Resource",
+    "ResourceExt",
+    "Arc",
+    "Duration",
+    "Instant",
+    "Error",
+    "Metrics",
+    "Request",
+    "Response",
+    "Body",
+    "Handle",
+    "CustomResource",
+    "JsonSchema",
+    "Deserialize",
+    "Serialize",
+    "Debug",
+];
+
+/// The Rust type of a kind: the kind itself, or `<Kind>Resource` when Rust or the generated
+/// code already uses that name (`Event`, `Result`, ...), so that every kind compiles.
+pub fn type_name(kind: &str) -> String {
+    if TAKEN_TYPE_NAMES.contains(&kind) {
+        format!("{kind}Resource")
+    } else {
+        kind.to_string()
+    }
+}
+
 /// The Cargo package name for a project name, or why it cannot be one.
 pub fn crate_name(project_name: &str) -> Result<String, String> {
     if project_name.starts_with(|c: char| c.is_ascii_digit()) {
@@ -123,6 +210,13 @@ mod tests {
         ] {
             assert_eq!(module_name(given), want, "{given}");
         }
+    }
+
+    #[test]
+    fn kinds_named_like_what_rust_or_the_templates_use_get_another_type_name() {
+        assert_eq!(type_name("Guestbook"), "Guestbook");
+        assert_eq!(type_name("Event"), "EventResource");
+        assert_eq!(type_name("Result"), "ResultResource");
     }
 
     #[test]

@@ -22,7 +22,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use guestbook::controllers;
-use guestbook::manager::{self, Context, Endpoints, LeaderElection, Metrics};
+use guestbook::manager;
 
 /// The manager's flags, named as the Go manager's so that config/ works for both.
 #[derive(Debug, Parser)]
@@ -57,11 +57,11 @@ async fn main() -> anyhow::Result<()> {
         .init();
     let flags = Flags::parse();
     let client = kube::Client::try_default().await?;
-    let metrics = Arc::new(Metrics::default());
+    let metrics = Arc::new(manager::Metrics::default());
     let ready = Arc::new(AtomicBool::new(false));
 
     if let Some(addr) = manager::bind_address(&flags.health_probe_bind_address) {
-        let endpoints = Endpoints {
+        let endpoints = manager::Endpoints {
             ready: ready.clone(),
             metrics: None,
         };
@@ -72,7 +72,7 @@ async fn main() -> anyhow::Result<()> {
         });
     }
     if let Some(addr) = manager::bind_address(&flags.metrics_bind_address) {
-        let endpoints = Endpoints {
+        let endpoints = manager::Endpoints {
             ready: ready.clone(),
             metrics: Some(metrics.clone()),
         };
@@ -88,7 +88,7 @@ async fn main() -> anyhow::Result<()> {
             .leader_election_namespace
             .or_else(|| std::env::var("POD_NAMESPACE").ok())
             .unwrap_or_else(|| client.default_namespace().to_string());
-        Some(LeaderElection::new(
+        Some(manager::LeaderElection::new(
             client.clone(),
             &namespace,
             LEADER_ELECTION_ID,
@@ -108,7 +108,7 @@ async fn main() -> anyhow::Result<()> {
         }
     }
 
-    let ctx = Context::new(client, metrics);
+    let ctx = manager::Context::new(client, metrics);
     tokio::select! {
         _ = controllers::run_all(ctx, shutdown) => tracing::info!("every controller stopped"),
         _ = async {

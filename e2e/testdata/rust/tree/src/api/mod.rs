@@ -31,6 +31,7 @@ pub fn crds() -> Vec<CustomResourceDefinition> {
         crd::<webapp::v1::Guestbook>(true),
         crd::<webapp::v2::Guestbook>(false),
         crd::<infra::v1alpha1::Tenant>(true),
+        crd::<webapp::v1::EventResource>(true),
         // +kubebuilder:scaffold:crds
     ];
     merge_versions(versions)

@@ -21,7 +21,9 @@ use crate::manager::{Context, Shutdown};
 use crate::rbac::Rule;
 use futures::future::BoxFuture;
 
+pub mod core_event;
 pub mod deployment;
+pub mod event;
 pub mod guestbook;
 pub mod tenant;
 // +kubebuilder:scaffold:controller-modules
@@ -32,6 +34,8 @@ pub async fn run_all(ctx: Context, shutdown: Shutdown) {
         futures::FutureExt::boxed(guestbook::run(ctx.clone(), shutdown.clone())),
         futures::FutureExt::boxed(tenant::run(ctx.clone(), shutdown.clone())),
         futures::FutureExt::boxed(deployment::run(ctx.clone(), shutdown.clone())),
+        futures::FutureExt::boxed(event::run(ctx.clone(), shutdown.clone())),
+        futures::FutureExt::boxed(core_event::run(ctx.clone(), shutdown.clone())),
         // +kubebuilder:scaffold:controllers
     ];
     if controllers.is_empty() {
@@ -50,6 +54,8 @@ pub fn rbac() -> Vec<&'static [Rule]> {
         guestbook::RBAC,
         tenant::RBAC,
         deployment::RBAC,
+        event::RBAC,
+        core_event::RBAC,
         // +kubebuilder:scaffold:rbac
     ]
 }

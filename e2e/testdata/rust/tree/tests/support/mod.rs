@@ -155,7 +155,8 @@ impl ControlPlane {
     pub async fn start() -> ControlPlane {
         let assets = assets();
         let dir = std::env::temp_dir().join(format!(
-            "guestbook-envtest-{}-{}",
+            "{}-envtest-{}-{}",
+            env!("CARGO_PKG_NAME"),
             std::process::id(),
             free_port()
         ));

@@ -18,4 +18,6 @@ limitations under the License.
 
 mod guestbook;
 pub use guestbook::*;
+mod event;
+pub use event::*;
 // +kubebuilder:scaffold:kinds

@@ -1,93 +1,23 @@
-{{#if core}}
-{{boilerplate}}//! The {{kind}} controller: reconciles every {{kind}} ({{#if apiGroup}}{{apiGroup}}{{else}}core{{/if}}/{{version}}) of the cluster.
+/*
+Copyright 2026 The Guestbook Authors.
 
-use crate::manager::{Context, Shutdown};
-use crate::rbac::Rule;
-use futures::StreamExt;
-use {{typePath}};
-use kube::ResourceExt;
-use kube::api::Api;
-use kube::runtime::controller::{Action, Controller};
-use kube::runtime::reflector::ObjectRef;
-use kube::runtime::watcher;
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
 
-/// The controller's name in logs and metrics.
-const NAME: &str = "{{kindLower}}";
+    http://www.apache.org/licenses/LICENSE-2.0
 
-/// What this controller may do, written to config/rbac/role.yaml by `make manifests`.
-/// TODO(user): add the rules of what the reconcile reads or changes.
-pub const RBAC: &[Rule] = &[Rule {
-    groups: &["{{apiGroup}}"],
-    resources: &["{{plural}}"],
-    verbs: &["get", "list", "watch", "update", "patch"],
-}];
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
 
-/// Why a reconciliation failed.
-#[derive(Debug, thiserror::Error)]
-pub enum Error {
-    #[error("Kubernetes API: {0}")]
-    Kube(#[from] kube::Error),
-}
-
-/// Run the controller until `shutdown`.
-pub async fn run(ctx: Context, shutdown: Shutdown) {
-    let api = Api::<{{kind}}>::all(ctx.client.clone());
-    // TODO(user): to reconcile the owner when an object it owns changes, add
-    // `.owns(Api::<Owned>::all(ctx.client.clone()), watcher::Config::default())`.
-    Controller::new(api, watcher::Config::default())
-        .graceful_shutdown_on(shutdown)
-        .run(reconcile, error_policy, Arc::new(ctx))
-        .for_each(|result| async move {
-            if let Err(e) = result {
-                tracing::warn!(controller = NAME, error = %e, "reconcile failed");
-            }
-        })
-        .await;
-}
-
-/// Bring the cluster closer to what `obj` asks for.
-pub async fn reconcile(obj: Arc<{{kind}}>, ctx: Arc<Context>) -> Result<Action, Error> {
-    let started = Instant::now();
-    // TODO(user): the reconcile logic: compare what obj asks for with what exists, change what
-    // differs, and say when to look again.
-    tracing::info!(controller = NAME, name = %obj.name_any(), namespace = ?obj.namespace(), "reconciling");
-    ctx.backoff.reset(&ObjectRef::from_obj(&*obj).to_string());
-    ctx.metrics.reconciled(NAME, started, true);
-    Ok(Action::requeue(Duration::from_secs(300)))
-}
-
-/// After a failed reconciliation: retry with exponential backoff.
-pub fn error_policy(obj: Arc<{{kind}}>, error: &Error, ctx: Arc<Context>) -> Action {
-    ctx.metrics.reconciled(NAME, Instant::now(), false);
-    let delay = ctx.backoff.next(&ObjectRef::from_obj(&*obj).to_string());
-    tracing::warn!(controller = NAME, name = %obj.name_any(), %error, ?delay, "retrying");
-    Action::requeue(delay)
-}
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::manager::Metrics;
-    use http::{Request, Response};
-    use kube::client::Body;
-
-    #[tokio::test]
-    async fn reconcile_looks_again_later() {
-        let (service, _handle) = tower_test::mock::pair::<Request<Body>, Response<Body>>();
-        let client = kube::Client::new(service, "default");
-        let ctx = Arc::new(Context::new(client, Arc::new(Metrics::default())));
-        let mut obj = {{kind}}::default();
-        obj.metadata.name = Some("test".into());
-        let action = reconcile(Arc::new(obj), ctx).await.expect("reconciled");
-        assert_eq!(action, Action::requeue(Duration::from_secs(300)));
-    }
-}
-{{else}}
-{{boilerplate}}//! The {{kind}} controller: reconciles each {{kind}} ({{apiGroup}}/{{version}}) and reports
+//! The EventResource controller: reconciles each EventResource (webapp.example.com/v1) and reports
 //! what it found in its status.
 
-use crate::api::{{groupMod}}::{{versionMod}}::{ {{~kind}}, {{kind}}Status};
+use crate::api::webapp::v1::{EventResource, EventStatus};
 use crate::manager::{Context, MANAGER_NAME, Shutdown};
 use crate::rbac::Rule;
 use futures::StreamExt;
@@ -104,29 +34,29 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// The controller's name in logs and metrics.
-const NAME: &str = "{{kindLower}}";
+const NAME: &str = "event";
 
 /// The finalizer that makes the API server wait for [`cleanup`] before deleting an object.
-pub const FINALIZER: &str = "{{apiGroup}}/finalizer";
+pub const FINALIZER: &str = "webapp.example.com/finalizer";
 
 /// What this controller may do, written to config/rbac/role.yaml by `make manifests`.
 /// TODO(user): add the rules of what the reconcile reads or changes (e.g. Deployments).
 pub const RBAC: &[Rule] = &[
     Rule {
-        groups: &["{{apiGroup}}"],
-        resources: &["{{plural}}"],
+        groups: &["webapp.example.com"],
+        resources: &["events"],
         verbs: &[
             "get", "list", "watch", "create", "update", "patch", "delete",
         ],
     },
     Rule {
-        groups: &["{{apiGroup}}"],
-        resources: &["{{plural}}/status"],
+        groups: &["webapp.example.com"],
+        resources: &["events/status"],
         verbs: &["get", "update", "patch"],
     },
     Rule {
-        groups: &["{{apiGroup}}"],
-        resources: &["{{plural}}/finalizers"],
+        groups: &["webapp.example.com"],
+        resources: &["events/finalizers"],
         verbs: &["update"],
     },
 ];
@@ -142,7 +72,7 @@ pub enum Error {
 
 /// Run the controller until `shutdown`.
 pub async fn run(ctx: Context, shutdown: Shutdown) {
-    let api = Api::<{{kind}}>::all(ctx.client.clone());
+    let api = Api::<EventResource>::all(ctx.client.clone());
     // TODO(user): to reconcile the owner when an object it owns changes, add
     // `.owns(Api::<Deployment>::all(ctx.client.clone()), watcher::Config::default())`.
     Controller::new(api, watcher::Config::default())
@@ -156,19 +86,14 @@ pub async fn run(ctx: Context, shutdown: Shutdown) {
         .await;
 }
 
-/// The API of the {{kind}} objects where `obj` lives.
-fn api_for(obj: &{{kind}}, ctx: &Context) -> Api<{{kind}}> {
-{{#if namespaced}}
+/// The API of the Event objects where `obj` lives.
+fn api_for(obj: &EventResource, ctx: &Context) -> Api<EventResource> {
     Api::namespaced(ctx.client.clone(), &obj.namespace().unwrap_or_default())
-{{else}}
-    let _ = obj;
-    Api::all(ctx.client.clone())
-{{/if}}
 }
 
 /// Bring the cluster closer to what `obj` asks for: [`apply`] while it exists, [`cleanup`] once
 /// it is being deleted (the finalizer holds the deletion until then).
-pub async fn reconcile(obj: Arc<{{kind}}>, ctx: Arc<Context>) -> Result<Action, Error> {
+pub async fn reconcile(obj: Arc<EventResource>, ctx: Arc<Context>) -> Result<Action, Error> {
     let started = Instant::now();
     let key = ObjectRef::from_obj(&*obj).to_string();
     let api = api_for(&obj, &ctx);
@@ -188,7 +113,7 @@ pub async fn reconcile(obj: Arc<{{kind}}>, ctx: Arc<Context>) -> Result<Action, 
 }
 
 /// The object exists: make the cluster match its spec, then report in its status.
-async fn apply(obj: Arc<{{kind}}>, ctx: &Context) -> Result<Action, Error> {
+async fn apply(obj: Arc<EventResource>, ctx: &Context) -> Result<Action, Error> {
     // TODO(user): the reconcile logic: compare what obj.spec asks for with what exists, create
     // or change what differs (give what you create an owner reference,
     // `obj.controller_owner_ref(&())`), and report it in the status below.
@@ -202,20 +127,20 @@ async fn apply(obj: Arc<{{kind}}>, ctx: &Context) -> Result<Action, Error> {
         Some(c) if !changed => c.last_transition_time.clone(),
         _ => Time(Timestamp::now()),
     };
-    let status = {{kind}}Status {
+    let status = EventStatus {
         conditions: vec![Condition {
             type_: "Available".into(),
             status: "True".into(),
             reason: "Reconciled".into(),
-            message: "the {{kind}} is reconciled".into(),
+            message: "the Event is reconciled".into(),
             observed_generation: obj.metadata.generation,
             last_transition_time: since,
         }],
     };
     // Server-side apply of the status: the manager owns exactly the fields it writes.
     let patch = serde_json::json!({
-        "apiVersion": {{kind}}::api_version(&()),
-        "kind": {{kind}}::kind(&()),
+        "apiVersion": EventResource::api_version(&()),
+        "kind": EventResource::kind(&()),
         "status": status,
     });
     api_for(&obj, ctx)
@@ -232,15 +157,15 @@ async fn apply(obj: Arc<{{kind}}>, ctx: &Context) -> Result<Action, Error> {
 }
 
 /// The object is being deleted: remove what cannot be left to garbage collection.
-async fn cleanup(obj: Arc<{{kind}}>, ctx: &Context) -> Result<Action, Error> {
+async fn cleanup(obj: Arc<EventResource>, ctx: &Context) -> Result<Action, Error> {
     // TODO(user): delete what lives outside the cluster or is not owned through owner
-    // references; objects owned by this {{kind}} are collected by Kubernetes.
+    // references; objects owned by this Event are collected by Kubernetes.
     publish(ctx, &obj, "Deleting", "Cleanup", "being deleted").await;
     Ok(Action::await_change())
 }
 
 /// Publish an event about `obj`; a failure is logged, never fails the reconciliation.
-async fn publish(ctx: &Context, obj: &{{kind}}, reason: &str, action: &str, note: &str) {
+async fn publish(ctx: &Context, obj: &EventResource, reason: &str, action: &str, note: &str) {
     let event = Event {
         type_: EventType::Normal,
         reason: reason.into(),
@@ -254,7 +179,7 @@ async fn publish(ctx: &Context, obj: &{{kind}}, reason: &str, action: &str, note
 }
 
 /// After a failed reconciliation: retry with exponential backoff.
-pub fn error_policy(obj: Arc<{{kind}}>, error: &Error, ctx: Arc<Context>) -> Action {
+pub fn error_policy(obj: Arc<EventResource>, error: &Error, ctx: Arc<Context>) -> Action {
     let delay = ctx.backoff.next(&ObjectRef::from_obj(&*obj).to_string());
     tracing::warn!(controller = NAME, name = %obj.name_any(), %error, ?delay, "retrying");
     Action::requeue(delay)
@@ -263,7 +188,7 @@ pub fn error_policy(obj: Arc<{{kind}}>, error: &Error, ctx: Arc<Context>) -> Act
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::api::{{groupMod}}::{{versionMod}}::{{kind}}Spec;
+    use crate::api::webapp::v1::EventSpec;
     use crate::manager::Metrics;
     use http::{Request, Response};
     use kube::client::Body;
@@ -277,11 +202,9 @@ mod tests {
         (Arc::new(ctx), handle)
     }
 
-    fn object(with_finalizer: bool) -> {{kind}} {
-        let mut obj = {{kind}}::new("test", {{kind}}Spec::default());
-{{#if namespaced}}
+    fn object(with_finalizer: bool) -> EventResource {
+        let mut obj = EventResource::new("test", EventSpec::default());
         obj.metadata.namespace = Some("default".into());
-{{/if}}
         if with_finalizer {
             obj.metadata.finalizers = Some(vec![FINALIZER.into()]);
         }
@@ -327,11 +250,10 @@ mod tests {
         let action = reconcile(Arc::new(object(true)), ctx).await;
         let seen = server.await.expect("the mock server");
         let action = action.expect("reconciled");
-        assert!(seen[0].contains("/{{plural}}/test/status "), "{seen:?}");
+        assert!(seen[0].contains("/events/test/status "), "{seen:?}");
         assert!(seen[0].contains(r#""type":"Available""#), "{seen:?}");
         assert!(seen[1].starts_with("POST "), "{seen:?}");
         assert!(seen[1].contains("/events "), "{seen:?}");
         assert_eq!(action, Action::requeue(Duration::from_secs(300)));
     }
 }
-{{/if}}

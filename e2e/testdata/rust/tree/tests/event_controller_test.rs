@@ -1,0 +1,82 @@
+/*
+Copyright 2026 The Guestbook Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+//! The EventResource controller on a real API server: a new EventResource gets the finalizer and an
+//! Available status; deleting it runs the cleanup and lets it go.
+
+mod support;
+
+use futures::FutureExt;
+use kube::ResourceExt;
+use kube::api::{Api, DeleteParams, PostParams};
+use kube::runtime::wait::{await_condition, conditions};
+use std::sync::Arc;
+use std::time::Duration;
+
+use guestbook::api::webapp::v1::{EventResource, EventSpec};
+use guestbook::controllers::event as controller;
+use guestbook::manager::{Context, Metrics};
+
+/// How long the controller may take to act on a change.
+const WAIT: Duration = Duration::from_secs(30);
+
+#[tokio::test]
+async fn a_new_object_becomes_available_and_its_deletion_runs_the_finalizer() {
+    let plane = support::ControlPlane::start().await;
+    let ctx = Context::new(plane.client.clone(), Arc::new(Metrics::default()));
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let shutdown = async move {
+        let _ = stopped.await;
+    }
+    .boxed()
+    .shared();
+    let running = tokio::spawn(controller::run(ctx, shutdown));
+
+    let api: Api<EventResource> = Api::namespaced(plane.client.clone(), "default");
+    // TODO(user): a spec that exercises your reconcile.
+    let obj = EventResource::new("sample", EventSpec::default());
+    let created = api
+        .create(&PostParams::default(), &obj)
+        .await
+        .expect("creating the object");
+
+    let available = await_condition(api.clone(), "sample", |o: Option<&EventResource>| {
+        o.and_then(|o| o.status.as_ref()).is_some_and(|s| {
+            s.conditions
+                .iter()
+                .any(|c| c.type_ == "Available" && c.status == "True")
+        })
+    });
+    let obj = tokio::time::timeout(WAIT, available)
+        .await
+        .expect("the status in time")
+        .expect("watching the object")
+        .expect("the object");
+    assert!(obj.finalizers().iter().any(|f| f == controller::FINALIZER));
+
+    api.delete("sample", &DeleteParams::default())
+        .await
+        .expect("deleting the object");
+    let uid = created.uid().expect("a uid");
+    let gone = await_condition(api.clone(), "sample", conditions::is_deleted(&uid));
+    tokio::time::timeout(WAIT, gone)
+        .await
+        .expect("the finalizer to run in time")
+        .expect("watching the object");
+
+    let _ = stop.send(());
+    running.await.expect("the controller stops");
+}
