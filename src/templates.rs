@@ -406,6 +406,8 @@ mod tests {
             ),
             ("typePath", Json::from("crate::api::ingress::v1::App")),
             ("typeName", Json::from("App")),
+            ("typeUse", Json::from("crate::api::ingress::v1::App")),
+            ("webhookMod", Json::from("ingress_v1_app")),
             ("renamed", Json::from(core)),
             ("storage", Json::from(!core)),
             ("namespaced", Json::from(!core)),
@@ -438,7 +440,7 @@ mod tests {
                 }
                 let mut rust = handlebars::to_json(&rctx);
                 add_rust_values("rust-api", &mut rust, core);
-                for tree in ["rust-init", "rust-api", "rust-controller"] {
+                for tree in ["rust-init", "rust-api", "rust-controller", "rust-webhook"] {
                     rendered += render_tree(tree, &rust, |_| true).unwrap().len();
                 }
                 for f in all_files() {

@@ -58,6 +58,12 @@ pub struct Rust {
     pub tower_test: String,
     pub http: String,
     pub rcgen: String,
+    pub json_patch: String,
+    pub hyper: String,
+    pub hyper_util: String,
+    pub http_body_util: String,
+    pub rustls: String,
+    pub tokio_rustls: String,
 }
 
 #[derive(Debug, Clone, Deserialize)]

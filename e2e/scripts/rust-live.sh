@@ -4,14 +4,16 @@
 #   /healthz, /readyz and /metrics answer; of two managers with --leader-elect exactly one holds
 #   the Lease and reconciles, and the other takes over when the first stops; a cluster-scoped
 #   Tenant is reconciled too; deleting the Guestbook runs the finalizer; SIGTERM stops a manager
-#   cleanly (exit 0).
+#   cleanly (exit 0); the webhook server serves the certificate of --webhook-cert-path and, once
+#   it is renewed there, the new one without a restart. (The API server calling the webhooks is
+#   the golden tree's `make test`.)
 #
 # Usage: rust-live.sh
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 scripts=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-need_cmd cargo make kubectl curl
+need_cmd cargo make kubectl curl openssl
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/opbuilder-rust-live.XXXXXX")
 cp_dir="$work/plane"
@@ -43,18 +45,37 @@ eval "$("$scripts/control-plane.sh" env "$cp_dir")"
 log_info "make install"
 make install
 
+# certificate DIR: a self-signed serving certificate for 127.0.0.1 in DIR (tls.crt, tls.key, as
+# cert-manager writes them), replaced as a renewal does: new files renamed over the old ones.
+certificate() {
+	mkdir -p "$1"
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 \
+		-subj /CN=webhook-service -addext subjectAltName=IP:127.0.0.1 \
+		-keyout "$1/tls.key.new" -out "$1/tls.crt.new" 2>/dev/null
+	mv "$1/tls.key.new" "$1/tls.key"
+	mv "$1/tls.crt.new" "$1/tls.crt"
+}
+fingerprint() { openssl x509 -noout -fingerprint -sha256 -in "$1"; }
+served() { # PORT: the fingerprint of the certificate served there
+	openssl s_client -connect "127.0.0.1:$1" </dev/null 2>/dev/null | openssl x509 -noout -fingerprint -sha256
+}
+
 # start_manager NAME: a manager with --leader-elect on its own ports; sets port_NAME.
 start_manager() {
-	local name=$1 probe metrics
+	local name=$1 probe metrics hooks
 	probe=$((20000 + RANDOM % 10000))
 	metrics=$((probe + 1))
+	hooks=$((probe + 2))
+	certificate "$work/certs-$name"
 	RUST_LOG=info "$manager" --leader-elect --leader-election-namespace default \
 		--health-probe-bind-address "127.0.0.1:$probe" --metrics-bind-address "127.0.0.1:$metrics" \
+		--webhook-port "$hooks" --webhook-cert-path "$work/certs-$name" \
 		>"$work/$name.log" 2>&1 &
 	pids+=("$!")
 	printf -v "pid_$name" '%s' "$!"
 	printf -v "probe_$name" '%s' "$probe"
 	printf -v "metrics_$name" '%s' "$metrics"
+	printf -v "webhooks_$name" '%s' "$hooks"
 	wait_for 60 "manager $name's /readyz" curl -fsS "http://127.0.0.1:$probe/readyz"
 }
 
@@ -87,6 +108,15 @@ kubectl get guestbook guestbook-sample -n default -o jsonpath='{.metadata.finali
 metrics=$(curl -fsS "http://127.0.0.1:$metrics_a/metrics")
 grep -q '^controller_runtime_reconcile_total{controller="guestbook"} [1-9]' <<<"$metrics" ||
 	fail "/metrics counts no reconcile of guestbook: $metrics"
+
+log_info "the webhook server: its certificate, and a renewed one without a restart"
+wait_for 30 "the webhook server of manager a" bash -c "openssl s_client -connect 127.0.0.1:$webhooks_a </dev/null >/dev/null 2>&1"
+[[ $(served "$webhooks_a") == "$(fingerprint "$work/certs-a/tls.crt")" ]] || fail "the webhook server does not serve its certificate"
+old=$(served "$webhooks_a")
+sleep 1.1 # a new modification time
+certificate "$work/certs-a"
+[[ $(served "$webhooks_a") == "$(fingerprint "$work/certs-a/tls.crt")" ]] || fail "the renewed certificate is not served"
+[[ $(served "$webhooks_a") != "$old" ]] || fail "the webhook server still serves the old certificate"
 
 log_info "manager b: waits while a holds the Lease"
 start_manager b

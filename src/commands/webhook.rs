@@ -23,6 +23,12 @@ pub fn run(root: &Path, args: &WebhookArgs) -> Result<()> {
     for n in &notes {
         outln!("\n{n}");
     }
+    if crate::project::Project::load(root)
+        .is_ok_and(|p| p.layout.iter().any(|k| k == plugins::rust::KEY))
+    {
+        outln!("\nNext: fill in default and validate in src/webhooks/, then run\n  make manifests test");
+        return Ok(());
+    }
     if let Some(before) = imports_before {
         // Webhooks live in their own packages; only a change to an API package (conversion's
         // hub and spokes) can change the DeepCopy methods.

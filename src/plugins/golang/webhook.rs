@@ -250,7 +250,10 @@ pub fn plan_files(
 
 /// Switch webhooks and cert-manager on in config/default/kustomization.yaml. The blocks are
 /// found by their YAML, whether the file is opbuilder's or Kubebuilder's.
-fn enable_default_kustomize(plan: &mut Plan, ctx: &ResourceCtx) -> Result<()> {
+/// Switch on, in config/default/kustomization.yaml, what webhooks need: the webhook and
+/// cert-manager trees, the manager patch and the CA-injection replacements (shared with the Rust
+/// layout, whose kustomize tree is go/v4's).
+pub fn enable_default_kustomize(plan: &mut Plan, ctx: &ResourceCtx) -> Result<()> {
     for block in [
         "- ../webhook",
         "- ../certmanager",

@@ -9,7 +9,7 @@ use crate::plan::IfExists;
 use crate::planning::api::ResolvedResource;
 use crate::planning::plugin::Cx;
 use crate::project::Project;
-use crate::resource::{CtxInput, ResourceCtx};
+use crate::resource::{CtxInput, Gvk, ResourceCtx};
 use crate::templates;
 use anyhow::Result;
 use serde::Serialize;
@@ -39,15 +39,19 @@ pub struct RustResourceCtx {
     /// What a `use` of the kind's type says: `k8s_openapi::api::apps::v1::Deployment`,
     /// `k8s_openapi::api::core::v1::Event as EventResource`.
     pub type_path: String,
+    /// The same from inside the crate (`crate::api::webapp::v1::Guestbook` for a kind of the
+    /// project).
+    pub type_use: String,
+    /// The module of the kind's webhooks: `src/webhooks/<group>_<version>_<kind>.rs`.
+    pub webhook_mod: String,
     /// This version is the kind's storage version (the first version created).
     pub storage: bool,
     pub namespaced: bool,
 }
 
 /// Where a kind's Rust type lives: the project's api module, or k8s-openapi for a core type.
-fn type_module(lib_name: &str, res: &ResolvedResource) -> String {
-    let g = &res.gvk;
-    if res.core {
+fn type_module(lib_name: &str, g: &Gvk, core: bool) -> String {
+    if core {
         let group = g.group.split('.').next().unwrap_or_default();
         format!(
             "k8s_openapi::api::{}::{}",
@@ -94,26 +98,49 @@ fn is_storage(project: &Project, res: &ResolvedResource) -> bool {
     })
 }
 
-fn context(cx: &Cx, res: &ResolvedResource) -> Result<RustResourceCtx> {
+/// What the context of a kind is made from.
+pub struct Kind<'a> {
+    pub gvk: &'a Gvk,
+    pub plural: &'a str,
+    pub core: bool,
+    pub namespaced: bool,
+    /// The kind has types in this project (created now or before).
+    pub has_api: bool,
+    pub storage: bool,
+}
+
+/// The context of the kind's, its controller's and its webhooks' templates.
+pub fn context(cx: &Cx, k: Kind) -> Result<RustResourceCtx> {
     let project: &Project = cx.project;
     let rp = RustProjectCtx::new(project, None);
     let mut pctx = ProjectCtx::load(cx.root, project)?;
     pctx.metrics_secure = rp.project.metrics_secure;
     pctx.leader_election_id = rp.project.leader_election_id.clone();
-    let module = type_module(&rp.lib_name, res);
-    let g = &res.gvk;
+    let g = k.gvk;
+    let module = type_module(&rp.lib_name, g, k.core);
     let rctx = ResourceCtx::new(CtxInput {
         project,
         pctx,
         gvk: g,
-        plural: &res.plural,
+        plural: k.plural,
         api_path: &module,
-        cluster_scoped: !res.namespaced,
-        core: res.core,
+        cluster_scoped: !k.namespaced,
+        core: k.core,
         external: false,
         controller_name: None,
-        has_api: res.do_resource || res.in_project_api,
+        has_api: k.has_api,
     });
+    let tname = type_name(&g.kind);
+    let type_path = if tname != g.kind {
+        format!("{module}::{} as {tname}", g.kind)
+    } else {
+        format!("{module}::{}", g.kind)
+    };
+    let local = format!(
+        "crate::api::{}::{}::{tname}",
+        module_name(&g.group),
+        module_name(&g.version)
+    );
     Ok(RustResourceCtx {
         crate_name: rp.crate_name,
         lib_name: rp.lib_name,
@@ -128,27 +155,23 @@ fn context(cx: &Cx, res: &ResolvedResource) -> Result<RustResourceCtx> {
         } else {
             module_name(&g.kind)
         },
-        api_group: if res.core && g.group == "core" {
+        webhook_mod: format!(
+            "{}_{}_{}",
+            module_name(&g.group),
+            module_name(&g.version),
+            module_name(&g.kind)
+        ),
+        api_group: if k.core && g.group == "core" {
             String::new()
         } else {
             g.qgroup()
         },
         type_name: type_name(&g.kind),
         renamed: type_name(&g.kind) != g.kind,
-        type_path: if type_name(&g.kind) != g.kind {
-            format!("{module}::{} as {}", g.kind, type_name(&g.kind))
-        } else {
-            format!("{module}::{}", g.kind)
-        },
-        storage: is_storage(project, res),
-        namespaced: if res.in_project_api && !res.do_resource {
-            project
-                .find(&g.group, &g.version, &g.kind)
-                .and_then(|r| r.api.as_ref())
-                .is_none_or(|a| a.namespaced)
-        } else {
-            res.namespaced
-        },
+        type_use: if k.core { type_path.clone() } else { local },
+        type_path,
+        storage: k.storage,
+        namespaced: k.namespaced,
         res: rctx,
     })
 }
@@ -168,7 +191,26 @@ fn sorted_mod(plan: &mut crate::plan::Plan, file: &str, marker: &str, name: &str
 /// its type.
 pub fn plan_files(cx: &mut Cx, res: &ResolvedResource) -> Result<()> {
     check_supported(res)?;
-    let ctx = context(cx, res)?;
+    let g = &res.gvk;
+    let namespaced = if res.in_project_api && !res.do_resource {
+        cx.project
+            .find(&g.group, &g.version, &g.kind)
+            .and_then(|r| r.api.as_ref())
+            .is_none_or(|a| a.namespaced)
+    } else {
+        res.namespaced
+    };
+    let ctx = context(
+        cx,
+        Kind {
+            gvk: g,
+            plural: &res.plural,
+            core: res.core,
+            namespaced,
+            has_api: res.do_resource || res.in_project_api,
+            storage: is_storage(cx.project, res),
+        },
+    )?;
     let replace = |normal: IfExists| {
         if res.force {
             IfExists::Overwrite
@@ -238,7 +280,7 @@ pub fn plan_files(cx: &mut Cx, res: &ResolvedResource) -> Result<()> {
         }
     }
     let mut recorded = res.clone();
-    recorded.api_path = type_module(&ctx.lib_name, res);
+    recorded.api_path = type_module(&ctx.lib_name, &res.gvk, res.core);
     recorded.record(cx.project);
     Ok(())
 }

@@ -15,6 +15,7 @@ use anyhow::Result;
 pub mod api;
 pub mod context;
 pub mod init;
+pub mod webhook;
 
 /// The plugin's full name, as the registry and chain know it.
 pub const NAME: &str = "rust.opbuilder.io";
@@ -34,12 +35,8 @@ impl Plugin for RustV1Alpha {
     fn create_api(&self, cx: &mut Cx, res: &ResolvedResource) -> Result<()> {
         api::plan_files(cx, res)
     }
-    fn create_webhook(&self, _cx: &mut Cx, _hook: &ResolvedWebhook) -> Result<()> {
-        Err(usage(
-            "`create webhook` is not available for the Rust layout (rust.opbuilder.io/v1-alpha) yet: \
-             admission and conversion webhooks for kube-rs come in a later opbuilder release.\n  \
-             Until then, write the webhook server yourself (kube::core::admission has the review types)",
-        ))
+    fn create_webhook(&self, cx: &mut Cx, hook: &ResolvedWebhook) -> Result<()> {
+        webhook::plan_files(cx, hook)
     }
     fn edit(&self, _cx: &mut Cx, _args: &EditArgs) -> Result<()> {
         Err(usage(

@@ -20,3 +20,5 @@ pub mod api;
 pub mod controllers;
 pub mod manager;
 pub mod rbac;
+pub mod webhook;
+pub mod webhooks;

@@ -42,6 +42,13 @@ struct Flags {
     /// else the kubeconfig's namespace].
     #[arg(long)]
     leader_election_namespace: Option<String>,
+    /// The port of the webhook server (when the project has webhooks).
+    #[arg(long, default_value_t = 9443)]
+    webhook_port: u16,
+    /// The directory of the webhook server's certificate (tls.crt, tls.key); a renewed
+    /// certificate there is served without a restart.
+    #[arg(long, default_value = guestbook::webhook::DEFAULT_CERT_DIR)]
+    webhook_cert_path: std::path::PathBuf,
 }
 
 /// The name of the leader-election Lease.
@@ -79,6 +86,18 @@ async fn main() -> anyhow::Result<()> {
         tokio::spawn(async move {
             if let Err(e) = manager::serve(addr, endpoints).await {
                 tracing::error!(error = %e, "metrics server stopped");
+            }
+        });
+    }
+
+    // Webhooks are served by every replica, leader or not, as controller-runtime does.
+    let routes = guestbook::webhooks::routes();
+    if !routes.is_empty() {
+        let (port, dir) = (flags.webhook_port, flags.webhook_cert_path.clone());
+        tokio::spawn(async move {
+            if let Err(e) = guestbook::webhook::serve(port, dir, routes).await {
+                tracing::error!(error = %e, "webhook server stopped");
+                std::process::exit(1);
             }
         });
     }

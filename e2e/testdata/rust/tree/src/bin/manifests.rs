@@ -19,6 +19,7 @@ limitations under the License.
 //! from the types and the controllers' `RBAC`.
 
 use clap::Parser;
+use k8s_openapi::api::admissionregistration::v1::{ServiceReference, WebhookClientConfig};
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, Parser)]
@@ -50,6 +51,31 @@ fn main() -> anyhow::Result<()> {
         write(
             &flags.output_dir.join("crd/bases").join(file),
             serde_yaml::to_string(&crd)?,
+        )?;
+    }
+    let webhooks = guestbook::webhooks::webhooks();
+    if !webhooks.is_empty() {
+        // The API server reaches the webhooks through the Service of config/webhook.
+        let service = |path: &str| WebhookClientConfig {
+            service: Some(ServiceReference {
+                name: "webhook-service".into(),
+                namespace: "system".into(),
+                path: Some(path.into()),
+                port: None,
+            }),
+            ..WebhookClientConfig::default()
+        };
+        let (mutating, validating) = guestbook::webhook::configurations(&webhooks, service);
+        let mut docs = vec![];
+        if let Some(m) = mutating {
+            docs.push(serde_yaml::to_string(&m)?);
+        }
+        if let Some(v) = validating {
+            docs.push(serde_yaml::to_string(&v)?);
+        }
+        write(
+            &flags.output_dir.join("webhook/manifests.yaml"),
+            docs.join("---\n"),
         )?;
     }
     let role = guestbook::rbac::cluster_role(&guestbook::controllers::rbac());

@@ -20,6 +20,10 @@ limitations under the License.
 
 #![allow(dead_code)] // each test file uses a part of it
 
+use k8s_openapi::ByteString;
+use k8s_openapi::api::admissionregistration::v1::{
+    MutatingWebhookConfiguration, ValidatingWebhookConfiguration, WebhookClientConfig,
+};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, PostParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
@@ -34,6 +38,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use guestbook::api::crds;
+use guestbook::webhook::{self, Route, Webhook};
 
 /// How long the control plane may take to start.
 const START_TIMEOUT: Duration = Duration::from_secs(90);
@@ -136,6 +141,26 @@ fn pki(dir: &Path) -> Result<(), rcgen::Error> {
     write(&dir.join("sa.key"), &sa.serialize_pem());
     write(&dir.join("sa.pub"), &sa.public_key_pem());
     Ok(())
+}
+
+/// A CA and a serving certificate for 127.0.0.1 signed by it, in `dir` as tls.crt and tls.key
+/// (as cert-manager writes them); the CA's certificate in PEM.
+fn webhook_certificates(dir: &Path) -> Result<String, rcgen::Error> {
+    let ca_key = KeyPair::generate()?;
+    let mut ca = CertificateParams::new(Vec::<String>::new())?;
+    ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    ca.distinguished_name.push(DnType::CommonName, "webhook-ca");
+    let ca_pem = ca.self_signed(&ca_key)?.pem();
+    let issuer = Issuer::new(ca, ca_key);
+    let key = KeyPair::generate()?;
+    let mut server = CertificateParams::new(vec!["127.0.0.1".to_string()])?;
+    server.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
+    write(
+        &dir.join("tls.crt"),
+        &server.signed_by(&key, &issuer)?.pem(),
+    );
+    write(&dir.join("tls.key"), &key.serialize_pem());
+    Ok(ca_pem)
 }
 
 fn launch(assets: &Path, dir: &Path, name: &str, args: &[String]) -> Child {
@@ -260,6 +285,36 @@ impl ControlPlane {
                 self.processes.dir.display()
             );
             tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+
+    /// Serve `routes` on a free local port with a certificate of a CA of its own, and install
+    /// `webhooks`' configurations pointing there, so that the API server calls them. The
+    /// server stops with the test.
+    pub async fn serve_webhooks(&self, routes: Vec<Route>, webhooks: &[Webhook]) {
+        let dir = self.processes.dir.join("webhook-certs");
+        std::fs::create_dir_all(&dir).expect("a directory for the webhook certificate");
+        let ca = webhook_certificates(&dir).expect("a webhook certificate");
+        let port = free_port();
+        tokio::spawn(webhook::serve(port, dir, routes));
+        let url = |path: &str| WebhookClientConfig {
+            url: Some(format!("https://127.0.0.1:{port}{path}")),
+            ca_bundle: Some(ByteString(ca.clone().into_bytes())),
+            ..WebhookClientConfig::default()
+        };
+        let (mutating, validating) = webhook::configurations(webhooks, url);
+        let params = PostParams::default();
+        if let Some(m) = mutating {
+            let api: Api<MutatingWebhookConfiguration> = Api::all(self.client.clone());
+            api.create(&params, &m)
+                .await
+                .expect("the mutating webhooks");
+        }
+        if let Some(v) = validating {
+            let api: Api<ValidatingWebhookConfiguration> = Api::all(self.client.clone());
+            api.create(&params, &v)
+                .await
+                .expect("the validating webhooks");
         }
     }
 

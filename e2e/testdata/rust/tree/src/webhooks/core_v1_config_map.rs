@@ -1,0 +1,77 @@
+/*
+Copyright 2026 The Guestbook Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+//! The webhooks of ConfigMap (core/v1): defaulting.
+//! The API server calls them through the webhook server of src/webhook.rs.
+
+use crate::webhook::{self, Route, Webhook};
+use k8s_openapi::api::core::v1::ConfigMap;
+
+/// The path of the defaulting webhook.
+pub const DEFAULTING_PATH: &str = "/mutate--v1-configmap";
+
+/// The webhooks' configurations, written to config/webhook/manifests.yaml by `make manifests`.
+pub const WEBHOOKS: &[Webhook] = &[Webhook {
+    name: "mconfigmap-v1.kb.io",
+    path: DEFAULTING_PATH,
+    mutating: true,
+    group: "",
+    version: "v1",
+    resource: "configmaps",
+    operations: &["CREATE", "UPDATE"],
+    failure_policy: "Fail",
+    side_effects: "None",
+}];
+
+/// The paths the webhook server answers, and their handlers.
+pub fn routes() -> Vec<Route> {
+    vec![Route {
+        path: DEFAULTING_PATH,
+        handler: |body| webhook::defaulting(body, default),
+    }]
+}
+
+/// Fill in what a new or changed ConfigMap leaves out; the API server stores the result.
+pub fn default(obj: &mut ConfigMap) {
+    // TODO(user): set the defaults. For example, a label on every object:
+    obj.metadata
+        .labels
+        .get_or_insert_default()
+        .entry("guestbook/defaulted".into())
+        .or_insert_with(|| "true".into());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn object() -> ConfigMap {
+        ConfigMap::default()
+    }
+
+    #[test]
+    fn defaulting_fills_in_the_example_field() {
+        let mut obj = object();
+        default(&mut obj);
+        assert_ne!(obj.metadata.labels, object().metadata.labels);
+    }
+
+    #[test]
+    fn every_route_has_its_configuration() {
+        let paths: Vec<&str> = routes().iter().map(|r| r.path).collect();
+        assert_eq!(paths, WEBHOOKS.iter().map(|w| w.path).collect::<Vec<_>>());
+    }
+}
