@@ -411,6 +411,14 @@ mod tests {
             ("renamed", Json::from(core)),
             ("storage", Json::from(!core)),
             ("namespaced", Json::from(!core)),
+            ("conversionMod", Json::from("ingress_app_conversion")),
+            (
+                "spokes",
+                handlebars::to_json([std::collections::BTreeMap::from([
+                    ("version", "v2"),
+                    ("versionMod", "v2"),
+                ])]),
+            ),
         ] {
             m.insert(k.into(), v);
         }
@@ -440,7 +448,13 @@ mod tests {
                 }
                 let mut rust = handlebars::to_json(&rctx);
                 add_rust_values("rust-api", &mut rust, core);
-                for tree in ["rust-init", "rust-api", "rust-controller", "rust-webhook"] {
+                for tree in [
+                    "rust-init",
+                    "rust-api",
+                    "rust-controller",
+                    "rust-webhook",
+                    "rust-conversion",
+                ] {
                     rendered += render_tree(tree, &rust, |_| true).unwrap().len();
                 }
                 for f in all_files() {

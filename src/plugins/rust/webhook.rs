@@ -2,20 +2,34 @@
 //! (src/webhooks/<group>_<version>_<kind>.rs) with an integration test, their wiring above the
 //! markers of src/webhooks/mod.rs, and go/v4's webhook and cert-manager kustomize trees.
 
-use super::api::{context, Kind};
+use super::api::{context, Kind, RustResourceCtx};
+use super::context::module_name;
 use crate::error::usage;
 use crate::plan::{Edit, IfExists};
 use crate::planning::plugin::Cx;
 use crate::planning::webhook::ResolvedWebhook;
 use crate::templates;
 use anyhow::{bail, Result};
+use serde::Serialize;
 
 /// Refuse what the Rust layout's webhooks cannot do yet.
-fn check_supported(hook: &ResolvedWebhook) -> Result<()> {
-    let what = if hook.conversion {
-        Some("--conversion (conversion webhooks come later; until then, several versions of a kind share one schema)")
+fn check_supported(hook: &ResolvedWebhook, project: &crate::project::Project) -> Result<()> {
+    let g = &hook.gvk;
+    // The hub is the storage version: the first version of the kind created.
+    let storage = project
+        .resources
+        .iter()
+        .find(|r| r.group == g.group && r.kind == g.kind && r.api.is_some())
+        .map(|r| r.version.clone())
+        .unwrap_or_default();
+    let what = if hook.conversion && storage != g.version {
+        Some(format!(
+            "--conversion with {} as the hub: the hub is the storage version, {storage} (the first version \
+             created); run it with --version {storage}",
+            g.version
+        ))
     } else if hook.external {
-        Some("--external-api-path")
+        Some("--external-api-path".to_string())
     } else {
         None
     };
@@ -30,7 +44,7 @@ fn check_supported(hook: &ResolvedWebhook) -> Result<()> {
 
 /// The Rust layout's webhook files for a resolved request; records them in PROJECT.
 pub fn plan_files(cx: &mut Cx, hook: &ResolvedWebhook) -> Result<()> {
-    check_supported(hook)?;
+    check_supported(hook, cx.project)?;
     let g = &hook.gvk;
     let api = hook.existing.as_ref().and_then(|r| r.api.as_ref());
     let mut ctx = context(
@@ -66,8 +80,10 @@ pub fn plan_files(cx: &mut Cx, hook: &ResolvedWebhook) -> Result<()> {
         }
     }
     let module = format!("src/webhooks/{}.rs", ctx.webhook_mod);
-    if (hook.had.defaulting || hook.had.validation) && !hook.force && cx.root.join(&module).exists()
-    {
+    // Admission webhooks asked for now: the kind's module is written (again).
+    let admission = hook.defaulting || hook.programmatic_validation;
+    let had = hook.had.defaulting || hook.had.validation;
+    if admission && had && !hook.force && cx.root.join(&module).exists() {
         bail!(
             "{}/{} {} already has webhooks in {module}; pass --force to write it again with every webhook \
              type asked for now and before (the file is replaced: move your code aside first)",
@@ -76,14 +92,34 @@ pub fn plan_files(cx: &mut Cx, hook: &ResolvedWebhook) -> Result<()> {
             g.kind
         );
     }
+    ctx.res.conversion = hook.conversion || hook.had.conversion;
     let plan = &mut *cx.plan;
     let policy = if hook.force {
         IfExists::Overwrite
     } else {
         IfExists::Error
     };
-    for f in templates::render_tree("rust-webhook", &ctx, |_| true)? {
-        plan.create(f.path, f.content, policy);
+    if admission {
+        for f in templates::render_tree("rust-webhook", &ctx, |_| true)? {
+            plan.create(f.path, f.content, policy);
+        }
+        plan.update(
+            "src/webhooks/mod.rs",
+            Edit::SortedAboveMarker {
+                marker: "webhook-modules".into(),
+                line: format!("pub mod {};", ctx.webhook_mod),
+            },
+        );
+        for (marker, fragment) in [
+            ("webhook-routes", "webhook_routes"),
+            ("webhook-configurations", "webhook_configurations"),
+        ] {
+            let text = templates::render(&format!("fragments/rust/{fragment}.rs"), &ctx)?;
+            plan.above_marker("src/webhooks/mod.rs", marker, vec![text]);
+        }
+    }
+    if hook.conversion {
+        conversion(plan, &ctx, hook, policy)?;
     }
     // go/v4's kustomize trees for webhooks; config/webhook/manifests.yaml is written by
     // `make manifests` from src/webhooks.
@@ -92,19 +128,88 @@ pub fn plan_files(cx: &mut Cx, hook: &ResolvedWebhook) -> Result<()> {
     }
     crate::plugins::golang::webhook::enable_default_kustomize(plan, &ctx.res)?;
     plan.update(
+        "config/network-policy/kustomization.yaml",
+        Edit::AfterLine {
+            anchor: "resources:".into(),
+            text: "- allow-webhook-traffic.yaml".into(),
+        },
+    );
+    hook.record(cx.project);
+    Ok(())
+}
+
+/// A spoke version in the conversion templates.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Spoke {
+    version: String,
+    version_mod: String,
+}
+
+/// What the conversion templates see.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ConversionCtx<'a> {
+    #[serde(flatten)]
+    ctx: &'a RustResourceCtx,
+    /// `src/webhooks/<group>_<kind>_conversion.rs`.
+    conversion_mod: String,
+    spokes: Vec<Spoke>,
+}
+
+/// The conversion webhook of a kind: its module and test, its registration, and go/v4's CRD
+/// patch that makes the API server call it.
+fn conversion(
+    plan: &mut crate::plan::Plan,
+    ctx: &RustResourceCtx,
+    hook: &ResolvedWebhook,
+    policy: IfExists,
+) -> Result<()> {
+    let mut spokes: Vec<String> = hook.had.spoke.clone();
+    for s in &hook.spoke {
+        if !spokes.contains(s) {
+            spokes.push(s.clone());
+        }
+    }
+    let cctx = ConversionCtx {
+        ctx,
+        conversion_mod: format!("{}_{}_conversion", ctx.group_mod, ctx.kind_mod),
+        spokes: spokes
+            .iter()
+            .map(|v| Spoke {
+                version: v.clone(),
+                version_mod: module_name(v),
+            })
+            .collect(),
+    };
+    for f in templates::render_tree("rust-conversion", &cctx, |_| true)? {
+        plan.create(f.path, f.content, policy);
+    }
+    plan.update(
         "src/webhooks/mod.rs",
         Edit::SortedAboveMarker {
             marker: "webhook-modules".into(),
-            line: format!("pub mod {};", ctx.webhook_mod),
+            line: format!("pub mod {};", cctx.conversion_mod),
         },
     );
-    for (marker, fragment) in [
-        ("webhook-routes", "webhook_routes"),
-        ("webhook-configurations", "webhook_configurations"),
-    ] {
-        let text = templates::render(&format!("fragments/rust/{fragment}.rs"), &ctx)?;
-        plan.above_marker("src/webhooks/mod.rs", marker, vec![text]);
+    let text = templates::render("fragments/rust/conversion.rs", &cctx)?;
+    plan.above_marker("src/webhooks/mod.rs", "conversions", vec![text]);
+    // go/v4's CRD patch (strategy Webhook, the Service's /convert) and CA injection.
+    for f in templates::render_tree("webhook-conversion", &ctx.res, |t| t.starts_with("config/"))? {
+        plan.create(f.path, f.content, IfExists::Skip);
     }
-    hook.record(cx.project);
+    let crd_patch = templates::render("fragments/kustomize_crd_webhook_patch.yaml", &ctx.res)?;
+    plan.above_marker(
+        "config/crd/kustomization.yaml",
+        "crdkustomizewebhookpatch",
+        vec![crd_patch],
+    );
+    plan.update(
+        "config/crd/kustomization.yaml",
+        Edit::Uncomment {
+            block: "configurations:\n- kustomizeconfig.yaml".into(),
+            required: false,
+        },
+    );
     Ok(())
 }

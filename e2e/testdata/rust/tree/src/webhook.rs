@@ -264,6 +264,57 @@ where
     review_body(response)
 }
 
+/// The path of the conversion webhook, as Kubebuilder's.
+pub const CONVERSION_PATH: &str = "/convert";
+
+/// How the objects of one kind convert between its versions: `convert(object, apiVersion)`.
+#[derive(Debug, Clone, Copy)]
+pub struct Conversion {
+    pub group: &'static str,
+    pub kind: &'static str,
+    pub convert: fn(serde_json::Value, &str) -> Result<serde_json::Value, String>,
+}
+
+/// The conversion webhook: converts each object of the review with its kind's conversion.
+pub fn converting(body: &[u8], conversions: &[Conversion]) -> Vec<u8> {
+    use kube::core::conversion::{ConversionRequest, ConversionResponse, ConversionReview};
+    use kube::core::response::Status;
+    let request = match serde_json::from_slice::<ConversionReview>(body)
+        .map_err(|e| e.to_string())
+        .and_then(|r| ConversionRequest::from_review(r).map_err(|e| e.to_string()))
+    {
+        Ok(r) => r,
+        Err(e) => {
+            let status = Status::failure(&e, "InvalidRequest");
+            let review = ConversionResponse::invalid(status).into_review();
+            return serde_json::to_vec(&review).unwrap_or_default();
+        }
+    };
+    let desired = request.desired_api_version.clone();
+    let converted: Result<Vec<_>, String> = request
+        .objects
+        .iter()
+        .map(|obj| {
+            let group = obj["apiVersion"].as_str().unwrap_or_default();
+            let group = group.rsplit_once('/').map_or("", |(g, _)| g);
+            let kind = obj["kind"].as_str().unwrap_or_default();
+            match conversions
+                .iter()
+                .find(|c| c.group == group && c.kind == kind)
+            {
+                Some(c) => (c.convert)(obj.clone(), &desired),
+                None => Err(format!("no conversion for {kind} in group {group}")),
+            }
+        })
+        .collect();
+    let response = ConversionResponse::for_request(request);
+    let response = match converted {
+        Ok(objects) => response.success(objects),
+        Err(e) => response.failure(Status::failure(&e, "ConversionFailed")),
+    };
+    serde_json::to_vec(&response.into_review()).unwrap_or_default()
+}
+
 /// What a validation returns: warnings to show, or the reason the object is refused.
 pub type Validation = Result<Vec<String>, String>;
 

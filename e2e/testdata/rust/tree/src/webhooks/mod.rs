@@ -17,20 +17,37 @@ limitations under the License.
 //! The webhooks: one module per kind and version. `opbuilder create webhook` adds each
 //! module, its routes and its configuration above the marker lines; keep them.
 
-use crate::webhook::{Route, Webhook};
+use crate::webhook::{self, Conversion, Route, Webhook};
 
 pub mod core_v1_config_map;
+pub mod webapp_guestbook_conversion;
 pub mod webapp_v1_guestbook;
 // +kubebuilder:scaffold:webhook-modules
 
-/// Every webhook the server answers.
+/// Every webhook the server answers, the conversion webhook among them when a kind has
+/// several versions that convert.
 pub fn routes() -> Vec<Route> {
     let routes: Vec<Vec<Route>> = vec![
         webapp_v1_guestbook::routes(),
         core_v1_config_map::routes(),
         // +kubebuilder:scaffold:webhook-routes
     ];
-    routes.into_iter().flatten().collect()
+    let mut routes: Vec<Route> = routes.into_iter().flatten().collect();
+    if !conversions().is_empty() {
+        routes.push(Route {
+            path: webhook::CONVERSION_PATH,
+            handler: |body| webhook::converting(body, &conversions()),
+        });
+    }
+    routes
+}
+
+/// How the kinds with a conversion webhook convert between their versions.
+pub fn conversions() -> Vec<Conversion> {
+    vec![
+        webapp_guestbook_conversion::CONVERSION,
+        // +kubebuilder:scaffold:conversions
+    ]
 }
 
 /// Every webhook's configuration: `make manifests` writes them to config/webhook/manifests.yaml.

@@ -25,7 +25,7 @@ use k8s_openapi::api::admissionregistration::v1::{
     MutatingWebhookConfiguration, ValidatingWebhookConfiguration, WebhookClientConfig,
 };
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kube::api::{Api, PostParams};
+use kube::api::{Api, Patch, PatchParams, PostParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::runtime::wait::{await_condition, conditions};
 use kube::{Client, Config};
@@ -141,6 +141,13 @@ fn pki(dir: &Path) -> Result<(), rcgen::Error> {
     write(&dir.join("sa.key"), &sa.serialize_pem());
     write(&dir.join("sa.pub"), &sa.public_key_pem());
     Ok(())
+}
+
+/// A webhook server started by [`ControlPlane::serve_webhooks`]: its port and the PEM of the CA
+/// its certificate is signed by.
+pub struct WebhookServer {
+    pub port: u16,
+    pub ca: String,
 }
 
 /// A CA and a serving certificate for 127.0.0.1 signed by it, in `dir` as tls.crt and tls.key
@@ -291,7 +298,7 @@ impl ControlPlane {
     /// Serve `routes` on a free local port with a certificate of a CA of its own, and install
     /// `webhooks`' configurations pointing there, so that the API server calls them. The
     /// server stops with the test.
-    pub async fn serve_webhooks(&self, routes: Vec<Route>, webhooks: &[Webhook]) {
+    pub async fn serve_webhooks(&self, routes: Vec<Route>, webhooks: &[Webhook]) -> WebhookServer {
         let dir = self.processes.dir.join("webhook-certs");
         std::fs::create_dir_all(&dir).expect("a directory for the webhook certificate");
         let ca = webhook_certificates(&dir).expect("a webhook certificate");
@@ -316,6 +323,26 @@ impl ControlPlane {
                 .await
                 .expect("the validating webhooks");
         }
+        WebhookServer { port, ca }
+    }
+
+    /// Make the API server convert the objects of the CRD `name` with the conversion webhook
+    /// of `server`.
+    pub async fn convert_with_webhook(&self, name: &str, server: &WebhookServer) {
+        let api: Api<CustomResourceDefinition> = Api::all(self.client.clone());
+        let patch = serde_json::json!({ "spec": { "conversion": {
+            "strategy": "Webhook",
+            "webhook": {
+                "conversionReviewVersions": ["v1"],
+                "clientConfig": {
+                    "url": format!("https://127.0.0.1:{}{}", server.port, webhook::CONVERSION_PATH),
+                    "caBundle": ByteString(server.ca.clone().into_bytes()),
+                },
+            },
+        } } });
+        api.patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+            .unwrap_or_else(|e| panic!("switching the CRD {name} to the conversion webhook: {e}"));
     }
 
     /// Create the project's CRDs and wait until each is established.
