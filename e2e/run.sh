@@ -6,7 +6,8 @@
 #   bash e2e/run.sh golden       # only the golden-tree checks (with make test)
 #   bash e2e/run.sh scenarios    # only the scenarios on a live control plane
 #   bash e2e/run.sh rust         # the Rust layout's manager on a live control plane (its golden
-#                                # tree's make test runs in `golden`)
+#                                # tree's make test runs in `golden`) and its webhook objects
+#                                # against go/v4's
 #   bash e2e/run.sh parity [SCENARIO...]  # only the differential suite against Kubebuilder ([e2e] kubebuilder)
 #                                         # (and generate-parity below, for Kubebuilder's scripts)
 #   bash e2e/run.sh generate-parity [SCENARIO...]  # only `alpha generate` of Kubebuilder's scripts
@@ -60,6 +61,7 @@ if [[ $what == all || $what == scenarios ]]; then
 fi
 if [[ $what == all || $what == rust ]]; then
 	"$here/scripts/rust-live.sh"
+	"$here/scripts/rust-webhook-parity.sh"
 fi
 if [[ $what == all || $what == envtest-offline ]]; then
 	"$here/scripts/envtest-offline.sh"
