@@ -15,7 +15,8 @@
 # recorded them in its status.
 #
 # With --rust, the same for docs/rust-tutorial.md (the Rust layout: seed 000's App), and the
-# check afterwards is that the manager made a Deployment and a Service controlled by app-sample.
+# check afterwards is that the manager made a Deployment and a Service controlled by app-sample
+# and that `make manifests` wrote the App's webhook configurations.
 #
 # Usage: tutorial.sh [--rust] [--print | --file PATH]
 #   --print      print the script and exit
@@ -173,6 +174,11 @@ if ((rust)); then
 	for kind in deployment service; do
 		owner=$(kubectl -n default get "$kind" app-sample -o 'jsonpath={.metadata.ownerReferences[?(@.controller==true)].uid}')
 		[[ $owner == "$uid" ]] || die "the $kind app-sample is not controlled by the App app-sample (owner '$owner')"
+	done
+	# The webhook chapter's `make test` ran its test on an API server; its manifests are generated.
+	for path in /mutate-ingress-example-com-v1beta1-app /validate-ingress-example-com-v1beta1-app; do
+		grep -q -- "path: $path" "$work/run/app-operator/config/webhook/manifests.yaml" ||
+			die "config/webhook/manifests.yaml of the tutorial has no webhook at $path"
 	done
 	log_info "tutorial (Rust): ok in $(fmt_duration $((SECONDS - start)))"
 	exit 0

@@ -28,7 +28,9 @@ use k8s_openapi::api::admissionregistration::v1::{
     ValidatingWebhookConfiguration, WebhookClientConfig,
 };
 use kube::Resource;
+use kube::core::GroupVersionKind;
 use kube::core::admission::{AdmissionRequest, AdmissionResponse, AdmissionReview};
+use kube::core::response::{Status, StatusCause, StatusDetails};
 use rustls::server::{ClientHello, ResolvesServerCert};
 use rustls::sign::CertifiedKey;
 use serde::Serialize;
@@ -278,7 +280,6 @@ pub struct Conversion {
 /// The conversion webhook: converts each object of the review with its kind's conversion.
 pub fn converting(body: &[u8], conversions: &[Conversion]) -> Vec<u8> {
     use kube::core::conversion::{ConversionRequest, ConversionResponse, ConversionReview};
-    use kube::core::response::Status;
     let request = match serde_json::from_slice::<ConversionReview>(body)
         .map_err(|e| e.to_string())
         .and_then(|r| ConversionRequest::from_review(r).map_err(|e| e.to_string()))
@@ -315,8 +316,157 @@ pub fn converting(body: &[u8], conversions: &[Conversion]) -> Vec<u8> {
     serde_json::to_vec(&response.into_review()).unwrap_or_default()
 }
 
-/// What a validation returns: warnings to show, or the reason the object is refused.
-pub type Validation = Result<Vec<String>, String>;
+/// What a validation returns: warnings to show, or why the object is refused.
+pub type Validation = Result<Vec<String>, Refusal>;
+
+/// Why a validation refuses an object, as controller-runtime reports it to the API server.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Refusal {
+    /// Fields with wrong values: the API server answers 422 Invalid and lists each field (the
+    /// status a Go validator returns with `apierrors.NewInvalid`).
+    Invalid(Vec<FieldError>),
+    /// Anything else: the API server answers 403 Forbidden with this message.
+    Denied(String),
+}
+
+impl From<FieldError> for Refusal {
+    fn from(error: FieldError) -> Self {
+        Refusal::Invalid(vec![error])
+    }
+}
+
+impl From<Vec<FieldError>> for Refusal {
+    fn from(errors: Vec<FieldError>) -> Self {
+        Refusal::Invalid(errors)
+    }
+}
+
+impl From<String> for Refusal {
+    fn from(message: String) -> Self {
+        Refusal::Denied(message)
+    }
+}
+
+impl From<&str> for Refusal {
+    fn from(message: &str) -> Self {
+        Refusal::Denied(message.to_string())
+    }
+}
+
+/// One field a validation refuses, worded as Kubernetes words its own field errors.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldError {
+    /// The field's path, such as `spec.replicas`.
+    pub field: String,
+    /// The cause's type, such as `FieldValueInvalid`.
+    pub reason: &'static str,
+    /// What follows the path, such as `Invalid value: 0: must be at least 1`.
+    pub message: String,
+}
+
+impl FieldError {
+    /// `field` has a value that is not allowed, and `detail` says why.
+    pub fn invalid(field: &str, value: impl Serialize, detail: &str) -> Self {
+        let value = serde_json::to_string(&value).unwrap_or_default();
+        Self::new(
+            field,
+            "FieldValueInvalid",
+            format!("Invalid value: {value}: {detail}"),
+        )
+    }
+
+    /// `field` must be set.
+    pub fn required(field: &str, detail: &str) -> Self {
+        Self::new(
+            field,
+            "FieldValueRequired",
+            with_detail("Required value", detail),
+        )
+    }
+
+    /// `field` may not be set, or not to this, or not changed.
+    pub fn forbidden(field: &str, detail: &str) -> Self {
+        Self::new(
+            field,
+            "FieldValueForbidden",
+            with_detail("Forbidden", detail),
+        )
+    }
+
+    /// `field` has a value outside `supported`.
+    pub fn not_supported(field: &str, value: impl Serialize, supported: &[&str]) -> Self {
+        let value = serde_json::to_string(&value).unwrap_or_default();
+        let supported: Vec<String> = supported.iter().map(|s| format!("{s:?}")).collect();
+        Self::new(
+            field,
+            "FieldValueNotSupported",
+            format!(
+                "Unsupported value: {value}: supported values: {}",
+                supported.join(", ")
+            ),
+        )
+    }
+
+    fn new(field: &str, reason: &'static str, message: String) -> Self {
+        FieldError {
+            field: field.to_string(),
+            reason,
+            message,
+        }
+    }
+}
+
+fn with_detail(what: &str, detail: &str) -> String {
+    if detail.is_empty() {
+        what.to_string()
+    } else {
+        format!("{what}: {detail}")
+    }
+}
+
+impl std::fmt::Display for FieldError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.field, self.message)
+    }
+}
+
+/// The status of a refusal: 422 Invalid with a cause per field, or 403 Forbidden.
+fn refusal_status(refusal: Refusal, kind: &GroupVersionKind, name: &str) -> Status {
+    match refusal {
+        Refusal::Denied(message) => Status::failure(&message, "Forbidden").with_code(403),
+        Refusal::Invalid(errors) => {
+            let qualified = if kind.group.is_empty() {
+                kind.kind.clone()
+            } else {
+                format!("{}.{}", kind.kind, kind.group)
+            };
+            let listed: Vec<String> = errors.iter().map(ToString::to_string).collect();
+            let listed = match listed.as_slice() {
+                [one] => one.clone(),
+                many => format!("[{}]", many.join(", ")),
+            };
+            let message = format!("{qualified} {name:?} is invalid: {listed}");
+            let causes = errors
+                .into_iter()
+                .map(|e| StatusCause {
+                    reason: e.reason.to_string(),
+                    message: e.message,
+                    field: e.field,
+                })
+                .collect();
+            Status::failure(&message, "Invalid")
+                .with_code(422)
+                .with_details(StatusDetails {
+                    name: name.to_string(),
+                    group: kind.group.clone(),
+                    kind: kind.kind.clone(),
+                    uid: String::new(),
+                    causes,
+                    retry_after_seconds: 0,
+                })
+        }
+    }
+}
 
 /// A validating webhook: `validate(new, old)` for creates (no old), updates, and deletes (no new).
 pub fn validating<K>(body: &[u8], validate: fn(Option<&K>, Option<&K>) -> Validation) -> Vec<u8>
@@ -336,7 +486,137 @@ where
     match validate(request.object.as_ref(), request.old_object.as_ref()) {
         Ok(warnings) if warnings.is_empty() => {}
         Ok(warnings) => response.warnings = Some(warnings),
-        Err(reason) => response = response.deny(reason),
+        Err(refusal) => {
+            response.allowed = false;
+            response.result = refusal_status(refusal, &request.kind, &request.name);
+        }
     }
     review_body(response)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_openapi::api::core::v1::ConfigMap;
+
+    /// A review of creating a ConfigMap named `settings`, as the API server sends it.
+    fn review() -> Vec<u8> {
+        serde_json::to_vec(&serde_json::json!({
+            "apiVersion": "admission.k8s.io/v1",
+            "kind": "AdmissionReview",
+            "request": {
+                "uid": "0001",
+                "kind": { "group": "", "version": "v1", "kind": "ConfigMap" },
+                "resource": { "group": "", "version": "v1", "resource": "configmaps" },
+                "name": "settings",
+                "namespace": "default",
+                "operation": "CREATE",
+                "userInfo": {},
+                "object": {
+                    "apiVersion": "v1",
+                    "kind": "ConfigMap",
+                    "metadata": { "name": "settings", "namespace": "default" },
+                    "data": { "mode": "" }
+                }
+            }
+        }))
+        .expect("a review")
+    }
+
+    fn answer(body: Vec<u8>) -> serde_json::Value {
+        let review: serde_json::Value = serde_json::from_slice(&body).expect("a review back");
+        review["response"].clone()
+    }
+
+    fn refuse_empty_mode(new: Option<&ConfigMap>, _: Option<&ConfigMap>) -> Validation {
+        let mode = new
+            .and_then(|c| c.data.as_ref())
+            .and_then(|d| d.get("mode"));
+        match mode.map(String::as_str) {
+            Some("") => Err(vec![
+                FieldError::invalid("data.mode", "", "must not be empty"),
+                FieldError::required("data.owner", ""),
+            ]
+            .into()),
+            _ => Ok(vec![]),
+        }
+    }
+
+    #[test]
+    fn field_errors_refuse_as_invalid_with_a_cause_each() {
+        let response = answer(validating(&review(), refuse_empty_mode));
+        assert_eq!(response["uid"], "0001");
+        assert_eq!(response["allowed"], false);
+        let status = &response["status"];
+        assert_eq!(status["code"], 422);
+        assert_eq!(status["reason"], "Invalid");
+        assert_eq!(
+            status["message"],
+            r#"ConfigMap "settings" is invalid: [data.mode: Invalid value: "": must not be empty, data.owner: Required value]"#
+        );
+        let causes = &status["details"]["causes"];
+        assert_eq!(causes[0]["field"], "data.mode");
+        assert_eq!(causes[0]["reason"], "FieldValueInvalid");
+        assert_eq!(causes[1]["reason"], "FieldValueRequired");
+        assert_eq!(status["details"]["kind"], "ConfigMap");
+    }
+
+    #[test]
+    fn a_message_refuses_as_forbidden() {
+        fn deny(_: Option<&ConfigMap>, _: Option<&ConfigMap>) -> Validation {
+            Err("not today".into())
+        }
+        let response = answer(validating(&review(), deny));
+        assert_eq!(response["allowed"], false);
+        assert_eq!(response["status"]["code"], 403);
+        assert_eq!(response["status"]["reason"], "Forbidden");
+        assert_eq!(response["status"]["message"], "not today");
+    }
+
+    #[test]
+    fn warnings_go_back_with_an_allowed_object() {
+        fn warn(_: Option<&ConfigMap>, _: Option<&ConfigMap>) -> Validation {
+            Ok(vec!["mode is deprecated".into()])
+        }
+        let response = answer(validating(&review(), warn));
+        assert_eq!(response["allowed"], true);
+        assert_eq!(response["warnings"][0], "mode is deprecated");
+    }
+
+    #[test]
+    fn defaulting_answers_with_a_json_patch() {
+        fn label(obj: &mut ConfigMap) {
+            obj.metadata
+                .labels
+                .get_or_insert_default()
+                .insert("defaulted".into(), "yes".into());
+        }
+        let response = answer(defaulting(&review(), label));
+        assert_eq!(response["allowed"], true);
+        assert_eq!(response["patchType"], "JSONPatch");
+        // kube writes the patch's bytes as a JSON array, which the API server reads as well.
+        let bytes: Vec<u8> = serde_json::from_value(response["patch"].clone()).expect("a patch");
+        let patch: serde_json::Value = serde_json::from_slice(&bytes).expect("a JSON patch");
+        assert_eq!(patch[0]["op"], "add");
+        assert_eq!(patch[0]["path"], "/metadata/labels");
+        assert_eq!(patch[0]["value"]["defaulted"], "yes");
+    }
+
+    #[test]
+    fn field_errors_read_like_kubernetes_ones() {
+        let unsupported = FieldError::not_supported("spec.mode", "fast", &["safe", "slow"]);
+        assert_eq!(
+            unsupported.to_string(),
+            r#"spec.mode: Unsupported value: "fast": supported values: "safe", "slow""#
+        );
+        let forbidden = FieldError::forbidden("spec.size", "may not change");
+        assert_eq!(
+            forbidden.to_string(),
+            "spec.size: Forbidden: may not change"
+        );
+        assert_eq!(
+            FieldError::invalid("spec.replicas", 0, "must be at least 1").to_string(),
+            "spec.replicas: Invalid value: 0: must be at least 1"
+        );
+    }
 }

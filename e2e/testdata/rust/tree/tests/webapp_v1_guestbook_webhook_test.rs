@@ -55,22 +55,35 @@ async fn the_api_server_calls_the_webhooks() {
     }
     assert!(defaulted, "the webhooks were never called");
 
-    // An object the validation refuses is refused by the API server, with its message.
+    // An object the validation refuses is refused by the API server as Invalid (422), with
+    // the field and the handler's message.
     let mut refused = None;
     for _ in 0..100 {
         let mut bad = object("bad");
         bad.spec.foo = Some(String::new());
         match api.create(&PostParams::default(), &bad).await {
-            Err(e) => {
-                refused = Some(e.to_string());
+            Err(kube::Error::Api(status)) => {
+                refused = Some(status);
                 break;
             }
+            Err(e) => panic!("creating the invalid object: {e}"),
             Ok(_) => {
                 let _ = api.delete("bad", &DeleteParams::default()).await;
                 tokio::time::sleep(Duration::from_millis(100)).await;
             }
         }
     }
-    let message = refused.expect("the API server never refused the invalid object");
-    assert!(message.contains("must not be empty"), "{message}");
+    let status = refused.expect("the API server never refused the invalid object");
+    assert_eq!(
+        (status.code, status.reason.as_str()),
+        (422, "Invalid"),
+        "{status:?}"
+    );
+    assert!(status.message.contains("must not be empty"), "{status:?}");
+    let causes = status.details.map(|d| d.causes).unwrap_or_default();
+    assert_eq!(
+        causes.first().map(|c| c.field.as_str()),
+        Some("spec.foo"),
+        "{causes:?}"
+    );
 }

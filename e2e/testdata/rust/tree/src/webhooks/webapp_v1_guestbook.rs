@@ -18,7 +18,7 @@ limitations under the License.
 //! The API server calls them through the webhook server of src/webhook.rs.
 
 use crate::api::webapp::v1::Guestbook;
-use crate::webhook::{self, Route, Validation, Webhook};
+use crate::webhook::{self, FieldError, Route, Validation, Webhook};
 
 /// The path of the defaulting webhook.
 pub const DEFAULTING_PATH: &str = "/mutate-webapp-example-com-v1-guestbook";
@@ -79,7 +79,7 @@ pub fn validate(new: Option<&Guestbook>, old: Option<&Guestbook>) -> Validation 
     let _ = old;
     // TODO(user): the rules. For example, an empty foo is refused:
     match new.and_then(|o| o.spec.foo.as_deref()) {
-        Some("") => Err(r#"spec.foo: Invalid value: "": must not be empty"#.into()),
+        Some("") => Err(FieldError::invalid("spec.foo", "", "must not be empty").into()),
         _ => Ok(vec![]),
     }
 }
@@ -103,6 +103,14 @@ mod tests {
     #[test]
     fn validation_accepts_the_defaults() {
         assert_eq!(validate(Some(&object()), None), Ok(vec![]));
+    }
+
+    #[test]
+    fn validation_refuses_an_empty_foo() {
+        let mut obj = object();
+        obj.spec.foo = Some(String::new());
+        let refused = FieldError::invalid("spec.foo", "", "must not be empty");
+        assert_eq!(validate(Some(&obj), None), Err(refused.into()));
     }
 
     #[test]
