@@ -5,15 +5,19 @@
 #   the Lease and reconciles, and the other takes over when the first stops; a cluster-scoped
 #   Tenant is reconciled too; deleting the Guestbook runs the finalizer; SIGTERM stops a manager
 #   cleanly (exit 0); the webhook server serves the certificate of --webhook-cert-path and, once
-#   it is renewed there, the new one without a restart. (The API server calling the webhooks is
-#   the golden tree's `make test`.)
+#   it is renewed there, the new one without a restart; the API server calls the manager's
+#   webhooks (pointed at it by URL, its certificate as the CA): a Guestbook is defaulted, an
+#   invalid one refused as Invalid naming the field, a v1 Guestbook read as v2 and written back
+#   reads the same as v1 (kubectl reads v2 throughout: conversion), a ConfigMap is defaulted.
+#   Needs python3 with PyYAML (Debian: python3-yaml).
 #
 # Usage: rust-live.sh
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 scripts=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-need_cmd cargo make kubectl curl openssl
+need_cmd cargo make kubectl curl openssl python3 base64
+python3 -c 'import yaml' 2>/dev/null || die "python3 lacks PyYAML: install it (Debian: apt-get install python3-yaml)"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/opbuilder-rust-live.XXXXXX")
 cp_dir="$work/plane"
@@ -79,6 +83,27 @@ start_manager() {
 	wait_for 60 "manager $name's /readyz" curl -fsS "http://127.0.0.1:$probe/readyz"
 }
 
+# wire_webhooks NAME: the API server calls manager NAME's webhook server: the configurations
+# `make manifests` wrote and the Guestbook CRD's conversion, pointed at 127.0.0.1 and its port
+# with its self-signed certificate as the CA (in a cluster, the Service and cert-manager's CA).
+wire_webhooks() {
+	local port_var="webhooks_$1" port ca
+	port=${!port_var}
+	ca=$(base64 -w0 <"$work/certs-$1/tls.crt")
+	python3 - "$port" "$ca" config/webhook/manifests.yaml >"$work/webhooks.yaml" <<'PY'
+import sys, yaml
+port, ca, path = sys.argv[1], sys.argv[2], sys.argv[3]
+docs = [d for d in yaml.safe_load_all(open(path)) if d]
+for d in docs:
+    for w in d.get("webhooks", []):
+        hook_path = w["clientConfig"]["service"]["path"]
+        w["clientConfig"] = {"url": f"https://127.0.0.1:{port}{hook_path}", "caBundle": ca}
+print(yaml.safe_dump_all(docs))
+PY
+	kubectl apply --server-side --force-conflicts -f "$work/webhooks.yaml" >/dev/null
+	kubectl patch crd guestbooks.webapp.example.com --type=merge -p "{\"spec\":{\"conversion\":{\"webhook\":{\"clientConfig\":{\"service\":null,\"url\":\"https://127.0.0.1:$port/convert\",\"caBundle\":\"$ca\"}}}}}" >/dev/null
+}
+
 holder() { kubectl get lease "$lease" -n default -o jsonpath='{.spec.holderIdentity}' 2>/dev/null; }
 condition() { # KIND NAME [NS]
 	kubectl get "$1" "$2" ${3:+-n "$3"} -o jsonpath='{.status.conditions[?(@.type=="Available")].status}' 2>/dev/null
@@ -100,6 +125,10 @@ holder_a=$(holder)
 [[ -n $holder_a ]] || fail "the Lease $lease has no holder"
 curl -fsS "http://127.0.0.1:$probe_a/healthz" | grep -qx ok || fail "/healthz did not answer ok"
 
+# The CRD converts through the webhook (v2 is the version kubectl reads): manager a serves it.
+[[ $(kubectl get crd guestbooks.webapp.example.com -o jsonpath='{.spec.conversion.strategy}') == Webhook ]] ||
+	fail "the Guestbook CRD of make install does not convert through the webhook"
+wire_webhooks a
 kubectl apply -f config/samples/webapp_v1_guestbook.yaml
 wait_for 30 "Guestbook guestbook-sample to be Available" available guestbook guestbook-sample default ||
 	fail "the reconcile wrote no Available status"
@@ -109,6 +138,28 @@ metrics=$(curl -fsS "http://127.0.0.1:$metrics_a/metrics")
 grep -q '^controller_runtime_reconcile_total{controller="guestbook"} [1-9]' <<<"$metrics" ||
 	fail "/metrics counts no reconcile of guestbook: $metrics"
 
+log_info "the webhooks, called by the API server through manager a"
+guestbook() { # NAME [FOO]: a v1 Guestbook, with spec.foo if FOO is given
+	printf 'apiVersion: webapp.example.com/v1\nkind: Guestbook\nmetadata:\n  name: %s\n  namespace: default\n' "$1"
+	if (($# > 1)); then printf 'spec:\n  foo: "%s"\n' "$2"; else printf 'spec: {}\n'; fi
+}
+foo() { kubectl get "guestbooks.v1.webapp.example.com" "$1" -n default -o jsonpath='{.spec.foo}'; }
+defaulted() { guestbook probe | kubectl apply -f - >/dev/null && [[ $(foo probe) == default ]]; }
+wait_for 30 "a Guestbook without foo to be defaulted" defaulted || fail "the defaulting webhook did not fill in spec.foo"
+if refused=$(guestbook bad "" | kubectl apply -f - 2>&1); then
+	fail "a Guestbook with an empty foo was accepted: $refused"
+fi
+grep -q 'is invalid: spec.foo: Invalid value: "": must not be empty' <<<"$refused" ||
+	fail "the refusal does not name the field and the handler's message: $refused"
+v2=$(kubectl get guestbooks.v2.webapp.example.com probe -n default -o json)
+grep -q '"apiVersion": "webapp.example.com/v2"' <<<"$v2" || fail "the Guestbook was not served as v2: $v2"
+grep -q '"foo": "default"' <<<"$v2" || fail "the v2 Guestbook lost spec.foo: $v2"
+kubectl replace -f - <<<"$v2" >/dev/null || fail "writing the v2 Guestbook back failed"
+[[ $(foo probe) == default ]] || fail "the Guestbook written back as v2 reads differently as v1: $(foo probe)"
+kubectl create configmap probe -n default >/dev/null
+[[ $(kubectl get configmap probe -n default -o jsonpath='{.metadata.labels.guestbook/defaulted}') == true ]] ||
+	fail "the ConfigMap was not defaulted"
+
 log_info "the webhook server: its certificate, and a renewed one without a restart"
 wait_for 30 "the webhook server of manager a" bash -c "openssl s_client -connect 127.0.0.1:$webhooks_a </dev/null >/dev/null 2>&1"
 [[ $(served "$webhooks_a") == "$(fingerprint "$work/certs-a/tls.crt")" ]] || fail "the webhook server does not serve its certificate"
@@ -117,6 +168,7 @@ sleep 1.1 # a new modification time
 certificate "$work/certs-a"
 [[ $(served "$webhooks_a") == "$(fingerprint "$work/certs-a/tls.crt")" ]] || fail "the renewed certificate is not served"
 [[ $(served "$webhooks_a") != "$old" ]] || fail "the webhook server still serves the old certificate"
+wire_webhooks a # the API server trusts the renewed certificate (cert-manager's CA does that in a cluster)
 
 log_info "manager b: waits while a holds the Lease"
 start_manager b
@@ -133,6 +185,7 @@ wait "$pid_a" || status=$?
 wait_for 40 "manager b to take the Lease over" bash -c "grep -q 'became the leader' '$work/b.log'" ||
 	fail "manager b did not take over"
 [[ $(holder) != "$holder_a" ]] || fail "the Lease still names manager a"
+wire_webhooks b
 
 log_info "a cluster-scoped Tenant, reconciled by b"
 kubectl apply -f config/samples/infra_v1alpha1_tenant.yaml
