@@ -52,6 +52,12 @@ need_cmd() {
 	done
 }
 
+# need_pyyaml: python3 with PyYAML, for the scripts that read Kubernetes YAML.
+need_pyyaml() {
+	need_cmd python3
+	python3 -c 'import yaml' 2>/dev/null || die "python3 lacks PyYAML: install it (Debian: apt-get install python3-yaml)"
+}
+
 # pin KEY: print the value of `KEY = "value"` from versions.toml.
 # KEY is either "section.key" (exact section) or a bare "key" (first match in
 # any section). Fails when the key is missing.

@@ -16,8 +16,8 @@ set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 scripts=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-need_cmd cargo make kubectl curl openssl python3 base64
-python3 -c 'import yaml' 2>/dev/null || die "python3 lacks PyYAML: install it (Debian: apt-get install python3-yaml)"
+need_cmd cargo make kubectl curl openssl base64
+need_pyyaml
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/opbuilder-rust-live.XXXXXX")
 cp_dir="$work/plane"

@@ -12,8 +12,8 @@ set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 scripts=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-need_cmd cargo go make kubectl python3
-python3 -c 'import yaml' 2>/dev/null || die "python3 lacks PyYAML: install it (Debian: apt-get install python3-yaml)"
+need_cmd cargo go make kubectl
+need_pyyaml
 OPBUILDER_BIN=${OPBUILDER_BIN:-$OPBUILDER_TARGET_DIR/debug/opbuilder}
 [[ -x $OPBUILDER_BIN ]] || die "opbuilder binary $OPBUILDER_BIN missing: run 'cargo build' (or set OPBUILDER_BIN)"
 
@@ -34,8 +34,7 @@ scaffold() { # DIR INIT-FLAGS...
 			"webhook --group webapp --version v1 --kind Guestbook --conversion --spoke v2" \
 			"webhook --group core --version v1 --kind ConfigMap --defaulting"; do
 			# shellcheck disable=SC2086
-			"$OPBUILDER_BIN" create $c --skip-post-steps >/dev/null 2>&1 ||
-				"$OPBUILDER_BIN" create $c --skip-post-steps
+			"$OPBUILDER_BIN" create $c --skip-post-steps >/dev/null
 		done
 	)
 }
