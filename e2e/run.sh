@@ -19,6 +19,11 @@
 #   bash e2e/run.sh alpha-update # release 0.1.0 reproduced; 0.1.0 projects with user code updated
 #   bash e2e/run.sh install      # the crate as published: package, publish --dry-run, cargo install, use
 #
+# `all` and `golden` run their jobs (the control-plane build, each golden tree, each stage) on
+# OPBUILDER_E2E_JOBS workers (default 2): a worker takes the next job in order, writes its output
+# to a log and prints the log whole when the job ends; the run fails at the end naming every job
+# that failed. OPBUILDER_E2E_JOBS=1 runs them one after the other with their output as it comes.
+#
 # Needs: cargo (crates.io reachable), go (module proxy reachable), make, kubectl, curl. Builds the control-plane binaries
 # from source on first use and caches them in ~/.cache/opbuilder-e2e (see docs/testing.md).
 set -euo pipefail
@@ -38,54 +43,130 @@ if [[ $what == install ]]; then
 	"$here/scripts/install.sh"
 	exit 0
 fi
-need_cmd cargo go make kubectl
+need_cmd cargo go make kubectl flock
+workers=${OPBUILDER_E2E_JOBS:-2}
+[[ $workers =~ ^[1-9][0-9]*$ ]] || die "OPBUILDER_E2E_JOBS must be a positive number of workers, e.g. 2; got '$workers'"
 start=$SECONDS
 
 log_info "building opbuilder"
 cargo build --quiet --manifest-path "$OPBUILDER_ROOT/Cargo.toml"
 export OPBUILDER_BIN="$OPBUILDER_TARGET_DIR/debug/opbuilder"
 
-if [[ $what != parity && $what != generate-parity ]]; then
+# The golden trees, the cold ones first: deployimage downloads the Go modules and builds the
+# tools, rust builds the crates.
+golden_jobs() {
+	local t name jobs=(golden:deployimage golden:rust)
+	for t in "$OPBUILDER_ROOT"/e2e/testdata/*/tree; do
+		name=$(basename "$(dirname "$t")")
+		[[ $name == deployimage || $name == rust ]] || jobs+=("golden:$name")
+	done
+	printf '%s\n' "${jobs[@]}"
+}
+
+jobs=()
+case "$what" in
+all)
+	# Longest first after the cold ones, so the last job to end is a short one. The golden trees
+	# wait for the control plane only at `make test` (link-envtest.sh waits for the build's lock).
+	mapfile -t golden < <(golden_jobs)
+	jobs=(control-plane "${golden[@]:0:2}" smoke parity scenarios alpha-update "${golden[@]:2}"
+		rust-tutorial envtest-offline rust helm install tutorial generate-parity faults)
+	;;
+golden) mapfile -t jobs < <(golden_jobs) ;;
+smoke | scenarios | rust | envtest-offline | tutorial | rust-tutorial | helm | alpha-update) jobs=("$what") ;;
+parity) jobs=(generate-parity parity) ;;
+generate-parity) jobs=(generate-parity) ;;
+*) die "unknown stage '$what' (see the usage at the top of e2e/run.sh)" ;;
+esac
+if [[ $what != all && $what != parity && $what != generate-parity ]]; then
 	log_info "control-plane binaries (cached by version)"
 	"$here/scripts/build-control-plane.sh"
 fi
 
-if [[ $what == all || $what == smoke ]]; then
-	"$here/scripts/smoke-control-plane.sh"
+run_dir=$(mktemp -d "${TMPDIR:-/tmp}/opbuilder-e2e.XXXXXX")
+trap 'rm -rf "$run_dir"' EXIT
+
+# run_job NAME: one job, as its own processes (each script stops at its first error).
+run_job() {
+	local s="$here/scripts"
+	case "$1" in
+	control-plane) "$s/build-control-plane.sh" ;;
+	smoke) "$s/smoke-control-plane.sh" ;;
+	# One golangci-lint cache for the golden trees of this run (see check-golden.sh).
+	golden:*) OPBUILDER_LINT_CACHE="$run_dir/golangci-cache" "$s/check-golden.sh" "${1#golden:}" ;;
+	scenarios) "$s/scenarios.sh" ;;
+	rust) "$s/build-control-plane.sh" >/dev/null && "$s/rust-live.sh" && "$s/rust-webhook-parity.sh" ;;
+	envtest-offline) "$s/build-control-plane.sh" >/dev/null && "$s/envtest-offline.sh" ;;
+	# The Go and Rust tutorials both run a manager on the default ports (:8080, :8081): one at a time.
+	tutorial) flock "$run_dir/default-ports.lock" "$s/tutorial.sh" ;;
+	rust-tutorial) flock "$run_dir/default-ports.lock" "$s/tutorial.sh" --rust ;;
+	helm) "$s/helm-chart.sh" ;;
+	generate-parity) "$s/generate-parity.sh" "${job_args[@]}" ;;
+	alpha-update) "$s/alpha-update.sh" ;;
+	parity) "$s/parity.sh" "${job_args[@]}" ;;
+	faults) "$s/faults.sh" ;;
+	install) "$s/install.sh" ;;
+	*) die "unknown job $1" ;;
+	esac
+}
+job_args=("$@")
+
+((workers <= ${#jobs[@]})) || workers=${#jobs[@]}
+failed=()
+if ((workers == 1)); then
+	for job in "${jobs[@]}"; do
+		t=$SECONDS
+		if run_job "$job"; then
+			log_info "job $job: passed in $(fmt_duration $((SECONDS - t)))"
+		else
+			log_error "job $job: FAILED after $(fmt_duration $((SECONDS - t)))"
+			failed+=("$job")
+		fi
+	done
+else
+	log_info "${#jobs[@]} jobs on $workers workers: ${jobs[*]}"
+	echo 0 >"$run_dir/next"
+	: >"$run_dir/failed"
+	# next_job: the index of the next job nobody has taken.
+	next_job() {
+		(
+			flock 8
+			local i
+			i=$(<"$run_dir/next")
+			echo $((i + 1)) >"$run_dir/next"
+			echo "$i"
+		) 8>"$run_dir/next.lock"
+	}
+	worker() {
+		local w=$1 i job t log result
+		while i=$(next_job) && ((i < ${#jobs[@]})); do
+			job=${jobs[i]}
+			log="$run_dir/${job//[:\/]/-}.log"
+			log_info "worker $w: job $job started"
+			t=$SECONDS
+			if run_job "$job" >"$log" 2>&1 </dev/null; then
+				result="passed in $(fmt_duration $((SECONDS - t)))"
+			else
+				result="FAILED after $(fmt_duration $((SECONDS - t)))"
+				echo "$job" >>"$run_dir/failed"
+			fi
+			(
+				flock 7
+				printf '\n=== job %s (worker %s): %s; its output:\n' "$job" "$w" "$result"
+				cat "$log"
+				printf '=== end of job %s: %s\n\n' "$job" "$result"
+			) 7>"$run_dir/output.lock"
+		done
+	}
+	pids=()
+	for ((w = 1; w <= workers; w++)); do
+		worker "$w" &
+		pids+=($!)
+	done
+	for p in "${pids[@]}"; do
+		wait "$p" || true
+	done
+	mapfile -t failed <"$run_dir/failed"
 fi
-if [[ $what == all || $what == golden ]]; then
-	"$here/scripts/check-golden.sh"
-fi
-if [[ $what == all || $what == scenarios ]]; then
-	"$here/scripts/scenarios.sh"
-fi
-if [[ $what == all || $what == rust ]]; then
-	"$here/scripts/rust-live.sh"
-	"$here/scripts/rust-webhook-parity.sh"
-fi
-if [[ $what == all || $what == envtest-offline ]]; then
-	"$here/scripts/envtest-offline.sh"
-fi
-if [[ $what == all || $what == tutorial ]]; then
-	"$here/scripts/tutorial.sh"
-fi
-if [[ $what == all || $what == rust-tutorial ]]; then
-	"$here/scripts/tutorial.sh" --rust
-fi
-if [[ $what == all || $what == helm ]]; then
-	"$here/scripts/helm-chart.sh"
-fi
-if [[ $what == all || $what == parity || $what == generate-parity ]]; then
-	"$here/scripts/generate-parity.sh" "$@"
-fi
-if [[ $what == all || $what == alpha-update ]]; then
-	"$here/scripts/alpha-update.sh"
-fi
-if [[ $what == all || $what == parity ]]; then
-	"$here/scripts/parity.sh" "$@"
-fi
-if [[ $what == all ]]; then
-	"$here/scripts/faults.sh"
-	"$here/scripts/install.sh"
-fi
+((${#failed[@]} == 0)) || die "e2e failed after $(fmt_duration $((SECONDS - start))): ${failed[*]}"
 log_info "e2e finished in $(fmt_duration $((SECONDS - start)))"

@@ -38,20 +38,22 @@ release_binary() {
 	git -C "$OPBUILDER_ROOT" cat-file -e "$commit^{commit}" 2>/dev/null ||
 		die "commit $commit (release $release) is not in this clone; fetch the full history (git fetch --unshallow)"
 	mkdir -p "$E2E_CACHE"
-	exec 9>"$E2E_CACHE/.opbuilder-$commit.lock"
+	exec 9>"$E2E_CACHE/.opbuilder-releases.lock" # one build at a time in release-target
 	flock 9
 	if [[ ! -x $dir/opbuilder ]]; then
 		log_info "building opbuilder $release at $commit (once; cached in $dir)"
 		src=$(mktemp -d)
 		git -C "$OPBUILDER_ROOT" worktree add --quiet --detach "$src/tree" "$commit"
-		nice cargo build --quiet --locked --manifest-path "$src/tree/Cargo.toml" --target-dir "$src/target" ||
+		# One target directory for every release: their dependencies mostly agree, so the second
+		# release builds only what changed.
+		nice cargo build --quiet --locked --manifest-path "$src/tree/Cargo.toml" --target-dir "$E2E_CACHE/release-target" ||
 			{
 				git -C "$OPBUILDER_ROOT" worktree remove --force "$src/tree" >/dev/null 2>&1 || true
 				rm -rf "$src"
 				die "building opbuilder $release at $commit failed"
 			}
 		mkdir -p "$dir"
-		cp "$src/target/debug/opbuilder" "$dir/opbuilder.tmp"
+		cp "$E2E_CACHE/release-target/debug/opbuilder" "$dir/opbuilder.tmp"
 		mv "$dir/opbuilder.tmp" "$dir/opbuilder"
 		git -C "$OPBUILDER_ROOT" worktree remove --force "$src/tree" >/dev/null
 		rm -rf "$src"

@@ -14,6 +14,7 @@
 #   die MSG...            log_error, then exit 1
 #   wait_for SECS DESC CMD...  poll CMD until it succeeds, at most SECS seconds
 #   need_cmd NAME...      fail early when a required tool is missing
+#   rust_target_dir, use_rust_target   the cargo target of the generated Rust projects
 #
 # Nothing here talks to the network.
 
@@ -117,6 +118,14 @@ k8s_bin_dir() {
 # shares, keyed by the crates they pin (their dependencies are built once per version).
 rust_target_dir() {
 	printf '%s/rust-target/kube-%s-k8s-openapi-%s\n' "$E2E_CACHE" "$(pin rust.kube)" "$(pin rust.k8s_openapi)"
+}
+
+# use_rust_target: export how every generated Rust project of the e2e tests builds: in
+# rust_target_dir, without debug info (CARGO_PROFILE_DEV_DEBUG=0: the dependencies compile and
+# the test binaries link faster; a user's `make test` keeps cargo's defaults).
+use_rust_target() {
+	export CARGO_TARGET_DIR CARGO_PROFILE_DEV_DEBUG=0
+	CARGO_TARGET_DIR=$(rust_target_dir)
 }
 
 # wait_for SECS DESC CMD [ARGS...]

@@ -35,8 +35,7 @@ dir="$work/guestbook"
 cp -r "$OPBUILDER_ROOT/e2e/testdata/rust/tree" "$dir"
 cd "$dir"
 "$scripts/seed-tools.sh" "$dir"
-export CARGO_TARGET_DIR
-CARGO_TARGET_DIR=$(rust_target_dir)
+use_rust_target
 log_info "make manifests; cargo build (the manager)"
 make manifests
 cargo build --quiet --bin guestbook
@@ -120,7 +119,7 @@ fail() {
 
 log_info "manager a: takes the Lease and reconciles"
 start_manager a
-wait_for 30 "manager a to hold the Lease $lease" bash -c "grep -q 'became the leader' '$work/a.log'" || fail "manager a did not become the leader"
+wait_for 60 "manager a to hold the Lease $lease" bash -c "grep -q 'became the leader' '$work/a.log'" || fail "manager a did not become the leader"
 holder_a=$(holder)
 [[ -n $holder_a ]] || fail "the Lease $lease has no holder"
 curl -fsS "http://127.0.0.1:$probe_a/healthz" | grep -qx ok || fail "/healthz did not answer ok"
@@ -130,7 +129,7 @@ curl -fsS "http://127.0.0.1:$probe_a/healthz" | grep -qx ok || fail "/healthz di
 	fail "the Guestbook CRD of make install does not convert through the webhook"
 wire_webhooks a
 kubectl apply -f config/samples/webapp_v1_guestbook.yaml
-wait_for 30 "Guestbook guestbook-sample to be Available" available guestbook guestbook-sample default ||
+wait_for 60 "Guestbook guestbook-sample to be Available" available guestbook guestbook-sample default ||
 	fail "the reconcile wrote no Available status"
 kubectl get guestbook guestbook-sample -n default -o jsonpath='{.metadata.finalizers}' | grep -q 'webapp.example.com/finalizer' ||
 	fail "the Guestbook has no finalizer"
@@ -145,7 +144,7 @@ guestbook() { # NAME [FOO]: a v1 Guestbook, with spec.foo if FOO is given
 }
 foo() { kubectl get "guestbooks.v1.webapp.example.com" "$1" -n default -o jsonpath='{.spec.foo}'; }
 defaulted() { guestbook probe | kubectl apply -f - >/dev/null && [[ $(foo probe) == default ]]; }
-wait_for 30 "a Guestbook without foo to be defaulted" defaulted || fail "the defaulting webhook did not fill in spec.foo"
+wait_for 60 "a Guestbook without foo to be defaulted" defaulted || fail "the defaulting webhook did not fill in spec.foo"
 if refused=$(guestbook bad "" | kubectl apply -f - 2>&1); then
 	fail "a Guestbook with an empty foo was accepted: $refused"
 fi
@@ -161,7 +160,7 @@ kubectl create configmap probe -n default >/dev/null
 	fail "the ConfigMap was not defaulted"
 
 log_info "the webhook server: its certificate, and a renewed one without a restart"
-wait_for 30 "the webhook server of manager a" bash -c "openssl s_client -connect 127.0.0.1:$webhooks_a </dev/null >/dev/null 2>&1"
+wait_for 60 "the webhook server of manager a" bash -c "openssl s_client -connect 127.0.0.1:$webhooks_a </dev/null >/dev/null 2>&1"
 [[ $(served "$webhooks_a") == "$(fingerprint "$work/certs-a/tls.crt")" ]] || fail "the webhook server does not serve its certificate"
 old=$(served "$webhooks_a")
 sleep 1.1 # a new modification time
@@ -182,18 +181,18 @@ kill -TERM "$pid_a"
 status=0
 wait "$pid_a" || status=$?
 [[ $status -eq 0 ]] || fail "manager a exited $status on SIGTERM"
-wait_for 40 "manager b to take the Lease over" bash -c "grep -q 'became the leader' '$work/b.log'" ||
+wait_for 90 "manager b to take the Lease over" bash -c "grep -q 'became the leader' '$work/b.log'" ||
 	fail "manager b did not take over"
 [[ $(holder) != "$holder_a" ]] || fail "the Lease still names manager a"
 wire_webhooks b
 
 log_info "a cluster-scoped Tenant, reconciled by b"
 kubectl apply -f config/samples/infra_v1alpha1_tenant.yaml
-wait_for 30 "Tenant tenant-sample to be Available" available tenant tenant-sample || fail "the Tenant was not reconciled"
+wait_for 60 "Tenant tenant-sample to be Available" available tenant tenant-sample || fail "the Tenant was not reconciled"
 
 log_info "deleting the Guestbook runs the finalizer"
 kubectl delete guestbook guestbook-sample -n default --wait=false
-wait_for 30 "Guestbook guestbook-sample to be gone" gone guestbook guestbook-sample default ||
+wait_for 60 "Guestbook guestbook-sample to be gone" gone guestbook guestbook-sample default ||
 	fail "the Guestbook is still there: the finalizer did not run"
 kubectl get events.events.k8s.io -n default -o jsonpath='{.items[*].reason}' | grep -q Deleting ||
 	fail "no Deleting event was published"

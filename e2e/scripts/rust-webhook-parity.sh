@@ -52,8 +52,7 @@ log_info "Rust project: scaffold, make manifests"
 scaffold "$work/rust" --plugins=rust.opbuilder.io/v1-alpha
 (
 	cd "$work/rust"
-	export CARGO_TARGET_DIR
-	CARGO_TARGET_DIR=$(rust_target_dir)
+	use_rust_target
 	make manifests >/dev/null
 	kubectl kustomize config/default >"$work/rust.yaml"
 )

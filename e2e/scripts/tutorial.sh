@@ -94,8 +94,7 @@ esac
 if ((rust)); then
 	need_cmd cargo make curl setsid
 	# The Rust projects of the e2e tests share one target directory (dependencies built once).
-	export CARGO_TARGET_DIR
-	CARGO_TARGET_DIR=$(rust_target_dir)
+	use_rust_target
 	# What the manager logs once it runs (after `cargo run` has built it).
 	started='serving HTTP'
 else

@@ -27,8 +27,7 @@ dir=$(cd "$1" && pwd)
 cd "$dir"
 name=$(basename "$dir")
 step() { log_info "[$name] $*"; }
-export CARGO_TARGET_DIR
-CARGO_TARGET_DIR=$(rust_target_dir)
+use_rust_target
 
 step "cargo fmt --check"
 cargo fmt --check
