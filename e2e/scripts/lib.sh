@@ -33,6 +33,13 @@ OPBUILDER_TARGET_DIR="${CARGO_TARGET_DIR:-$OPBUILDER_ROOT/target}"
 [[ $OPBUILDER_TARGET_DIR == /* ]] || OPBUILDER_TARGET_DIR="$PWD/$OPBUILDER_TARGET_DIR"
 export OPBUILDER_ROOT E2E_CACHE OPBUILDER_VERSIONS_FILE OPBUILDER_TARGET_DIR
 
+# Every Go build of the e2e tests (generated projects, Kubebuilder's, the tools, the control
+# plane) uses the flags the control-plane binaries and the tools are built with: no cgo (as the
+# generated Dockerfile builds the manager) and -trimpath. Go's build cache then compiles the
+# k8s.io packages, most of a project's dependencies, once for all of them.
+export CGO_ENABLED=0
+[[ " ${GOFLAGS:-} " == *" -trimpath "* ]] || export GOFLAGS="${GOFLAGS:+$GOFLAGS }-trimpath"
+
 _log() {
 	local level=$1
 	shift
