@@ -581,3 +581,52 @@ fn alpha_generate_and_update_rerun_installed_plugins_and_name_missing_ones() {
         ["go.kubebuilder.io/v4", "apinotes.acme.io/v1"]
     );
 }
+
+#[test]
+fn a_plugin_that_lists_no_flags_gets_every_flag_given() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path().join("proj");
+    fs::create_dir(&d).unwrap();
+    init_project(&d, &[]);
+    let plugins = t.path().join("plugins");
+    // Fails the `flags` request (as Kubebuilder, opbuilder then passes every flag on), and
+    // writes the args it got.
+    install(
+        &plugins,
+        "open.acme.io",
+        r#"req=$(cat)
+case $req in
+*'"command":"flags"'*) echo 'no flags here' >&2; exit 1 ;;
+esac
+args=$(printf '%s' "$req" | sed 's/.*"args":\(\[[^]]*\]\).*/\1/' | sed 's/"/\\"/g')
+printf '{"universe":{"args.json":"%s\\n"}}\n' "$args"
+"#,
+    );
+    ok_with(
+        &plugins,
+        &d,
+        &[
+            "edit",
+            "--plugins=open.acme.io/v1",
+            "--anything",
+            "goes",
+            "--switch",
+            "--n=3",
+        ],
+    );
+    assert_eq!(
+        read(&d, "args.json"),
+        "[\"--anything\",\"goes\",\"--switch\",\"--n=3\"]\n"
+    );
+    // --help says so.
+    let o = run_with(
+        &plugins,
+        &d,
+        &["edit", "--plugins=open.acme.io/v1", "--help"],
+    );
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("open.acme.io/v1 did not list its flags, so every flag given is passed on to it unchecked"),
+        "{out}"
+    );
+}

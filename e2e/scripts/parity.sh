@@ -197,9 +197,13 @@ for s in "${selected[@]}"; do
 		run_line kb "$kbdir" "$line" >"$work/$s.kb.log" 2>&1 || kb_rc=$?
 		run_line "$tool" "$opdir" "$line" >"$work/$s.op.log" 2>&1 || op_rc=$?
 		# Post-steps (`make generate`) then find the tools instead of building them per project.
-		for d in "$kbdir" "$opdir"; do
-			[[ -f $d/Makefile ]] && "$scripts/seed-tools.sh" "$d"
-		done
+		# Not with external plugins: their scripts skip the post-steps, and Kubebuilder would read
+		# the tools in bin/ (over 100 MB) into every plugin request.
+		if [[ -z $scenario_plugins ]]; then
+			for d in "$kbdir" "$opdir"; do
+				[[ -f $d/Makefile ]] && "$scripts/seed-tools.sh" "$d"
+			done
+		fi
 		# Neither tool may warn about a block or marker it could not find in the other's files.
 		if grep -qiE 'unable to find|could not find|not found.*(marker|block)|warn.*(marker|block)' "$work/$s.kb.log" "$work/$s.op.log"; then
 			log_error "  a tool warned about a missing block or marker: $line"
