@@ -310,18 +310,34 @@ fn parse() -> Cli {
         .iter()
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
-    let help = argv.iter().any(|a| a == "--help" || a == "-h");
-    let ext = plugins::external_cli(&argv, help);
-    let cmd = with_external_plugins(Cli::command(), &ext, &argv);
-    let matches = match cmd.try_get_matches_from(&argv_os) {
+    use clap::error::ErrorKind;
+    // Most command lines parse as they are; only a flag opbuilder does not know, or a request
+    // for help, sends opbuilder to the chain's external plugins for their flags and help.
+    let matches = match Cli::command().try_get_matches_from(&argv_os) {
         Ok(m) => m,
-        Err(e) => {
-            // A flag of a plugin that could not be found: say why it is missing instead.
-            if let (clap::error::ErrorKind::UnknownArgument, Some(p)) = (e.kind(), ext.problem) {
-                errln!("{} {p:#}", term::label("error"));
-                std::process::exit(error::exit_code(&p));
-            }
+        Err(e)
+            if !matches!(
+                e.kind(),
+                ErrorKind::UnknownArgument | ErrorKind::DisplayHelp
+            ) =>
+        {
             e.exit()
+        }
+        Err(_) => {
+            let help = argv.iter().any(|a| a == "--help" || a == "-h");
+            let ext = plugins::external_cli(&argv, help);
+            let cmd = with_external_plugins(Cli::command(), &ext, &argv);
+            match cmd.try_get_matches_from(&argv_os) {
+                Ok(m) => m,
+                Err(e) => {
+                    // A flag of a plugin that could not be found: say why it is missing instead.
+                    if let (ErrorKind::UnknownArgument, Some(p)) = (e.kind(), ext.problem) {
+                        errln!("{} {p:#}", term::label("error"));
+                        std::process::exit(error::exit_code(&p));
+                    }
+                    e.exit()
+                }
+            }
         }
     };
     let mut cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
