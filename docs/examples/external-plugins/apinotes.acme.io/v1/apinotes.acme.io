@@ -29,10 +29,15 @@ FLAGS = {
 }
 
 HELP = {
-    "init": "Starts docs/README.md (the owning team) and docs/apis.md (the API list).",
-    "api": "Adds the new kind to docs/apis.md, with --summary.",
-    "webhook": "Notes the kind's webhooks in docs/apis.md.",
-    "edit": "With --team, changes the owning team in docs/README.md.",
+    "init": ("Starts docs/README.md (the owning team) and docs/apis.md (the API list).",
+             "opbuilder init --plugins=go/v4,apinotes.acme.io/v1 --domain example.com "
+             "--repo example.com/fleet --team storage"),
+    "api": ("Adds the new kind to docs/apis.md, with --summary.",
+            'opbuilder create api --group ship --version v1 --kind Frigate --summary "A fast warship"'),
+    "webhook": ("Notes the kind's webhooks in docs/apis.md.",
+                "opbuilder create webhook --group ship --version v1 --kind Frigate --defaulting"),
+    "edit": ("With --team, changes the owning team in docs/README.md.",
+             "opbuilder edit --plugins=apinotes.acme.io/v1 --team web"),
 }
 
 
@@ -74,11 +79,8 @@ def main():
     if command == "flags":
         response["flags"] = FLAGS.get(args[0].lstrip("-"), [])
     elif command == "metadata":
-        sub = args[0].lstrip("-")
-        response["metadata"] = {
-            "description": HELP.get(sub, ""),
-            "examples": "opbuilder init --plugins=go/v4,apinotes.acme.io/v1 --team storage",
-        }
+        description, examples = HELP.get(args[0].lstrip("-"), ("", ""))
+        response["metadata"] = {"description": description, "examples": examples}
     elif command == "init":
         files["docs/README.md"] = readme(config, opts.get("team", "platform"))
         files["docs/apis.md"] = "# APIs\n"
