@@ -81,20 +81,17 @@ fn check_flags_without_layout(
         return Ok(());
     };
     let keys: Vec<&str> = chain.externals().iter().map(|e| e.key()).collect();
+    let one = stray.len() == 1;
     Err(usage(format!(
-        "--{} {} to the go/v4 layout, which this chain leaves out ({} alone, and {} not {}): add go/v4 to the chain, \
-         for example --plugins=go/v4,{}, or leave {} out",
+        "--{} {} to go/v4, which this chain leaves out, and {} {} not declare {}: add go/v4 to the chain \
+         (for example --plugins=go/v4,{}) or leave {} out",
         stray.join(", --"),
-        if stray.len() == 1 { "belongs" } else { "belong" },
-        keys.join(", "),
-        if keys.len() == 1 { "it does" } else { "they do" },
-        if stray.len() == 1 { "declare it" } else { "declare them" },
+        if one { "belongs" } else { "belong" },
+        keys.join(" and "),
+        if keys.len() == 1 { "does" } else { "do" },
+        if one { "it" } else { "them" },
         keys.join(","),
-        if stray.len() == 1 {
-            format!("--{first}")
-        } else {
-            "them".to_string()
-        }
+        if one { format!("--{first}") } else { "them".to_string() }
     )))
 }
 
