@@ -36,7 +36,7 @@ pub fn timeout() -> Result<Duration> {
 }
 
 /// Run the executable `path` in `dir` with `input` on its stdin; its stdout. `what` names the
-/// plugin and the request in errors (`the external plugin foo.acme.io/v1 (create api)`).
+/// plugin and the request in errors.
 pub fn call(path: &Path, dir: &Path, input: Vec<u8>, what: &str) -> Result<Vec<u8>> {
     let limit = timeout()?;
     let mut child = Command::new(path)
@@ -80,13 +80,17 @@ pub fn call(path: &Path, dir: &Path, input: Vec<u8>, what: &str) -> Result<Vec<u
             std::thread::sleep(Duration::from_millis(5));
         }
     }
-    // Its output ends when the last writer closes it: the plugin, or a child it left running.
-    let out = match (
-        &status,
-        rx.recv_timeout(limit.saturating_sub(start.elapsed())),
-    ) {
-        (Some(_), Ok(out)) => Some(out),
-        _ => None,
+    // Its output ends when the last writer closes it: the plugin, or a child it left running
+    // (which gets the rest of the time, and at least a second to let go).
+    let out = match status {
+        Some(_) => rx
+            .recv_timeout(
+                limit
+                    .saturating_sub(start.elapsed())
+                    .max(Duration::from_secs(1)),
+            )
+            .ok(),
+        None => None,
     };
     let (Some(status), Some(out)) = (status, out) else {
         // The group: a shell script's children go too, and with them our pipe's last writers.
