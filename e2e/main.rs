@@ -6,6 +6,7 @@ mod support;
 
 mod cli;
 mod deployimage;
+mod external;
 mod faults;
 mod firsthour;
 mod generate;

@@ -2,7 +2,8 @@
 //!
 //! Each directory e2e/ui/<case>/ holds:
 //! - `commands`: one command per line (`#` comments). `opbuilder ...` must succeed;
-//!   `! opbuilder ...` must fail.
+//!   `! opbuilder ...` must fail. Environment variables may come first (`NAME=value opbuilder
+//!   ...`); `[REPO]` in a value is the repository's root (for e2e/fixtures and docs/examples).
 //! - `in/` (optional): the tree the commands start from (else an empty directory).
 //! - `stdout`, `stderr`: the expected output of all the commands, each command's part headed by
 //!   `$ <command>`; a failure adds `[exit N]` to stderr. The working directory reads `[ROOT]`.
@@ -19,14 +20,16 @@ use std::path::Path;
 
 /// Run a case's commands in `work`; the stdout and stderr transcripts, or why it went wrong.
 fn transcript(script: &str, work: &Path) -> Result<(String, String), String> {
+    let repo = env!("CARGO_MANIFEST_DIR");
     let roots = [
-        work.canonicalize().unwrap().display().to_string(),
-        work.display().to_string(),
+        (work.canonicalize().unwrap().display().to_string(), "[ROOT]"),
+        (work.display().to_string(), "[ROOT]"),
+        (repo.to_string(), "[REPO]"),
     ];
     let clean = |b: &[u8]| {
         let mut s = String::from_utf8_lossy(b).to_string();
-        for r in &roots {
-            s = s.replace(r.as_str(), "[ROOT]");
+        for (r, name) in &roots {
+            s = s.replace(r.as_str(), name);
         }
         s
     };
@@ -40,11 +43,28 @@ fn transcript(script: &str, work: &Path) -> Result<(String, String), String> {
             Some(c) => (true, c),
             None => (false, line),
         };
-        let words = split_words(command);
+        let mut words = split_words(command);
+        let env: Vec<(String, String)> = words
+            .iter()
+            .map_while(|w| {
+                let (k, v) = w.split_once('=')?;
+                k.chars()
+                    .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+                    .then(|| (k.to_string(), v.replace("[REPO]", repo)))
+            })
+            .collect();
+        words.drain(..env.len());
         if words.first().map(String::as_str) != Some("opbuilder") {
-            return Err(format!("line {}: commands start with `opbuilder`", n + 1));
+            return Err(format!(
+                "line {}: commands start with `opbuilder` (after NAME=value settings)",
+                n + 1
+            ));
         }
-        let o = opbuilder(work).args(&words[1..]).output().unwrap();
+        let o = opbuilder(work)
+            .envs(env)
+            .args(&words[1..])
+            .output()
+            .unwrap();
         if o.status.success() == fail {
             return Err(format!(
                 "line {}: `{line}` {} ({})\nstdout:\n{}\nstderr:\n{}",

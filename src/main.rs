@@ -26,7 +26,7 @@ mod term;
 mod validate;
 mod versions;
 
-use clap::{CommandFactory, Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use out::{errln, outln};
 use std::path::{Path, PathBuf};
 
@@ -184,8 +184,176 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     }
 }
 
+/// Kept for the life of the process, as clap wants its names.
+fn leak(s: &str) -> &'static str {
+    Box::leak(s.to_string().into_boxed_str())
+}
+
+/// The command tree with what the external plugins of this command line add to its
+/// subcommand: their flags (grouped under each plugin's key) and, for `--help`, their help.
+fn with_external_plugins(
+    mut cmd: clap::Command,
+    ext: &plugins::ExternalCli,
+    argv: &[String],
+) -> clap::Command {
+    use clap::{builder::BoolishValueParser, value_parser, Arg, ArgAction};
+    use plugins::external::{self, protocol::FlagType};
+    fn at<'c>(cmd: &'c mut clap::Command, path: &[&str]) -> &'c mut clap::Command {
+        match path.split_first() {
+            None => cmd,
+            Some((first, rest)) => at(
+                cmd.find_subcommand_mut(first).expect("a known subcommand"),
+                rest,
+            ),
+        }
+    }
+    let sub = at(&mut cmd, &ext.path);
+    let mut owners: Vec<(String, Vec<&str>)> = vec![];
+    for (key, flags) in &ext.flags {
+        for f in flags {
+            if !external::valid_flag_name(&f.name)
+                || external::RESERVED_FLAGS.contains(&f.name.as_str())
+            {
+                continue;
+            }
+            if let Some((_, keys)) = owners.iter_mut().find(|(n, _)| *n == f.name) {
+                keys.push(key);
+                continue;
+            }
+            // A flag opbuilder has already: the plugin reads its value from its request's args.
+            if sub
+                .get_arguments()
+                .any(|a| a.get_long() == Some(f.name.as_str()))
+            {
+                continue;
+            }
+            owners.push((f.name.clone(), vec![key]));
+            let default = match (f.kind, f.default.as_str()) {
+                (_, "") | (FlagType::Bool, "false") => String::new(),
+                (_, d) => format!(" [default: {d}]"),
+            };
+            let arg = Arg::new(leak(&f.name))
+                .long(leak(&f.name))
+                .help(leak(&format!("{}{default}", f.usage.trim())))
+                .help_heading(*key)
+                .action(ArgAction::Set);
+            let arg = match f.kind {
+                FlagType::Bool => arg
+                    .num_args(0..=1)
+                    .require_equals(true)
+                    .default_missing_value("true")
+                    .value_name("BOOL")
+                    .value_parser(BoolishValueParser::new()),
+                FlagType::Int => arg.value_name("INT").value_parser(value_parser!(i64)),
+                FlagType::Float => arg.value_name("FLOAT").value_parser(value_parser!(f64)),
+                FlagType::String => arg.value_name("VALUE"),
+            };
+            *sub = std::mem::take(sub).arg(arg);
+        }
+    }
+    let mut notes: Vec<String> = vec![];
+    if let Some((key, _)) = ext.unlisted.first() {
+        // As Kubebuilder: every flag given is accepted and passed on to the plugin.
+        for (i, w) in argv.iter().enumerate() {
+            let Some(name) = w.strip_prefix("--") else {
+                continue;
+            };
+            let (name, has_value) = match name.split_once('=') {
+                Some((n, _)) => (n, true),
+                None => (name, false),
+            };
+            if !external::valid_flag_name(name)
+                || external::RESERVED_FLAGS.contains(&name)
+                || sub.get_arguments().any(|a| a.get_long() == Some(name))
+            {
+                continue;
+            }
+            let boolean = !has_value && argv.get(i + 1).is_none_or(|next| next.starts_with("--"));
+            let arg = Arg::new(leak(name))
+                .long(leak(name))
+                .help(leak(&format!("passed on to {key} unchecked")))
+                .help_heading(*key)
+                .action(ArgAction::Set);
+            let arg = if boolean {
+                arg.num_args(0..=1)
+                    .require_equals(true)
+                    .default_missing_value("true")
+            } else {
+                arg
+            };
+            *sub = std::mem::take(sub).arg(arg);
+        }
+        for (key, why) in &ext.unlisted {
+            notes.push(external::flags_failed(key, why));
+        }
+    }
+    if !ext.help.is_empty() || !notes.is_empty() {
+        let mut text = sub
+            .get_after_help()
+            .map(|h| h.to_string())
+            .unwrap_or_default();
+        for section in ext.help.iter().chain(&notes) {
+            if !text.is_empty() {
+                text.push_str("\n\n");
+            }
+            text.push_str(section);
+        }
+        *sub = std::mem::take(sub).after_help(text);
+    }
+    cmd
+}
+
+/// Parse the command line, with the flags of the external plugins its chain names.
+fn parse() -> Cli {
+    let argv_os: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let argv: Vec<String> = argv_os
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    use clap::error::ErrorKind;
+    // Most command lines parse as they are; only a flag opbuilder does not know, or a request
+    // for help, sends opbuilder to the chain's external plugins for their flags and help.
+    let matches = match Cli::command().try_get_matches_from(&argv_os) {
+        Ok(m) => m,
+        Err(e)
+            if !matches!(
+                e.kind(),
+                ErrorKind::UnknownArgument | ErrorKind::DisplayHelp
+            ) =>
+        {
+            e.exit()
+        }
+        Err(_) => {
+            let help = argv.iter().any(|a| a == "--help" || a == "-h");
+            let ext = plugins::external_cli(&argv, help);
+            let cmd = with_external_plugins(Cli::command(), &ext, &argv);
+            match cmd.try_get_matches_from(&argv_os) {
+                Ok(m) => m,
+                Err(e) => {
+                    // A flag of a plugin that could not be found: say why it is missing instead.
+                    if let (ErrorKind::UnknownArgument, Some(p)) = (e.kind(), ext.problem) {
+                        errln!("{} {p:#}", term::label("error"));
+                        std::process::exit(error::exit_code(&p));
+                    }
+                    e.exit()
+                }
+            }
+        }
+    };
+    let mut cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    let args = plugins::external::request_args(&argv);
+    match &mut cli.command {
+        Command::Init(a) => a.plugin_args = args,
+        Command::Create(CreateCommand::Api(a)) => a.run.plugin_args = args,
+        Command::Create(CreateCommand::Webhook(a)) => a.run.plugin_args = args,
+        Command::Edit(a) => a.plugin_args = args,
+        _ => {}
+    }
+    cli
+}
+
 fn main() {
-    let cli = Cli::parse();
+    let cli = parse();
     let result = run(cli);
     lock::release();
     if let Err(err) = result {

@@ -191,6 +191,9 @@ pub struct Report {
     pub warnings: Vec<String>,
     /// Things done differently from the usual way, worth knowing (not problems).
     pub notes: Vec<String>,
+    /// With [`ApplyOptions::contents`] on a dry run: each path's content after the plan (None:
+    /// absent), in the order of `entries`.
+    pub contents: Vec<(PathBuf, Option<Vec<u8>>)>,
 }
 
 impl Report {
@@ -261,6 +264,9 @@ pub struct ApplyOptions {
     pub dry_run: bool,
     /// Test hook: fail after this many successful file writes, to exercise rollback.
     pub fail_after_writes: Option<usize>,
+    /// On a dry run, hand back every planned file's resulting content in the report (what an
+    /// external plugin is shown of the plan so far).
+    pub contents: bool,
 }
 
 struct Staged<'a> {
@@ -680,6 +686,15 @@ pub fn apply(root: &Path, plan: &Plan, opts: &ApplyOptions) -> Result<Report> {
         report.entries.push((path.clone(), action));
     }
     if opts.dry_run {
+        if opts.contents {
+            report.contents = order
+                .iter()
+                .map(|p| {
+                    let st = &staged[p];
+                    (p.clone(), st.present.then(|| st.bytes().to_vec()))
+                })
+                .collect();
+        }
         return Ok(report);
     }
 

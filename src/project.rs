@@ -16,7 +16,7 @@ pub const LAYOUT: &str = "go.kubebuilder.io/v4";
 /// opbuilder's layout for operators written in Rust on kube-rs.
 pub const RUST_LAYOUT: &str = "rust.opbuilder.io/v1-alpha";
 /// go/v4 without kustomize: the layout `--plugins=kustomize/v2,base.go.kubebuilder.io/v4` records.
-const BASE_GO: &str = "base.go.kubebuilder.io/v4";
+pub const BASE_GO: &str = "base.go.kubebuilder.io/v4";
 const PLUGINS: &str = "plugins";
 const HEADER: &str =
     "# Written by opbuilder (https://kubebuilder.io compatible, project version 3).\n\
@@ -210,16 +210,8 @@ impl Project {
             "" => bail!("PROJECT has no `version`; opbuilder understands project version \"3\""),
             v => bail!("PROJECT version {v:?} is not supported; opbuilder understands project version \"3\""),
         }
-        if !p.layout.is_empty()
-            && !p.layout.iter().any(|l| {
-                l == LAYOUT || l == BASE_GO || l == "go.kubebuilder.io/v3" || l == RUST_LAYOUT
-            })
-        {
-            bail!(
-                "PROJECT layout {:?} is not supported; opbuilder scaffolds the {LAYOUT} and {RUST_LAYOUT} layouts",
-                p.layout
-            );
-        }
+        // Any layout reads: the plugin chain says what it can run (external plugins may stand
+        // alone in a layout).
         Ok(p)
     }
 

@@ -12,14 +12,16 @@
 //     `helm template` of both charts (helm from $OPBUILDER_PARITY_HELM), with the default values
 //     and with every toggle on: the same object set, each object equal;
 //   - Go files by their declarations: package name, exported identifiers with their signatures,
-//     struct fields with their types and tags, and the +kubebuilder markers of the file.
+//     struct fields with their types and tags, and the +kubebuilder markers of the file;
+//   - the files matching an -exact glob (repeatable; `*` matches any text), byte for byte: what
+//     an external plugin writes is the same whichever tool ran it.
 //
 // Every difference is one line `SCENARIO: KEY: DETAIL`. The allowlist holds lines
 // `SCENARIO-GLOB | KEY-GLOB | reason` (`*` matches any text, `#` starts a comment); a difference
 // whose scenario and key match a line is reported as allowed. Exit status 1 when any difference is
 // not allowed, 2 on a usage or I/O error.
 //
-// Usage: compare -scenario NAME -allowlist FILE KUBEBUILDER_DIR OPBUILDER_DIR
+// Usage: compare -scenario NAME -allowlist FILE [-exact GLOB]... KUBEBUILDER_DIR OPBUILDER_DIR
 //
 //	compare -objects [-helm] WANT.yaml GOT.yaml
 //
@@ -56,6 +58,15 @@ import (
 
 type diff struct{ key, detail string }
 
+// globs is a repeatable flag.
+type globs []string
+
+func (g *globs) String() string     { return strings.Join(*g, ",") }
+func (g *globs) Set(v string) error { *g = append(*g, v); return nil }
+
+// exact holds the -exact globs: files compared byte for byte.
+var exact globs
+
 type differ struct{ out []diff }
 
 func (d *differ) add(key, format string, args ...any) {
@@ -67,6 +78,7 @@ func main() {
 	allowPath := flag.String("allowlist", "", "allowlist file")
 	objects := flag.Bool("objects", false, "compare two YAML streams as object sets")
 	helm := flag.Bool("helm", false, "with -objects: drop the labels and annotations Helm adds")
+	flag.Var(&exact, "exact", "files matching this glob are compared byte for byte (repeatable)")
 	flag.Parse()
 	if *objects {
 		os.Exit(compareObjectFiles(flag.Args(), *helm))
@@ -214,6 +226,9 @@ func compareTrees(d *differ, kb, op string) {
 		if !opFiles[f] {
 			continue
 		}
+		if matchesAny(exact, f) {
+			compareBytes(d, kb, op, f)
+		}
 		switch {
 		case f == "PROJECT":
 			compareYAMLFiles(d, "PROJECT", kb, op, f, func(v any) any {
@@ -234,6 +249,40 @@ func compareTrees(d *differ, kb, op string) {
 		compareKustomize(d, kb, op, k)
 	}
 	compareCharts(d, kb, op)
+}
+
+func matchesAny(patterns []string, f string) bool {
+	for _, p := range patterns {
+		if glob(p, f) {
+			return true
+		}
+	}
+	return false
+}
+
+// compareBytes reports a file whose bytes differ, with the first line that does.
+func compareBytes(d *differ, kb, op, rel string) {
+	a, errA := os.ReadFile(filepath.Join(kb, rel))
+	b, errB := os.ReadFile(filepath.Join(op, rel))
+	if errA != nil || errB != nil {
+		d.add("exact "+rel, "cannot read: %v %v", errA, errB)
+		return
+	}
+	if bytes.Equal(a, b) {
+		return
+	}
+	la, lb := strings.Split(string(a), "\n"), strings.Split(string(b), "\n")
+	i := 0
+	for i < len(la) && i < len(lb) && la[i] == lb[i] {
+		i++
+	}
+	line := func(l []string) string {
+		if i < len(l) {
+			return strconv.Quote(l[i])
+		}
+		return "(end of file)"
+	}
+	d.add("exact "+rel, "line %d: kubebuilder %s, opbuilder %s", i+1, line(la), line(lb))
 }
 
 func sortedKeys[V any](m map[string]V) []string {

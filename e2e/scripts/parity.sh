@@ -15,6 +15,10 @@
 #     script run by kubebuilder alone.
 # A script line `opmake TARGET...` names make targets the second tree (opbuilder's, or the mixed one
 # of an interop scenario) must pass after the comparison, e.g. `opmake build test`.
+# A line `extplugins` runs the scenario's commands with EXTERNAL_PLUGINS_PATH set, for both tools,
+# to a plugins root holding docs/examples/external-plugins (the example script plugin) and
+# kindindex.acme.io/v1, a Go program (e2e/parity/kindindex) built per run; a line `exact GLOB`
+# makes the comparison require the files matching GLOB to be the same bytes in both trees.
 # Then `go mod tidy` and `make generate manifests` run in both trees, and e2e/parity/compare checks
 # them semantically (see its doc comment). Lines listed in e2e/parity/unsupported.txt are skipped
 # for both tools; differences listed in e2e/parity/allowlist.txt are accepted. Anything else fails.
@@ -57,6 +61,12 @@ mkdir -p "$work/scenarios"
 # The compare tool, built per run (runs from several checkouts must not share one binary).
 compare_bin="$work/parity-compare"
 (cd "$parity_dir" && go build -o "$compare_bin" .)
+# The external plugins of the `extplugins` scenarios: the example script plugin, and a compiled
+# one (one plugins root, the same executables for both tools).
+ext_plugins="$work/plugins"
+mkdir -p "$ext_plugins/kindindex.acme.io/v1"
+cp -R "$OPBUILDER_ROOT/docs/examples/external-plugins/." "$ext_plugins/"
+(cd "$parity_dir" && go build -o "$ext_plugins/kindindex.acme.io/v1/kindindex.acme.io" ./kindindex)
 
 # Kubebuilder's scripts: one file per project.
 kubebuilder_scripts "$kb_src" | awk -v dir="$work/scenarios" '
@@ -107,10 +117,14 @@ run_line() {
 		fi
 		out+=("$a")
 	done
+	local -a env=()
+	if [[ -n $scenario_plugins ]]; then
+		env=("EXTERNAL_PLUGINS_PATH=$scenario_plugins")
+	fi
 	if [[ $tool == kb ]]; then
-		(cd "$dir" && "$kb_bin" "${out[@]}")
+		(cd "$dir" && env "${env[@]}" "$kb_bin" "${out[@]}")
 	else
-		(cd "$dir" && "$op_bin" "${out[@]}")
+		(cd "$dir" && env "${env[@]}" "$op_bin" "${out[@]}")
 	fi
 }
 
@@ -141,6 +155,8 @@ for s in "${selected[@]}"; do
 	mkdir -p "$kbdir" "$opdir"
 	: >"$work/$s.commands"
 	opmake_targets=""
+	scenario_plugins=""
+	exact_args=()
 	ok=1
 	while IFS= read -r line; do
 		[[ -z $line || $line == \#* ]] && continue
@@ -149,6 +165,14 @@ for s in "${selected[@]}"; do
 			# Make targets the second tree must pass after the comparison's own `make generate
 			# manifests` (a user's script builds; interop projects build and pass `make test`).
 			opmake_targets+=" ${line#opmake }"
+			continue
+			;;
+		extplugins)
+			scenario_plugins=$ext_plugins
+			continue
+			;;
+		exact\ *)
+			exact_args+=(-exact "${line#exact }")
 			continue
 			;;
 		gomodinit\ *)
@@ -173,9 +197,13 @@ for s in "${selected[@]}"; do
 		run_line kb "$kbdir" "$line" >"$work/$s.kb.log" 2>&1 || kb_rc=$?
 		run_line "$tool" "$opdir" "$line" >"$work/$s.op.log" 2>&1 || op_rc=$?
 		# Post-steps (`make generate`) then find the tools instead of building them per project.
-		for d in "$kbdir" "$opdir"; do
-			[[ -f $d/Makefile ]] && "$scripts/seed-tools.sh" "$d"
-		done
+		# Not with external plugins: their scripts skip the post-steps, and Kubebuilder would read
+		# the tools in bin/ (over 100 MB) into every plugin request.
+		if [[ -z $scenario_plugins ]]; then
+			for d in "$kbdir" "$opdir"; do
+				[[ -f $d/Makefile ]] && "$scripts/seed-tools.sh" "$d"
+			done
+		fi
 		# Neither tool may warn about a block or marker it could not find in the other's files.
 		if grep -qiE 'unable to find|could not find|not found.*(marker|block)|warn.*(marker|block)' "$work/$s.kb.log" "$work/$s.op.log"; then
 			log_error "  a tool warned about a missing block or marker: $line"
@@ -215,7 +243,7 @@ for s in "${selected[@]}"; do
 		fi
 	fi
 	# Compare even after a refused command: the full list of differences is the useful report.
-	"$compare_bin" -scenario "$s" -allowlist "$parity_dir/allowlist.txt" "$kbdir" "$opdir" || ok=0
+	"$compare_bin" -scenario "$s" -allowlist "$parity_dir/allowlist.txt" "${exact_args[@]}" "$kbdir" "$opdir" || ok=0
 	if ((ok)); then
 		passed=$((passed + 1))
 		log_info "parity $s: ok in $(fmt_duration $((SECONDS - start)))"

@@ -25,9 +25,16 @@ pub fn opbuilder(dir: &Path) -> assert_cmd::Command {
     c.current_dir(dir)
         .env("OPBUILDER_TEST_VERSION", TEST_VERSION)
         .env("SOURCE_DATE_EPOCH", SOURCE_DATE_EPOCH)
-        .env_remove("GOFLAGS");
+        .env_remove("GOFLAGS")
+        // External plugins: none but those a test installs (it sets EXTERNAL_PLUGINS_PATH).
+        .env_remove("EXTERNAL_PLUGINS_PATH")
+        .env("XDG_CONFIG_HOME", NO_CONFIG);
     c
 }
+
+/// The `XDG_CONFIG_HOME` of every test command: a directory that does not exist, so that no
+/// external plugin of the machine's user is found.
+pub const NO_CONFIG: &str = "/nonexistent/opbuilder-test-config";
 
 /// Run opbuilder with `args` in `dir`.
 pub fn run(dir: &Path, args: &[&str]) -> std::process::Output {

@@ -30,6 +30,10 @@ pub fn run(root: &Path, args: &ApiArgs) -> Result<()> {
     for n in &notes {
         errln!("{n}");
     }
+    if !rust && !super::writes_go(&plan) {
+        // External plugins alone: no Go to tidy or generate.
+        return Ok(());
+    }
     if rust {
         outln!(
             "\nNext: fill in the Spec and Status of the types and the reconcile of the controller under src/, then run\n  make manifests test"

@@ -11,7 +11,11 @@ pub fn run(root: &Path, args: &InitArgs) -> Result<()> {
     let (plan, project) = plugins::plan_init(root, args)?;
     let others = check_not_initialized(root)?;
     let rust = project.layout.iter().any(|k| k == plugins::rust::KEY);
-    if !rust && !args.dry_run && !args.skip_post_steps && !args.skip_go_version_check {
+    let go = project
+        .layout
+        .iter()
+        .any(|k| k == crate::project::LAYOUT || k == crate::project::BASE_GO);
+    if go && !args.dry_run && !args.skip_post_steps && !args.skip_go_version_check {
         if let Some(v) = post::go_version() {
             if v < (1, 23, 0) || v.0 >= 2 {
                 bail!(
@@ -43,6 +47,8 @@ pub fn run(root: &Path, args: &InitArgs) -> Result<()> {
                 "Scaffolded project {:?} (a Cargo package, Rust on kube-rs):",
                 project.project_name
             )
+        } else if !go {
+            format!("Scaffolded the project with {}:", project.layout.join(", "))
         } else {
             format!(
                 "Scaffolded project {:?} (module {}):",
@@ -56,6 +62,13 @@ pub fn run(root: &Path, args: &InitArgs) -> Result<()> {
         outln!(
             "\nNext: add an API with\n  opbuilder create api --group <group> --version v1 --kind <Kind>\n\
              then build and test with\n  make test"
+        );
+        return Ok(());
+    }
+    if !go {
+        outln!(
+            "\nLater commands run the plugins of PROJECT's layout ({}).",
+            project.layout.join(", ")
         );
         return Ok(());
     }

@@ -65,6 +65,16 @@ pub fn execute_create(
     Ok(execute(root, plan, run.dry_run, command, &heading)?.then_some(imports_before))
 }
 
+/// Whether `plan` writes Go code. Without it (a chain of external plugins alone), the Go
+/// post-steps and hints have nothing to work on.
+pub fn writes_go(plan: &Plan) -> bool {
+    plan.ops.iter().any(|op| match op {
+        crate::plan::Op::Create { path, .. }
+        | crate::plan::Op::Update { path, .. }
+        | crate::plan::Op::Remove { path } => path.extension().is_some_and(|e| e == "go"),
+    })
+}
+
 /// Run `f`, a command that extends the project at `root`, with the templates the project's
 /// pins need ([`crate::planning::release`]): the current ones, or an earlier release's, which
 /// a note names.

@@ -23,6 +23,14 @@ pub fn run(root: &Path, args: &WebhookArgs) -> Result<()> {
     for n in &notes {
         outln!("\n{n}");
     }
+    if !super::writes_go(&plan) {
+        // External plugins alone (or the Rust layout, which has its own hint below).
+        if !crate::project::Project::load(root)
+            .is_ok_and(|p| p.layout.iter().any(|k| k == plugins::rust::KEY))
+        {
+            return Ok(());
+        }
+    }
     if crate::project::Project::load(root)
         .is_ok_and(|p| p.layout.iter().any(|k| k == plugins::rust::KEY))
     {

@@ -7,7 +7,7 @@
 
 use crate::context::BOILERPLATE_FILE;
 use crate::error::usage;
-use crate::out::outln;
+use crate::out::{errln, outln};
 use crate::plan::{apply, ApplyOptions, Plan};
 use crate::planning::api::ApiArgs;
 use crate::planning::edit::EditArgs;
@@ -46,8 +46,33 @@ fn flag(name: &str, value: impl AsRef<str>) -> String {
     format!("--{name}={}", value.as_ref())
 }
 
-/// The commands that rebuild `project` (input boilerplate at `license_file`, if any), in order.
-fn replay(project: &Project, license_file: Option<&Path>) -> Result<Vec<Step>> {
+/// The external plugins of `layout` that are not installed here, each with where it was looked
+/// for: a replay leaves them out (and says so), and the new PROJECT still records them.
+fn missing_externals(layout: &[String]) -> Vec<(String, String)> {
+    layout
+        .iter()
+        .filter_map(|key| match plugins::registry::lookup(key) {
+            Ok(Some(_)) => None,
+            Ok(None) => Some((key.clone(), plugins::external::discover::not_found(key))),
+            Err(e) => Some((key.clone(), format!("{e:#}"))),
+        })
+        .collect()
+}
+
+/// Whether `key` is a layout opbuilder scaffolds itself (go/v4, its two halves, Rust).
+fn is_layout_key(key: &str) -> bool {
+    [
+        project::LAYOUT,
+        project::BASE_GO,
+        "kustomize.common.kubebuilder.io/v2",
+        project::RUST_LAYOUT,
+    ]
+    .contains(&key)
+}
+
+/// The commands that rebuild `project` (input boilerplate at `license_file`, if any), in order,
+/// leaving out of the chain the layout plugins in `skip` (external plugins not installed).
+fn replay(project: &Project, license_file: Option<&Path>, skip: &[String]) -> Result<Vec<Step>> {
     let mut steps = vec![];
     let mut s = |words: Vec<String>| {
         steps.push(Step {
@@ -55,7 +80,20 @@ fn replay(project: &Project, license_file: Option<&Path>) -> Result<Vec<Step>> {
             copy_first: None,
         })
     };
-    let known: Vec<String> = project.layout.clone();
+    let known: Vec<String> = project
+        .layout
+        .iter()
+        .filter(|k| !skip.contains(k))
+        .cloned()
+        .collect();
+    if !project.layout.is_empty() && !project.layout.iter().any(|k| is_layout_key(k)) {
+        // External plugins alone: they take their own flags, and record nothing but the
+        // layout; PROJECT records no resource for them to replay.
+        if !known.is_empty() {
+            s(vec!["init".to_string(), flag("plugins", known.join(","))]);
+        }
+        return Ok(steps);
+    }
     let mut init = vec!["init".to_string(), flag("domain", &project.domain)];
     // The Rust layout has no Go module.
     if !project.repo.is_empty() {
@@ -290,29 +328,39 @@ fn plan_step(root: &Path, words: &[String]) -> Result<Plan> {
         _ => w.drain(..1).collect(),
     };
     let post = ["--skip-post-steps".to_string()];
+    // What an external plugin receives: the flags, as on a command line.
+    let mut given = w.clone();
+    if sub.first().map(String::as_str) != Some("edit") {
+        given.extend(post.iter().cloned());
+    }
+    let plugin_args = plugins::external::request_args(&given);
     let parse_err =
         |e: clap::Error| anyhow::anyhow!("replaying `opbuilder {}`: {e}", words.join(" "));
     Ok(match sub.join(" ").as_str() {
         "init" => {
-            let a = InitCli::try_parse_from(w.iter().chain(&post))
+            let mut a = InitCli::try_parse_from(w.iter().chain(&post))
                 .map_err(parse_err)?
                 .a;
+            a.plugin_args = plugin_args;
             plugins::plan_init(root, &a)?.0
         }
         "create api" => {
-            let a = ApiCli::try_parse_from(w.iter().chain(&post))
+            let mut a = ApiCli::try_parse_from(w.iter().chain(&post))
                 .map_err(parse_err)?
                 .a;
+            a.run.plugin_args = plugin_args;
             plugins::plan_create_api(root, &a)?.0
         }
         "create webhook" => {
-            let a = WebhookCli::try_parse_from(w.iter().chain(&post))
+            let mut a = WebhookCli::try_parse_from(w.iter().chain(&post))
                 .map_err(parse_err)?
                 .a;
+            a.run.plugin_args = plugin_args;
             plugins::plan_create_webhook(root, &a)?.0
         }
         "edit" => {
-            let a = EditCli::try_parse_from(w.iter()).map_err(parse_err)?.a;
+            let mut a = EditCli::try_parse_from(w.iter()).map_err(parse_err)?.a;
+            a.plugin_args = plugin_args;
             plugins::plan_edit(root, &a)?.0
         }
         other => bail!("cannot replay {other:?}"),
@@ -335,13 +383,23 @@ fn entries(dir: &Path) -> Result<Vec<String>> {
     }
 }
 
-/// Generate the project of `input` into `output` (which must be empty or absent). Returns the
-/// replayed commands.
-pub fn generate(input: &Path, output: &Path) -> Result<Vec<String>> {
+/// What [`generate`] did.
+pub struct Generated {
+    /// The replayed commands.
+    pub done: Vec<String>,
+    /// The external plugins of PROJECT's layout that are not installed here, with where they
+    /// were looked for: not run, so their files are missing from the new tree.
+    pub not_run: Vec<(String, String)>,
+}
+
+/// Generate the project of `input` into `output` (which must be empty or absent).
+pub fn generate(input: &Path, output: &Path) -> Result<Generated> {
     let project = Project::load(input)?;
     let boilerplate = input.join(BOILERPLATE_FILE);
     let license = boilerplate.is_file().then_some(boilerplate.as_path());
-    let steps = replay(&project, license)?;
+    let not_run = missing_externals(&project.layout);
+    let skip: Vec<String> = not_run.iter().map(|(k, _)| k.clone()).collect();
+    let steps = replay(&project, license, &skip)?;
     let present = entries(output)?;
     if !present.is_empty() {
         bail!(
@@ -372,9 +430,21 @@ pub fn generate(input: &Path, output: &Path) -> Result<Vec<String>> {
             .with_context(|| format!("writing `opbuilder {}`", step.words.join(" ")))?;
         done.push(format!("opbuilder {}", step.words.join(" ")));
     }
+    if steps.is_empty() {
+        // Every plugin of the layout is an external plugin that is not installed: PROJECT alone.
+        let mut p = project.clone();
+        p.cli_version = crate::versions::cli_version();
+        let only = Plan {
+            project: Some(p.to_yaml()),
+            ..Default::default()
+        };
+        apply(output, &only, &ApplyOptions::default())?;
+        return Ok(Generated { done, not_run });
+    }
     // Resources that have webhooks only join PROJECT in the webhook pass: put every entry back
-    // at its place in the input's list.
+    // at its place in the input's list; external plugins that could not run stay in the layout.
     let mut out = Project::load(output)?;
+    out.layout = project.layout.clone();
     let place = |r: &Resource| {
         project
             .resources
@@ -388,7 +458,7 @@ pub fn generate(input: &Path, output: &Path) -> Result<Vec<String>> {
         ..Default::default()
     };
     apply(output, &reordered, &ApplyOptions::default())?;
-    Ok(done)
+    Ok(Generated { done, not_run })
 }
 
 /// `alpha generate`: with the templates of `--templates-version` when given.
@@ -437,7 +507,10 @@ fn generate_cmd(cwd_root: impl FnOnce() -> Result<PathBuf>, args: &GenerateArgs)
             .context("the project has no parent directory")?;
         let staging = parent.join(format!(".{name}.opbuilder-generate-{}", std::process::id()));
         let done = match generate(&input, &staging) {
-            Ok(d) => d,
+            Ok(g) => {
+                report_not_run(&g.not_run);
+                g.done
+            }
             Err(e) => {
                 let _ = std::fs::remove_dir_all(&staging);
                 return Err(e);
@@ -474,8 +547,9 @@ fn generate_cmd(cwd_root: impl FnOnce() -> Result<PathBuf>, args: &GenerateArgs)
              the project itself with a backup; for example: opbuilder alpha generate --output-dir ../regenerated",
         ));
     };
-    let done = generate(&input, output)?;
-    report(&done);
+    let generated = generate(&input, output)?;
+    report(&generated.done);
+    report_not_run(&generated.not_run);
     outln!(
         "\nGenerated the project of {} in {}. Copy your code over (the types' fields, the Reconcile \
          bodies, webhook logic), then run `go mod tidy` and `make generate manifests` there.",
@@ -483,6 +557,17 @@ fn generate_cmd(cwd_root: impl FnOnce() -> Result<PathBuf>, args: &GenerateArgs)
         output.display()
     );
     Ok(())
+}
+
+/// Warn about the external plugins that could not run.
+fn report_not_run(not_run: &[(String, String)]) {
+    for (key, why) in not_run {
+        errln!(
+            "{} the external plugin {key} of PROJECT's layout did not run, so its files are not in the new tree \
+             (PROJECT still records it): {why}\n  Install it and generate again to have them",
+            crate::term::label("warning")
+        );
+    }
 }
 
 fn report(done: &[String]) {

@@ -111,16 +111,25 @@ fn read_tree(dir: &Path) -> Result<BTreeMap<PathBuf, String>> {
     Ok(out)
 }
 
-/// The project `root` scaffolded again with the templates of `version`.
-fn regenerate(root: &Path, version: &str, scratch: &Path) -> Result<BTreeMap<PathBuf, String>> {
+/// A tree's files by path, with their text.
+type Files = BTreeMap<PathBuf, String>;
+
+/// The project `root` scaffolded again with the templates of `version`, and the external
+/// plugins of its layout that could not run (not installed), with where they were looked for.
+fn regenerate(
+    root: &Path,
+    version: &str,
+    scratch: &Path,
+) -> Result<(Files, Vec<(String, String)>)> {
     let out = scratch.join(version);
-    crate::fsx::scratch(|| releases::with(version, || super::generate::generate(root, &out)))
-        .with_context(|| {
+    let generated =
+        crate::fsx::scratch(|| releases::with(version, || super::generate::generate(root, &out)))
+            .with_context(|| {
             format!("scaffolding the project again with the templates of {version}")
         })?;
     let mut files = read_tree(&out)?;
     files.remove(Path::new(project::FILE));
-    Ok(files)
+    Ok((files, generated.not_run))
 }
 
 fn check_version(flag: &str, v: &str) -> Result<()> {
@@ -210,13 +219,21 @@ fn compute(root: &Path, from: &str, to: &str, project: Project) -> Result<Outcom
         });
     }
     let scratch = Scratch::new()?;
-    let base = regenerate(root, from, &scratch.0)?;
-    let theirs = regenerate(root, to, &scratch.0)?;
+    let (base, _) = regenerate(root, from, &scratch.0)?;
+    let (theirs, not_run) = regenerate(root, to, &scratch.0)?;
     let paths: BTreeSet<&PathBuf> = base.keys().chain(theirs.keys()).collect();
     let label = format!("opbuilder {to} templates");
     let mut changes = BTreeMap::new();
     let mut before = BTreeMap::new();
-    let mut kept = vec![];
+    let mut kept: Vec<String> = not_run
+        .iter()
+        .map(|(key, why)| {
+            format!(
+                "the external plugin {key} of PROJECT's layout did not run, so its files were left as they are: \
+                 {why}\n  Install it and update again to have its changes too"
+            )
+        })
+        .collect();
     for path in paths {
         let (b, t) = (base.get(path), theirs.get(path));
         if b == t {

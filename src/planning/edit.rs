@@ -52,6 +52,9 @@ pub struct EditArgs {
     /// projects made by 0.1.0 and 0.2.0
     #[arg(long, hide = true)]
     pub use_gh_models: bool,
+    /// The flags of the command line as external plugins receive them (set after parsing).
+    #[arg(skip)]
+    pub plugin_args: Vec<String>,
 }
 
 impl EditArgs {

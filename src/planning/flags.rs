@@ -77,6 +77,9 @@ pub struct RunFlags {
     /// Plugin chain, Kubebuilder's keys: go/v4 (default), grafana/v1-alpha, autoupdate/v1-alpha, ...
     #[arg(long, value_name = "KEYS", hide_short_help = true)]
     pub plugins: Option<String>,
+    /// The flags of the command line as external plugins receive them (set after parsing).
+    #[arg(skip)]
+    pub plugin_args: Vec<String>,
 }
 
 /// The flags of `create api` that belong to this plugin.

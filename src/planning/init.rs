@@ -69,6 +69,9 @@ pub struct InitArgs {
         hide_short_help = true
     )]
     pub project_version: String,
+    /// The flags of the command line as external plugins receive them (set after parsing).
+    #[arg(skip)]
+    pub plugin_args: Vec<String>,
 }
 
 fn apache_header(owner: &str) -> String {
@@ -213,15 +216,25 @@ pub fn check_not_initialized(root: &Path) -> Result<Vec<String>> {
     Ok(others)
 }
 
+/// What the chain of `init` scaffolds, which decides the flags it reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layout {
+    /// go/v4: a Go module, so `--repo` (or ./go.mod) names it.
+    Go,
+    /// The Rust layout: no Go module, so `--repo` is refused.
+    Rust,
+    /// External plugins alone: PROJECT records the layout and nothing else, as Kubebuilder's
+    /// does (the domain, repository and name are go/v4's to record).
+    None,
+}
+
 /// Check the flags of `init` (after the plugin chain, whose keys become the layout) and build
 /// the new PROJECT and the license header.
-/// `go_module`: the layout is a Go module (go/v4), so `--repo` (or ./go.mod) names it; the Rust
-/// layout has none and refuses `--repo`.
 pub fn new_project(
     root: &Path,
     args: &InitArgs,
     layout: Vec<String>,
-    go_module: bool,
+    kind: Layout,
 ) -> Result<(Project, Option<String>)> {
     if args.project_version != "3" {
         return Err(bad_flag(
@@ -231,6 +244,16 @@ pub fn new_project(
             "3",
         ));
     }
+    if kind == Layout::None {
+        let project = Project {
+            cli_version: crate::versions::cli_version(),
+            layout,
+            version: "3".into(),
+            ..Default::default()
+        };
+        return Ok((project, None));
+    }
+    let go_module = kind == Layout::Go;
     validate::dns1123_subdomain(&args.domain)
         .map_err(|r| bad_flag("--domain", &args.domain, &r, "example.com"))?;
     let repo = match &args.repo {

@@ -16,6 +16,8 @@ pub struct Cx<'a> {
     pub project: &'a mut Project,
     /// Messages printed after the plan is applied.
     pub notes: &'a mut Vec<String>,
+    /// The command line's flags as an external plugin receives them (its request's `args`).
+    pub plugin_args: &'a [String],
 }
 
 /// One plugin: its key and the hooks it takes part in. A hook adds operations to the plan and
@@ -26,6 +28,11 @@ pub trait Plugin: Sync {
     /// Whether the plugin, once recorded under PROJECT's `plugins:`, joins every later
     /// `create api` (opbuilder's own plugins, which stay out of `layout`).
     fn follows_project(&self) -> bool {
+        false
+    }
+    /// Whether this is an external plugin (an executable found by its key, see
+    /// `crate::plugins::external`), which may also stand alone in a chain.
+    fn is_external(&self) -> bool {
         false
     }
     fn init(&self, _cx: &mut Cx, _boilerplate: Option<&str>) -> Result<()> {

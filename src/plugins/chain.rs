@@ -1,6 +1,7 @@
 //! The chain of plugins one command runs, picked from `--plugins` or PROJECT, in order.
 
 use super::deployimage;
+use super::external::{self, Subcommand};
 use super::registry::{lookup, warnings, Known, Support, KNOWN};
 use crate::error::usage;
 use crate::out::errln;
@@ -25,8 +26,11 @@ pub struct Chain {
     plugins: Vec<&'static Known>,
     /// Whether the chain holds the go/v4 layout (go/v4, or base.go/v4 with kustomize/v2).
     pub has_go: bool,
-    /// Whether the chain is the Rust layout (rust.opbuilder.io/v1-alpha), which runs alone.
+    /// Whether the chain is the Rust layout (rust.opbuilder.io/v1-alpha), which runs alone
+    /// (external plugins may join it).
     pub has_rust: bool,
+    /// Whether the chain holds an external plugin.
+    pub has_external: bool,
 }
 
 /// Check a chain's go layout: go/v4 alone, or base.go/v4 together with kustomize/v2.
@@ -70,7 +74,9 @@ impl Chain {
             (None, Some(p)) if !p.layout.is_empty() => {
                 let mut v = vec![];
                 for key in &p.layout {
-                    match lookup(key).ok().flatten() {
+                    match lookup(key).map_err(|e| {
+                        e.context(format!("PROJECT's layout names the plugin {key:?}"))
+                    })? {
                         Some(k) => match k.support {
                             Support::Runs(_) => v.push(k),
                             Support::NotYet(what) => bail!(
@@ -79,9 +85,10 @@ impl Chain {
                             ),
                         },
                         None => bail!(
-                            "PROJECT's layout names the plugin {key:?}, which opbuilder does not know (an external \
-                             plugin?); opbuilder runs Kubebuilder's own plugins only.\n  Run this command with \
-                             kubebuilder, or pass --plugins=go/v4 to run go/v4 alone and leave that plugin's files as they are"
+                            "PROJECT's layout names the plugin {key:?}, which is neither one of Kubebuilder's or \
+                             opbuilder's plugins nor an installed external plugin: {}\n  Install the plugin there, or pass \
+                             --plugins=go/v4 to run go/v4 alone and leave that plugin's files as they are",
+                            external::discover::not_found(key)
                         ),
                     }
                 }
@@ -118,10 +125,17 @@ impl Chain {
             ));
         }
         let has_rust = plugins.iter().any(|k| k.name == super::rust::NAME);
-        if has_rust && plugins.len() > 1 {
+        let is_external = |k: &Known| matches!(k.support, Support::Runs(p) if p.is_external());
+        let has_external = plugins.iter().any(|k| is_external(k));
+        // External plugins may join the Rust layout: they are not bound to go/v4's files.
+        if has_rust
+            && plugins
+                .iter()
+                .any(|k| k.name != super::rust::NAME && !is_external(k))
+        {
             let others: Vec<String> = plugins
                 .iter()
-                .filter(|k| k.name != super::rust::NAME)
+                .filter(|k| k.name != super::rust::NAME && !is_external(k))
                 .map(|k| k.key())
                 .collect();
             return Err(usage(format!(
@@ -131,8 +145,10 @@ impl Chain {
             )));
         }
         let has_go = go_layout(&plugins)? || deploy_image;
+        // An external plugin may stand alone: it scaffolds what it likes.
         if !has_go
             && !has_rust
+            && !has_external
             && matches!(
                 command,
                 Command::Init | Command::CreateApi | Command::CreateWebhook
@@ -145,14 +161,38 @@ impl Chain {
             };
             return Err(usage(format!(
                 "--plugins: `{what}` needs a layout in the chain, go/v4 or rust.opbuilder.io/v1-alpha (the other \
-                 plugins only add to one); for example --plugins=go/v4"
+                 plugins only add to one), or an external plugin; for example --plugins=go/v4"
             )));
         }
         Ok(Chain {
             plugins,
             has_go,
             has_rust,
+            has_external,
         })
+    }
+
+    /// Whether the chain holds a layout plugin (go/v4 or the Rust layout); without one, it is
+    /// external plugins (and plugins that only add files) alone.
+    pub fn has_layout(&self) -> bool {
+        self.has_go || self.has_rust
+    }
+
+    /// The external plugins of the chain, in order.
+    pub fn externals(&self) -> Vec<&'static external::External> {
+        self.plugins
+            .iter()
+            .filter_map(|k| super::registry::external(k))
+            .collect()
+    }
+
+    /// Run the chain's external plugins for `sub`, where no layout plugin takes part (the
+    /// command's own request then has nothing to resolve).
+    pub fn run_externals(&self, cx: &mut Cx, sub: Subcommand) -> Result<()> {
+        for e in self.externals() {
+            e.scaffold(cx, sub)?;
+        }
+        Ok(())
     }
 
     /// The canonical keys, in order: what `init` records as PROJECT's layout (without the

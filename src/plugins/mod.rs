@@ -13,6 +13,7 @@
 pub mod autoupdate;
 pub mod chain;
 pub mod deployimage;
+pub mod external;
 pub mod golang;
 pub mod grafana;
 pub mod helm;
@@ -25,11 +26,12 @@ use crate::plan::Plan;
 use crate::planning::api::{self as api_request, ApiArgs};
 use crate::planning::edit::EditArgs;
 use crate::planning::init::InitArgs;
-use crate::planning::plugin::Cx;
+use crate::planning::plugin::{Cx, Plugin as _};
 use crate::planning::webhook::{self as webhook_request, WebhookArgs};
 use crate::project::Project;
 use anyhow::Result;
 use chain::{Chain, Command};
+use external::Subcommand;
 use registry::parse_flag;
 use std::path::Path;
 
@@ -37,6 +39,7 @@ use std::path::Path;
 fn run_hook(
     root: &Path,
     project: &mut Project,
+    plugin_args: &[String],
     hook: impl FnOnce(&mut Cx) -> Result<()>,
 ) -> Result<(Plan, Vec<String>)> {
     let mut plan = Plan::default();
@@ -46,21 +49,105 @@ fn run_hook(
         plan: &mut plan,
         project,
         notes: &mut notes,
+        plugin_args,
     })?;
     Ok((plan, notes))
+}
+
+/// In a chain of external plugins without a layout plugin, a layout's flags have no plugin to
+/// read them: refuse those given that no external plugin of the chain declares (as Kubebuilder,
+/// which then does not know them). `always` are the command's own flags.
+fn check_flags_without_layout(
+    chain: &Chain,
+    sub: Subcommand,
+    given: &[String],
+    always: &[&str],
+) -> Result<()> {
+    let declared = |name: &str| {
+        chain.externals().iter().any(|e| match e.flags(sub) {
+            Ok(list) => list.iter().any(|f| f.name == name),
+            // A plugin that does not list its flags is given every flag.
+            Err(_) => true,
+        })
+    };
+    let mut stray: Vec<String> = vec![];
+    for name in external::given_flags(given) {
+        let name = name.to_string();
+        if !always.contains(&name.as_str()) && !declared(&name) && !stray.contains(&name) {
+            stray.push(name);
+        }
+    }
+    let Some(first) = stray.first() else {
+        return Ok(());
+    };
+    let keys: Vec<&str> = chain.externals().iter().map(|e| e.key()).collect();
+    let one = stray.len() == 1;
+    Err(usage(format!(
+        "--{} {} to go/v4, which this chain leaves out, and {} {} not declare {}: add go/v4 to the chain \
+         (for example --plugins=go/v4,{}) or leave {} out",
+        stray.join(", --"),
+        if one { "belongs" } else { "belong" },
+        keys.join(" and "),
+        if keys.len() == 1 { "does" } else { "do" },
+        if one { "it" } else { "them" },
+        keys.join(","),
+        if one { format!("--{first}") } else { "them".to_string() }
+    )))
 }
 
 /// Plan `init`: the chain (from `--plugins`, else go/v4), the checked flags and the new PROJECT,
 /// then every plugin's files.
 pub fn plan_init(root: &Path, args: &InitArgs) -> Result<(Plan, Project)> {
     let chain = Chain::for_command(None, parse_flag(args.plugins.as_deref())?, Command::Init)?;
+    let layout = if chain.has_rust {
+        crate::planning::init::Layout::Rust
+    } else if chain.has_go {
+        crate::planning::init::Layout::Go
+    } else {
+        check_flags_without_layout(
+            &chain,
+            Subcommand::Init,
+            &args.plugin_args,
+            &["dry-run", "skip-post-steps", "project-version"],
+        )?;
+        crate::planning::init::Layout::None
+    };
     let (mut project, boilerplate_file) =
-        crate::planning::init::new_project(root, args, chain.keys(), !chain.has_rust)?;
-    let (mut plan, _notes) = run_hook(root, &mut project, |cx| {
+        crate::planning::init::new_project(root, args, chain.keys(), layout)?;
+    let (mut plan, notes) = run_hook(root, &mut project, &args.plugin_args, |cx| {
         chain.init(cx, boilerplate_file.as_deref())
     })?;
+    for n in notes {
+        crate::out::errln!("{} {n}", crate::term::label("note"));
+    }
     plan.project = Some(project.to_yaml());
     Ok((plan, project))
+}
+
+/// Plan a `create` command whose chain has external plugins and no layout plugin: the
+/// resource is checked as Kubebuilder checks it, and only the external plugins run (no plugin
+/// records anything in PROJECT).
+fn plan_create_without_layout(
+    root: &Path,
+    project: &mut Project,
+    chain: &Chain,
+    sub: Subcommand,
+    res: &crate::planning::flags::ResourceFlags,
+    given: &[String],
+) -> Result<(Plan, Vec<String>)> {
+    check_flags_without_layout(
+        chain,
+        sub,
+        given,
+        &["group", "version", "kind", "dry-run", "skip-post-steps"],
+    )?;
+    crate::resource::validate_gvk(
+        res.group.trim(),
+        res.version.trim(),
+        res.kind.trim(),
+        &project.domain,
+    )?;
+    run_hook(root, project, given, |cx| chain.run_externals(cx, sub))
 }
 
 /// What planning `create api` gives the command: the plan, whether it scaffolds the types and
@@ -85,6 +172,17 @@ pub fn plan_create_api_keeping_project(root: &Path, args: &ApiArgs) -> Result<(A
     project.resources = resources;
     let existing = project.resources.len();
     let chain = Chain::for_command(Some(&project), flag, Command::CreateApi)?;
+    if !chain.has_layout() {
+        let (plan, notes) = plan_create_without_layout(
+            root,
+            &mut project,
+            &chain,
+            Subcommand::CreateApi,
+            &args.res,
+            &args.run.plugin_args,
+        )?;
+        return Ok(((plan, false, false, notes), project));
+    }
     let image = deployimage::check_flags(chain.has(deployimage::NAME), args)?;
     let mut res = api_request::resolve(&project, args)?;
     res.deploy_image = image;
@@ -93,7 +191,9 @@ pub fn plan_create_api_keeping_project(root: &Path, args: &ApiArgs) -> Result<(A
     let appended = project
         .find(&res.gvk.group, &res.gvk.version, &res.gvk.kind)
         .is_none();
-    let (mut plan, notes) = run_hook(root, &mut project, |cx| chain.create_api(cx, &res))?;
+    let (mut plan, notes) = run_hook(root, &mut project, &args.run.plugin_args, |cx| {
+        chain.create_api(cx, &res)
+    })?;
     plan.project = Some(if appended {
         project.to_yaml_appended(&before, existing, &text)
     } else {
@@ -108,8 +208,20 @@ pub fn plan_create_webhook(root: &Path, args: &WebhookArgs) -> Result<(Plan, Vec
     let flag = parse_flag(args.run.plugins.as_deref())?;
     let mut project = Project::load(root)?;
     let chain = Chain::for_command(Some(&project), flag, Command::CreateWebhook)?;
+    if !chain.has_layout() {
+        return plan_create_without_layout(
+            root,
+            &mut project,
+            &chain,
+            Subcommand::CreateWebhook,
+            &args.res,
+            &args.run.plugin_args,
+        );
+    }
     let hook = webhook_request::resolve(&project, args)?;
-    let (mut plan, notes) = run_hook(root, &mut project, |cx| chain.create_webhook(cx, &hook))?;
+    let (mut plan, notes) = run_hook(root, &mut project, &args.run.plugin_args, |cx| {
+        chain.create_webhook(cx, &hook)
+    })?;
     plan.project = Some(project.to_yaml());
     Ok((plan, notes))
 }
@@ -122,7 +234,9 @@ pub fn plan_edit(root: &Path, args: &EditArgs) -> Result<(Plan, Vec<String>)> {
     if project.layout.iter().any(|k| k == rust::KEY) {
         // Its hook says why there is nothing to edit; no other plugin may join the layout.
         let chain = Chain::for_command(Some(&project), None, Command::Edit)?;
-        run_hook(root, &mut project, |cx| chain.edit(cx, args))?;
+        run_hook(root, &mut project, &args.plugin_args, |cx| {
+            chain.edit(cx, args)
+        })?;
     }
     let chain = Chain::for_command(Some(&project), flag, Command::Edit)?;
     if args.go_flags() && !chain.has_go {
@@ -149,12 +263,133 @@ pub fn plan_edit(root: &Path, args: &EditArgs) -> Result<(Plan, Vec<String>)> {
             "--manifests, --output-dir and --skip-build-installer belong to the helm plugin; for example: opbuilder edit --plugins=helm/v2-alpha --output-dir=dist",
         ));
     }
-    if !args.go_flags() && (!explicit || chain.only_go()) {
+    // An external plugin's edit takes its own flags, or none.
+    if !args.go_flags() && !chain.has_external && (!explicit || chain.only_go()) {
         return Err(usage(
             "nothing to edit: pass --multigroup, --namespaced, --license, --license-file, --owner or --plugins; for example: opbuilder edit --multigroup",
         ));
     }
-    let (mut plan, notes) = run_hook(root, &mut project, |cx| chain.edit(cx, args))?;
+    let (mut plan, notes) = run_hook(root, &mut project, &args.plugin_args, |cx| {
+        chain.edit(cx, args)
+    })?;
     plan.project = Some(project.to_yaml());
     Ok((plan, notes))
+}
+
+/// What the external plugins of a command line add to it, found before the command line is
+/// parsed: the flags they declare (which must then parse), and for `--help` their own help.
+#[derive(Default)]
+pub struct ExternalCli {
+    /// The subcommand: `["init"]`, `["create", "api"]`, ...
+    pub path: Vec<&'static str>,
+    /// Each plugin's key with the flags it declares for the subcommand.
+    pub flags: Vec<(&'static str, Vec<external::protocol::Flag>)>,
+    /// Plugins that did not list their flags: every flag given is passed on to them.
+    pub unlisted: Vec<(&'static str, String)>,
+    /// Help sections: each plugin's key, executable and metadata (with `--help` only).
+    pub help: Vec<String>,
+    /// A plugin of the chain that cannot be found, to report if the command line does not parse.
+    pub problem: Option<anyhow::Error>,
+}
+
+/// The subcommand of a command line and the `--plugins` value it gives, if any.
+fn subcommand_of(argv: &[String]) -> Option<(Vec<&'static str>, Subcommand, Command)> {
+    let words: Vec<&str> = argv.iter().skip(1).map(String::as_str).collect();
+    match words.as_slice() {
+        ["init", ..] => Some((vec!["init"], Subcommand::Init, Command::Init)),
+        ["edit", ..] => Some((vec!["edit"], Subcommand::Edit, Command::Edit)),
+        ["create", "api", ..] => Some((
+            vec!["create", "api"],
+            Subcommand::CreateApi,
+            Command::CreateApi,
+        )),
+        ["create", "webhook", ..] => Some((
+            vec!["create", "webhook"],
+            Subcommand::CreateWebhook,
+            Command::CreateWebhook,
+        )),
+        _ => None,
+    }
+}
+
+/// The external plugins a command line's chain names (from `--plugins`, else PROJECT's layout
+/// around the current directory), with their flags and, when `help`, their help.
+pub fn external_cli(argv: &[String], help: bool) -> ExternalCli {
+    let Some((path, sub, command)) = subcommand_of(argv) else {
+        return ExternalCli::default();
+    };
+    let mut out = ExternalCli {
+        path,
+        ..Default::default()
+    };
+    let flag = argv.iter().enumerate().rev().find_map(|(i, a)| {
+        a.strip_prefix("--plugins=")
+            .map(str::to_string)
+            .or_else(|| {
+                (a == "--plugins")
+                    .then(|| argv.get(i + 1).cloned())
+                    .flatten()
+            })
+    });
+    let keys: Vec<String> = match flag {
+        Some(v) => v
+            .split(',')
+            .map(str::trim)
+            .filter(|k| !k.is_empty())
+            .map(String::from)
+            .collect(),
+        None if command != Command::Init => std::env::current_dir()
+            .ok()
+            .and_then(|cwd| crate::project::find_root(&cwd).ok())
+            .and_then(|root| Project::load(&root).ok())
+            .map(|p| p.layout)
+            .unwrap_or_default(),
+        None => vec![],
+    };
+    for key in keys {
+        let known = match registry::lookup(&key) {
+            Ok(Some(k)) => k,
+            Ok(None) => {
+                out.problem.get_or_insert_with(|| {
+                    usage(format!(
+                        "the chain names the plugin {key:?}, which is neither one of Kubebuilder's or opbuilder's \
+                         plugins nor an installed external plugin: {}",
+                        external::discover::not_found(&key)
+                    ))
+                });
+                continue;
+            }
+            Err(e) => {
+                out.problem.get_or_insert(e);
+                continue;
+            }
+        };
+        let Some(ext) = registry::external(known) else {
+            continue;
+        };
+        let key = ext.key();
+        match ext.flags(sub) {
+            Ok(list) => out.flags.push((key, list)),
+            Err(why) => out.unlisted.push((key, why)),
+        }
+        if help {
+            let mut section = format!(
+                "External plugin {key} ({}):",
+                ext.installed().path.display()
+            );
+            match ext.metadata(sub) {
+                Ok(m) => {
+                    if !m.description.trim().is_empty() {
+                        section.push_str(&format!("\n{}", m.description.trim_end()));
+                    }
+                    if !m.examples.trim().is_empty() {
+                        section.push_str(&format!("\n\nExamples:\n{}", m.examples.trim_end()));
+                    }
+                }
+                Err(e) => section.push_str(&format!("\n(no help from the plugin: {e:#})")),
+            }
+            out.help.push(section);
+        }
+    }
+    out
 }

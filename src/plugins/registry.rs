@@ -1,12 +1,15 @@
 //! The registry: every plugin key Kubebuilder v4.15 ships, and opbuilder's own, with what
-//! opbuilder does with each (runs it, or refuses it saying what to do instead); resolving a
-//! key as Kubebuilder does and reading `--plugins`.
+//! opbuilder does with each (runs it, or refuses it saying what to do instead); the external
+//! plugins installed on this machine, found by key when asked for; resolving a key as
+//! Kubebuilder does and reading `--plugins`.
 
+use super::external::{self, External};
 use super::{autoupdate, deployimage, golang, grafana, helm, rust, typed_clients};
 use crate::error::usage;
 use crate::planning::plugin::Plugin;
 use crate::project::Project;
 use anyhow::Result;
+use std::sync::Mutex;
 
 /// What opbuilder can do with a known key.
 #[derive(Clone, Copy)]
@@ -106,10 +109,51 @@ pub static KNOWN: &[Known] = &[
     },
 ];
 
+/// The external plugins found so far in this process, each once (by key).
+static EXTERNALS: Mutex<Vec<(&'static Known, &'static External)>> = Mutex::new(vec![]);
+
+/// The external plugin behind a chain entry, if it is one.
+pub fn external(known: &Known) -> Option<&'static External> {
+    let found = EXTERNALS.lock().unwrap_or_else(|e| e.into_inner());
+    found
+        .iter()
+        .find(|(k, _)| std::ptr::eq(*k, known))
+        .map(|(_, e)| *e)
+}
+
+/// The installed external plugin `key`, as a registry entry (found once per process).
+fn lookup_external(key: &str) -> Result<Option<&'static Known>> {
+    let Some(installed) = external::discover::find(key)? else {
+        return Ok(None);
+    };
+    let mut found = EXTERNALS.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((k, _)) = found.iter().find(|(_, e)| *e.installed() == installed) {
+        return Ok(Some(k));
+    }
+    // Kept for the life of the process, as the built-in entries are.
+    let plugin: &'static External = Box::leak(Box::new(External::new(installed.clone())));
+    let known: &'static Known = Box::leak(Box::new(Known {
+        name: Box::leak(installed.name.into_boxed_str()),
+        version: Box::leak(installed.version.into_boxed_str()),
+        support: Support::Runs(plugin),
+    }));
+    found.push((known, plugin));
+    Ok(Some(known))
+}
+
 /// Resolve a key as Kubebuilder does: `NAME[/VERSION]`, where NAME is the full name or its
-/// first labels (`grafana`, `deploy-image`, `kustomize`, `go`). `None`: no plugin has that key;
-/// `Err`: several do (a version is missing).
+/// first labels (`grafana`, `deploy-image`, `kustomize`, `go`). A key no built-in plugin has
+/// is looked for among the installed external plugins. `None`: no plugin has that key; `Err`:
+/// several do (a version is missing), or an external plugin is there but cannot run.
 pub fn lookup(key: &str) -> Result<Option<&'static Known>> {
+    match lookup_builtin(key)? {
+        Some(k) => Ok(Some(k)),
+        None => lookup_external(key),
+    }
+}
+
+/// [`lookup`] among the plugins opbuilder ships.
+fn lookup_builtin(key: &str) -> Result<Option<&'static Known>> {
     let (name, version) = match key.split_once('/') {
         Some((n, v)) => (n, Some(v)),
         None => (key, None),
@@ -146,9 +190,11 @@ pub fn parse_flag(value: Option<&str>) -> Result<Option<Vec<&'static Known>>> {
     for key in value.split(',').map(str::trim).filter(|k| !k.is_empty()) {
         let known = lookup(key)?.ok_or_else(|| {
             usage(format!(
-                "invalid value {key:?} for --plugins: no plugin has this key. opbuilder knows Kubebuilder's plugins \
-                 (go/v4, kustomize/v2, grafana/v1-alpha, autoupdate/v1-alpha, deploy-image/v1-alpha, helm/v2-alpha) and its own \
-                 typed-clients/v1-alpha and rust/v1-alpha; external plugins are not supported\n  example of a valid value: --plugins=go/v4"
+                "invalid value {key:?} for --plugins: no plugin has this key. It is none of Kubebuilder's plugins \
+                 (go/v4, kustomize/v2, grafana/v1-alpha, autoupdate/v1-alpha, deploy-image/v1-alpha, helm/v2-alpha), nor \
+                 opbuilder's own (typed-clients/v1-alpha, rust/v1-alpha), and {}\n  \
+                 example of a valid value: --plugins=go/v4",
+                external::discover::not_found(key)
             ))
         })?;
         if let Support::NotYet(what) = known.support {
@@ -187,7 +233,9 @@ pub fn warnings(project: &Project) -> Vec<String> {
             )),
             Some(_) => {}
             None => out.push(format!(
-                "PROJECT records settings of the plugin {key:?}, which opbuilder does not know (an external plugin?);                  they are kept as they are, but the plugin is not run: run it with kubebuilder when its files need updating"
+                "PROJECT records settings of the plugin {key:?}, which is neither one of opbuilder's plugins nor an \
+                 installed external plugin; they are kept as they are, but the plugin is not run: run it with the \
+                 tool that made them when its files need updating"
             )),
         }
     }
@@ -230,7 +278,7 @@ mod tests {
         ] {
             assert_eq!(lookup(given).unwrap().unwrap().key(), want, "{given}");
         }
-        assert!(lookup("example.com/v1").unwrap().is_none());
+        assert!(lookup_builtin("example.com/v1").unwrap().is_none());
         assert!(
             lookup("gra/v1-alpha").unwrap().is_none(),
             "a prefix must end at a dot"
