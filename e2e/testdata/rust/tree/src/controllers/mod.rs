@@ -40,9 +40,11 @@ pub async fn run_all(ctx: Context, shutdown: Shutdown) {
     ];
     if controllers.is_empty() {
         tracing::warn!("no controllers yet: add one with `opbuilder create api`");
+        // Until a controller is added, `ctx` has nothing to do.
+        let _ = &ctx;
+        shutdown.await;
+        return;
     }
-    // Until a controller is added, `ctx` and `shutdown` have nothing to do.
-    let _ = (&ctx, &shutdown);
     futures::future::join_all(controllers).await;
 }
 
