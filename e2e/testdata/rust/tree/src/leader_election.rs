@@ -223,7 +223,15 @@ impl LeaderElection {
                         renewed = started;
                         break;
                     }
-                    Ok(Ok(false)) => return Lost::TakenBy(self.holder()),
+                    // Another manager holds the Lease; or it changed between this manager's
+                    // read and write (a conflict): try again within the deadline.
+                    Ok(Ok(false)) if self.holder() != self.identity => {
+                        return Lost::TakenBy(self.holder());
+                    }
+                    Ok(Ok(false)) => {
+                        let left = deadline.saturating_duration_since(Instant::now());
+                        sleep(RETRY_PERIOD.min(left)).await;
+                    }
                     Ok(Err(e)) => {
                         tracing::warn!(lease = %self.name, error = %e, "leader election: cannot renew the Lease");
                         let left = deadline.saturating_duration_since(Instant::now());
@@ -258,7 +266,8 @@ impl LeaderElection {
                 .await
                 .map(|_| true)
         };
-        match timeout(RENEW_DEADLINE, release).await {
+        // Within the pod's termination grace period (10 s in config/manager).
+        match timeout(RETRY_PERIOD * 2, release).await {
             Ok(Ok(true)) => tracing::info!(lease = %self.name, "released the Lease"),
             Ok(Ok(false)) => {}
             Ok(Err(e)) => {
@@ -470,6 +479,37 @@ mod tests {
         let lost = election.keep(Instant::now()).await;
         assert_eq!(lost, Lost::TakenBy("other".into()));
         server.await.expect("the mock server");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_leader_whose_renewal_conflicts_tries_again() {
+        let (election, mut handle) = elector();
+        let server = tokio::spawn(async move {
+            let mut writes = 0;
+            while let Some((request, send)) = handle.next_request().await {
+                let response = if request.method() == "GET" {
+                    Response::new(Body::from(lease("me", "7")))
+                } else if writes == 0 {
+                    writes += 1;
+                    let status = r#"{"kind":"Status","apiVersion":"v1","status":"Failure","code":409,"reason":"Conflict","message":"the object has been modified"}"#;
+                    let response = Response::builder().status(409);
+                    response
+                        .body(Body::from(status.as_bytes().to_vec()))
+                        .expect("a response")
+                } else {
+                    writes += 1;
+                    let body = request.into_body().collect_bytes().await.expect("a body");
+                    Response::new(Body::from(body.to_vec()))
+                };
+                send.send_response(response);
+            }
+            writes
+        });
+        // Still the leader after a conflict and a renewal: keep has not returned.
+        let kept = timeout(RENEW_DEADLINE, election.keep(Instant::now())).await;
+        assert!(kept.is_err(), "the leader stopped: {kept:?}");
+        drop(election);
+        assert!(server.await.expect("the mock server") >= 2);
     }
 
     #[tokio::test]

@@ -206,7 +206,7 @@ async fn main() -> anyhow::Result<()> {
         tracing::info!("every controller stopped");
     }
     if let Some(webhooks) = webhooks {
-        webhooks.await??;
+        webhooks.await?;
     }
     Ok(())
 }

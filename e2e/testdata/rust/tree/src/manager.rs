@@ -72,10 +72,10 @@ impl Context {
     }
 
     /// What controller `name` reconciles: the objects of `api` that `config` selects, as a store
-    /// and a stream of changes for `Controller::for_stream`. The objects are kept without
-    /// their managedFields and last-applied annotation, which no reconcile reads and which can
-    /// be most of their size; a watch that keeps failing makes the manager unready and is said
-    /// once (see [`Health`]). Registers the controller's metrics.
+    /// and a stream of changes for `Controller::for_stream`. The objects are kept without their
+    /// managedFields, which no reconcile reads and which can be half their size (an update that
+    /// leaves them out keeps them); a watch that keeps failing makes the manager unready and is
+    /// said once (see [`Health`]). Registers the controller's metrics.
     pub fn watch<K>(
         &self,
         name: &'static str,
@@ -107,12 +107,9 @@ impl Context {
     }
 }
 
-/// What a cached object does without: its managedFields and the copy of its last applied
-/// configuration that `kubectl apply` leaves.
+/// What a cached object does without: its managedFields.
 fn prune<K: Resource>(obj: &mut K) {
     obj.managed_fields_mut().clear();
-    obj.annotations_mut()
-        .remove("kubectl.kubernetes.io/last-applied-configuration");
 }
 
 /// Exponential backoff per object after failed reconciliations, as controller-runtime's rate
@@ -548,19 +545,14 @@ mod tests {
     }
 
     #[test]
-    fn pruned_objects_keep_no_managed_fields_nor_last_applied_configuration() {
+    fn cached_objects_keep_no_managed_fields() {
         use k8s_openapi::api::core::v1::ConfigMap;
         use k8s_openapi::apimachinery::pkg::apis::meta::v1::ManagedFieldsEntry;
         let mut obj = ConfigMap::default();
         obj.metadata.managed_fields = Some(vec![ManagedFieldsEntry::default()]);
-        let annotations = obj.metadata.annotations.get_or_insert_default();
-        annotations.insert(
-            "kubectl.kubernetes.io/last-applied-configuration".into(),
-            "{}".into(),
-        );
-        annotations.insert("kept".into(), "yes".into());
+        obj.metadata.name = Some("kept".into());
         prune(&mut obj);
         assert!(obj.managed_fields().is_empty());
-        assert_eq!(obj.annotations().len(), 1);
+        assert_eq!(obj.name_any(), "kept");
     }
 }
