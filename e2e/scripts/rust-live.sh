@@ -10,7 +10,9 @@
 #     Guestbook gets the finalizer and an Available status; /healthz and /readyz answer GET and
 #     refuse POST; /metrics is HTTPS only and answers a token allowed to get it (200, OpenMetrics
 #     with controller-runtime's names, a `result` label, one name per controller), refuses a
-#     token that is not (403) and a request without one (401); the core Event controller
+#     token that is not (403) and a request without one (401), and a plain HTTP request is a
+#     failed handshake in the log; with its status forbidden for a while, each failed reconcile
+#     is logged once and counted once (reconcile_errors_total); the core Event controller
 #     reconciles an event of another component, never those the manager publishes;
 #   - the API server calls the webhooks (pointed at the manager by URL, its certificate as the
 #     CA): a Guestbook is defaulted, an invalid one refused as Invalid naming the field, a v1
@@ -257,6 +259,39 @@ done
 if curl -fsS "http://127.0.0.1:$metrics_a/metrics" >/dev/null 2>&1; then
 	fail "the metrics are served over plain HTTP"
 fi
+grep -q 'TLS handshake failed' "$work/a.log" || fail "the failed TLS handshake of a plain HTTP request was not logged"
+
+log_info "failing reconciles (the status forbidden for a while): each failure logged once and counted once"
+kubectl get clusterrole guestbook-manager-role -o json >"$work/manager-role.json"
+python3 - "$work/manager-role.json" <<'PY' | kubectl replace -f - >/dev/null
+import json, sys
+role = json.load(open(sys.argv[1]))
+for rule in role["rules"]:
+    rule["resources"] = [r for r in rule.get("resources", []) if r != "guestbooks/status"]
+role["rules"] = [r for r in role["rules"] if r.get("resources")]
+print(json.dumps(role))
+PY
+kubectl annotate guestbook guestbook-sample -n default probe=failing --overwrite >/dev/null
+failures() { # reconcile errors of webapp-guestbook: warnings and errors logged, errors counted
+	local logged counted
+	logged=$(grep -cE '(WARN|ERROR) .*controller="?webapp-guestbook' "$work/a.log" || true)
+	scrape || return 1
+	counted=$(sed -n 's/^controller_runtime_reconcile_errors_total{controller="webapp-guestbook"} \([0-9]*\).*/\1/p' "$work/metrics")
+	echo "$logged $counted"
+}
+failing() { read -r logged _ < <(failures) && ((logged >= 3)); }
+wait_for 30 "reconciles of webapp-guestbook to fail" failing || fail "the reconciles did not fail without their permission"
+kubectl get clusterrole guestbook-manager-role -o json | python3 -c '
+import json, sys
+role = json.load(sys.stdin)
+saved = json.load(open(sys.argv[1]))
+saved["metadata"]["resourceVersion"] = role["metadata"]["resourceVersion"]
+print(json.dumps(saved))
+' "$work/manager-role.json" | kubectl replace -f - >/dev/null
+kubectl annotate guestbook guestbook-sample -n default probe=passing --overwrite >/dev/null
+once() { read -r logged counted < <(failures) && [[ $logged == "$counted" ]]; }
+sleep 3 # the retry under way (the backoff reached about a second) succeeds
+wait_for 30 "every failed reconcile to be logged once" once || fail "failed reconciles logged and counted differ (logged, counted): $(failures)"
 
 log_info "the core Event controller: the events of others, never the manager's own"
 [[ -n $(kubectl get events -n default --field-selector reportingComponent=guestbook-manager -o name) ]] ||
