@@ -2,7 +2,8 @@
 # The Rust layout's manager on a live control plane, from the golden tree e2e/testdata/rust. Each
 # manager runs as the ServiceAccount config/ deploys, with the RBAC of `kubectl kustomize
 # config/default` (manager-role, leader election's Role, metrics-auth-role), through a token:
-#   - started before the CRDs exist, a manager is unready (/readyz names the failing watch), says
+#   - started before the CRDs exist, a manager stops within 10 s of SIGTERM (its watches never
+#     list) and releases the Lease; another is unready (/readyz names the failing watch), says
 #     so once per controller however often the watch is retried, and becomes ready once `make
 #     install` has installed them; with --zap-encoder=json every line of its log is JSON;
 #   - a probe port that is taken: the manager exits non-zero at start, naming the flag;
@@ -176,6 +177,18 @@ condition() { # KIND NAME [NS]
 }
 available() { [[ $(condition "$@") == True ]]; }
 gone() { ! kubectl get "$1" "$2" ${3:+-n "$3"} >/dev/null 2>&1; }
+
+log_info "a manager whose watches never list (no CRDs yet) stops within 10 s of SIGTERM"
+start_manager stuck
+wait_for 60 "manager stuck to lead" led stuck || fail "manager stuck did not become the leader"
+kill -TERM "$pid_stuck"
+start=$(now_ms)
+while kill -0 "$pid_stuck" 2>/dev/null; do
+	(($(now_ms) - start < 10000)) || fail "manager stuck still runs 10 s after SIGTERM (the pod's grace period)"
+	sleep 0.1
+done
+stop_manager stuck 0
+grep -q 'released the Lease' "$work/stuck.log" || fail "manager stuck did not release the Lease"
 
 log_info "a manager started before the CRDs exist: unready, saying why once per controller"
 start_manager early --zap-encoder=json
