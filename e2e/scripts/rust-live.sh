@@ -272,7 +272,8 @@ done
 if curl -fsS "http://127.0.0.1:$metrics_a/metrics" >/dev/null 2>&1; then
 	fail "the metrics are served over plain HTTP"
 fi
-grep -q 'TLS handshake failed' "$work/a.log" || fail "the failed TLS handshake of a plain HTTP request was not logged"
+wait_for 10 "the failed handshake in the log" grep -q 'TLS handshake failed' "$work/a.log" ||
+	fail "the failed TLS handshake of a plain HTTP request was not logged"
 
 log_info "failing reconciles (the status forbidden for a while): each failure logged once and counted once"
 kubectl get clusterrole guestbook-manager-role -o json >"$work/manager-role.json"
