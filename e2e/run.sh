@@ -6,8 +6,8 @@
 #   bash e2e/run.sh golden       # only the golden-tree checks (with make test)
 #   bash e2e/run.sh scenarios    # only the scenarios on a live control plane
 #   bash e2e/run.sh rust         # the Rust layout's manager on a live control plane (its golden
-#                                # tree's make test runs in `golden`) and its webhook objects
-#                                # against go/v4's
+#                                # tree's make test runs in `golden`) and its webhook and
+#                                # metrics objects against go/v4's
 #   bash e2e/run.sh parity [SCENARIO...]  # only the differential suite against Kubebuilder ([e2e] kubebuilder)
 #                                         # (and generate-parity below, for Kubebuilder's scripts)
 #   bash e2e/run.sh generate-parity [SCENARIO...]  # only `alpha generate` of Kubebuilder's scripts
@@ -101,7 +101,7 @@ run_job() {
 	# One golangci-lint cache for the golden trees of this run (see check-golden.sh).
 	golden:*) OPBUILDER_LINT_CACHE="$run_dir/golangci-cache" "$s/check-golden.sh" "${1#golden:}" ;;
 	scenarios) "$s/scenarios.sh" ;;
-	rust) "$s/rust-live.sh" && "$s/rust-webhook-parity.sh" ;;
+	rust) "$s/rust-live.sh" && "$s/rust-parity.sh" ;;
 	envtest-offline) "$s/envtest-offline.sh" ;;
 	# The Go and Rust tutorials both run a manager on the default ports (:8080, :8081): one at a time.
 	tutorial) flock "$run_dir/default-ports.lock" "$s/tutorial.sh" ;;

@@ -26,9 +26,6 @@ pub struct ProjectCtx {
     /// Text of hack/boilerplate.go.txt (with the literal `YEAR`); or "".
     pub boilerplate_file: String,
     pub leader_election_id: String,
-    /// Whether the manager serves metrics over HTTPS with authentication and authorization on
-    /// :8443 (go/v4), or over plain HTTP on :8080 (the Rust layout): the kustomize tree follows.
-    pub metrics_secure: bool,
     pub versions: Scaffold,
 }
 
@@ -55,7 +52,6 @@ impl ProjectCtx {
             boilerplate,
             boilerplate_file: boilerplate_file.unwrap_or_default(),
             leader_election_id: format!("{}.{}", fnv32a_hex(&p.repo), p.domain),
-            metrics_secure: true,
             versions: versions::pins().scaffold.clone(),
         }
     }

@@ -140,7 +140,7 @@ for s in "${selected[@]}"; do
 	fi
 	if grep -q -- '--plugins=rust.opbuilder.io/' "$script"; then
 		# opbuilder's own layout: Kubebuilder has no counterpart to compare with.
-		log_info "parity $s: skipped: the Rust layout is opbuilder's own (its webhook objects are compared with go/v4's by rust-webhook-parity.sh; its tree is built by the golden checks)"
+		log_info "parity $s: skipped: the Rust layout is opbuilder's own (its webhook and metrics objects are compared with go/v4's by rust-parity.sh; its tree is built by the golden checks)"
 		continue
 	fi
 	if [[ $s == golden-ssa ]] && ! "$kb_bin" create api --help 2>&1 | grep -q -- '--ssa'; then

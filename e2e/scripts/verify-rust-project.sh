@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Prove a project of the Rust layout (rust.opbuilder.io/v1-alpha) works with the real tools:
 #   cargo fmt --check; make vet (clippy, warnings are errors); make manifests writes one CRD
-#   per kind with types in PROJECT and config/rbac/role.yaml; kubectl kustomize renders
+#   per kind with types in PROJECT, and leaves config/rbac/role.yaml and
+#   leader_election_role.yaml as opbuilder wrote them (the RBAC of the code); kubectl kustomize renders
 #   config/default and config/samples; `make test` without kube-apiserver and etcd fails saying
 #   how to get them; and, unless --no-test, `make test` (unit tests and integration tests on a
 #   real kube-apiserver and etcd, the e2e control-plane binaries).
@@ -36,7 +37,18 @@ step "make vet (cargo clippy --all-targets -- -D warnings)"
 make vet
 
 step "make manifests"
+rbac_files=(config/rbac/role.yaml config/rbac/leader_election_role.yaml)
+for f in "${rbac_files[@]}"; do
+	[[ -f $f ]] || die "[$name] opbuilder wrote no $f"
+	cp "$f" "$f.scaffolded"
+done
 make manifests
+for f in "${rbac_files[@]}"; do
+	if ! diff -u "$f.scaffolded" "$f" >&2; then
+		die "[$name] make manifests rewrote $f: opbuilder's RBAC differs from what the code declares (diff above)"
+	fi
+	rm -f "$f.scaffolded"
+done
 apis=$(awk '
 	/^- / { if (api) seen[group "/" kind] = 1; api = ($0 ~ /^- api:/); group = ""; kind = "" }
 	/^  group: / { group = $2 }

@@ -3,6 +3,7 @@
 //! `+kubebuilder:scaffold:` markers of the module files, and go/v4's kustomize entries.
 
 use super::context::{module_name, type_name, RustProjectCtx};
+use super::rbac;
 use crate::context::ProjectCtx;
 use crate::error::usage;
 use crate::plan::IfExists;
@@ -47,6 +48,9 @@ pub struct RustResourceCtx {
     /// This version is the kind's storage version (the first version created).
     pub storage: bool,
     pub namespaced: bool,
+    /// For the kinds of events (core/v1 and events.k8s.io/v1 Event), the field of the
+    /// component that reported one, by which the controller leaves out the manager's own.
+    pub own_events_field: Option<&'static str>,
 }
 
 /// Where a kind's Rust type lives: the project's api module, or k8s-openapi for a core type.
@@ -114,7 +118,6 @@ pub fn context(cx: &Cx, k: Kind) -> Result<RustResourceCtx> {
     let project: &Project = cx.project;
     let rp = RustProjectCtx::new(project, None);
     let mut pctx = ProjectCtx::load(cx.root, project)?;
-    pctx.metrics_secure = rp.project.metrics_secure;
     pctx.leader_election_id = rp.project.leader_election_id.clone();
     let g = k.gvk;
     let module = type_module(&rp.lib_name, g, k.core);
@@ -172,6 +175,11 @@ pub fn context(cx: &Cx, k: Kind) -> Result<RustResourceCtx> {
         type_path,
         storage: k.storage,
         namespaced: k.namespaced,
+        own_events_field: match (k.core, g.group.as_str(), g.kind.as_str()) {
+            (true, "core", "Event") => Some("reportingComponent"),
+            (true, "events", "Event") => Some("reportingController"),
+            _ => None,
+        },
         res: rctx,
     })
 }
@@ -278,6 +286,19 @@ pub fn plan_files(cx: &mut Cx, res: &ResolvedResource) -> Result<()> {
             let text = templates::render(&format!("fragments/rust/{fragment}.rs"), &ctx)?;
             plan.above_marker("src/controllers/mod.rs", marker, vec![text]);
         }
+        // config/rbac/role.yaml as `make manifests` writes it with the new controller's rules:
+        // those of the file it wrote last, or the manager's.
+        let role = "config/rbac/role.yaml";
+        let mut rules = std::fs::read_to_string(cx.root.join(role))
+            .ok()
+            .and_then(|text| rbac::read_rules(&text))
+            .unwrap_or_else(rbac::manager_rules);
+        rules.extend(rbac::controller_rules(
+            &ctx.api_group,
+            &ctx.res.plural,
+            res.core,
+        ));
+        plan.create(role, rbac::cluster_role_yaml(&rules), IfExists::Overwrite);
     }
     let mut recorded = res.clone();
     recorded.api_path = type_module(&ctx.lib_name, &res.gvk, res.core);

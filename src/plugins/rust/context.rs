@@ -173,7 +173,6 @@ pub struct RustProjectCtx {
 impl RustProjectCtx {
     pub fn new(project: &Project, boilerplate: Option<String>) -> RustProjectCtx {
         let mut pctx = ProjectCtx::new(project, boilerplate);
-        pctx.metrics_secure = false;
         // Kubebuilder derives the lease name from the Go module; a Rust project has none, so
         // from the project name.
         pctx.leader_election_id = format!(

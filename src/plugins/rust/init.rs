@@ -2,6 +2,7 @@
 //! test harness (`rust-init`), beside go/v4's kustomize tree under config/.
 
 use super::context::{crate_name, RustProjectCtx};
+use super::rbac;
 use crate::context::BOILERPLATE_FILE;
 use crate::error::bad_flag;
 use crate::plan::IfExists;
@@ -34,7 +35,16 @@ pub fn plan_files(cx: &mut Cx, boilerplate_file: Option<&str>) -> Result<()> {
     let mut files =
         templates::render_tree("init", &ctx, |t| shared(t, boilerplate_file.is_some()))?;
     files.extend(templates::render_tree("rust-init", &ctx, |_| true)?);
-    for f in files {
+    for mut f in files {
+        // The RBAC the project's `make manifests` writes from the code, as it writes it: the
+        // manager's rules (no controller yet) and leader election's.
+        match f.template.as_str() {
+            "config/rbac/role.yaml" => f.content = rbac::cluster_role_yaml(&rbac::manager_rules()),
+            "config/rbac/leader_election_role.yaml" => {
+                f.content = rbac::leader_election_role_yaml(&cx.project.project_name)
+            }
+            _ => {}
+        }
         let policy = match f.template.as_str() {
             "Makefile"
             | "Cargo.toml"

@@ -15,6 +15,7 @@ use anyhow::Result;
 pub mod api;
 pub mod context;
 pub mod init;
+pub mod rbac;
 pub mod webhook;
 
 /// The plugin's full name, as the registry and chain know it.

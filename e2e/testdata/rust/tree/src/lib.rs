@@ -18,7 +18,10 @@ limitations under the License.
 
 pub mod api;
 pub mod controllers;
+pub mod leader_election;
 pub mod manager;
 pub mod rbac;
+pub mod server;
+pub mod tls;
 pub mod webhook;
 pub mod webhooks;

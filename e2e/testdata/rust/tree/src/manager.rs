@@ -14,26 +14,29 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-//! The manager's machinery: what every controller shares ([`Context`]), the metrics, the
-//! HTTP server of the health probes and metrics, and leader election on a Lease.
+//! The manager's machinery: what every controller shares ([`Context`]), the watches that feed
+//! the controllers, readiness ([`Health`]), the metrics, the logs, and the shutdown signal.
 
-use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
-use k8s_openapi::jiff::{SignedDuration, Timestamp};
-use kube::Client;
-use kube::api::{Api, ObjectMeta, PostParams};
+use futures::{Stream, StreamExt};
+use kube::api::Api;
+use kube::runtime::controller::Action;
 use kube::runtime::events::{Recorder, Reporter};
+use kube::runtime::reflector::{self, Store};
+use kube::runtime::{WatchStreamExt, watcher};
+use kube::{Client, Resource, ResourceExt};
 use prometheus_client::encoding::text::encode;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
-use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use serde::de::DeserializeOwned;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::fmt::Debug;
+use std::hash::Hash;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpListener;
 
 /// The name the manager reports as in events, and its field manager for server-side apply.
 pub const MANAGER_NAME: &str = "guestbook-manager";
@@ -45,6 +48,7 @@ pub struct Context {
     pub recorder: Recorder,
     pub metrics: Arc<Metrics>,
     pub backoff: Arc<Backoff>,
+    pub health: Arc<Health>,
 }
 
 impl Context {
@@ -58,8 +62,54 @@ impl Context {
             client,
             metrics,
             backoff: Arc::default(),
+            health: Arc::default(),
         }
     }
+
+    /// The same context, reporting the watches' failures to `health` (the manager's readiness).
+    pub fn with_health(self, health: Arc<Health>) -> Context {
+        Context { health, ..self }
+    }
+
+    /// What controller `name` reconciles: the objects of `api` that `config` selects, as a store
+    /// and a stream of changes for `Controller::for_stream`. The objects are kept without their
+    /// managedFields, which no reconcile reads and which can be half their size (an update that
+    /// leaves them out keeps them); a watch that keeps failing makes the manager unready and is
+    /// said once (see [`Health`]). Registers the controller's metrics.
+    pub fn watch<K>(
+        &self,
+        name: &'static str,
+        api: Api<K>,
+        config: watcher::Config,
+    ) -> (
+        Store<K>,
+        impl Stream<Item = Result<K, watcher::Error>> + Send + use<K>,
+    )
+    where
+        K: Resource + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+        K::DynamicType: Default + Eq + Hash + Clone,
+    {
+        self.metrics.register(name);
+        let health = self.health.clone();
+        let (reader, writer) = reflector::store();
+        let changes = watcher(api, config)
+            .default_backoff()
+            .inspect(move |event| match event {
+                // The start of a (re)list, before it is asked for: it says nothing yet.
+                Ok(watcher::Event::Init) => {}
+                Ok(_) => health.watch_ok(name),
+                Err(error) => health.watch_failed(name, error),
+            })
+            .modify(prune)
+            .reflect(writer)
+            .applied_objects();
+        (reader, changes)
+    }
+}
+
+/// What a cached object does without: its managedFields.
+fn prune<K: Resource>(obj: &mut K) {
+    obj.managed_fields_mut().clear();
 }
 
 /// Exponential backoff per object after failed reconciliations, as controller-runtime's rate
@@ -88,18 +138,102 @@ impl Backoff {
     }
 }
 
-type Labels = Vec<(String, String)>;
-
-fn duration_histogram() -> Histogram {
-    Histogram::new(exponential_buckets(0.005, 2.0, 12))
+/// Whether the manager is ready (`/readyz`): every check passes. The checks are the webhook
+/// server's (listening), each controller's watch (not failing), and the shutdown (not begun).
+/// A watch that fails is said once when it starts failing and once when it recovers; the
+/// readiness probe's failure threshold (3 periods of 10 s in config/manager) tells a
+/// persistent failure from a blip.
+#[derive(Default)]
+pub struct Health {
+    /// Check name -> why it fails (`None`: it passes).
+    checks: Mutex<BTreeMap<String, Option<String>>>,
+    /// How many checks fail, so that a passing watch costs no lock.
+    failing: AtomicUsize,
 }
 
-/// Prometheus metrics of the controllers, served on /metrics.
+impl Health {
+    fn lock(&self) -> MutexGuard<'_, BTreeMap<String, Option<String>>> {
+        self.checks.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Record the outcome of check `name`; returns whether it failed before.
+    pub fn set(&self, name: &str, failure: Option<String>) -> bool {
+        let fails = failure.is_some();
+        let before = self.lock().insert(name.to_string(), failure);
+        let failed = matches!(before, Some(Some(_)));
+        match (failed, fails) {
+            (false, true) => {
+                self.failing.fetch_add(1, Ordering::Relaxed);
+            }
+            (true, false) => {
+                self.failing.fetch_sub(1, Ordering::Relaxed);
+            }
+            _ => {}
+        }
+        failed
+    }
+
+    /// The watch of controller `name` failed: unready until it delivers again.
+    pub fn watch_failed(&self, name: &str, error: &watcher::Error) {
+        if !self.set(&format!("watch {name}"), Some(error.to_string())) {
+            tracing::error!(
+                controller = name,
+                %error,
+                "the controller's watch fails: the manager is unready until it recovers (it retries with backoff)"
+            );
+        }
+    }
+
+    /// The watch of controller `name` delivered.
+    pub fn watch_ok(&self, name: &str) {
+        if self.failing.load(Ordering::Relaxed) == 0 {
+            return;
+        }
+        if self.set(&format!("watch {name}"), None) {
+            tracing::info!(controller = name, "the controller's watch recovered");
+        }
+    }
+
+    /// `Ok` when every check passes, or each failing check and why.
+    pub fn readiness(&self) -> Result<(), Vec<String>> {
+        let failing: Vec<String> = self
+            .lock()
+            .iter()
+            .filter_map(|(name, failure)| failure.as_ref().map(|why| format!("{name}: {why}")))
+            .collect();
+        if failing.is_empty() {
+            Ok(())
+        } else {
+            Err(failing)
+        }
+    }
+}
+
+type Labels = Vec<(String, String)>;
+
+/// The buckets of controller-runtime's reconcile-time histogram, in seconds.
+const TIME_BUCKETS: [f64; 40] = [
+    0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9,
+    1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 15.0, 20.0,
+    25.0, 30.0, 40.0, 50.0, 60.0,
+];
+
+fn time_histogram() -> Histogram {
+    Histogram::new(TIME_BUCKETS)
+}
+
+/// The results a reconciliation is counted under, as controller-runtime's `result` label.
+const RESULTS: [&str; 4] = ["success", "error", "requeue", "requeue_after"];
+
+/// Prometheus metrics of the controllers, served on /metrics, named and labelled as
+/// controller-runtime's so that its dashboards and alerts work.
 pub struct Metrics {
     registry: Registry,
     reconciles: Family<Labels, Counter>,
     errors: Family<Labels, Counter>,
-    durations: Family<Labels, Histogram, fn() -> Histogram>,
+    times: Family<Labels, Histogram, fn() -> Histogram>,
+    active: Family<Labels, Gauge>,
+    controllers: Mutex<BTreeSet<String>>,
 }
 
 impl Default for Metrics {
@@ -107,53 +241,192 @@ impl Default for Metrics {
         let mut registry = Registry::default();
         let reconciles = Family::<Labels, Counter>::default();
         let errors = Family::<Labels, Counter>::default();
-        let durations = Family::<Labels, Histogram, fn() -> Histogram>::new_with_constructor(
-            duration_histogram,
-        );
+        let times =
+            Family::<Labels, Histogram, fn() -> Histogram>::new_with_constructor(time_histogram);
+        let active = Family::<Labels, Gauge>::default();
         registry.register(
             "controller_runtime_reconcile",
-            "Reconciliations per controller",
+            "Total number of reconciliations per controller",
             reconciles.clone(),
         );
         registry.register(
             "controller_runtime_reconcile_errors",
-            "Reconciliations that failed, per controller",
+            "Total number of reconciliation errors per controller",
             errors.clone(),
         );
         registry.register(
             "controller_runtime_reconcile_time_seconds",
-            "Time a reconciliation took, per controller",
-            durations.clone(),
+            "Length of time per reconciliation per controller",
+            times.clone(),
+        );
+        registry.register(
+            "controller_runtime_active_workers",
+            "Number of currently used workers per controller",
+            active.clone(),
         );
         Metrics {
             registry,
             reconciles,
             errors,
-            durations,
+            times,
+            active,
+            controllers: Mutex::default(),
         }
     }
 }
 
+fn controller_label(name: &str) -> Labels {
+    vec![("controller".to_string(), name.to_string())]
+}
+
+fn result_labels(name: &str, result: &str) -> Labels {
+    vec![
+        ("controller".to_string(), name.to_string()),
+        ("result".to_string(), result.to_string()),
+    ]
+}
+
+/// The `result` label of a reconciliation, as controller-runtime's.
+fn result_label<E>(result: &Result<Action, E>) -> &'static str {
+    match result {
+        Err(_) => "error",
+        Ok(action) if *action == Action::await_change() => "success",
+        Ok(action) if *action == Action::requeue(Duration::ZERO) => "requeue",
+        Ok(_) => "requeue_after",
+    }
+}
+
 impl Metrics {
-    /// Count one reconciliation of `controller` that started at `started`.
-    pub fn reconciled(&self, controller: &str, started: Instant, ok: bool) {
-        let labels = vec![("controller".to_string(), controller.to_string())];
-        self.reconciles.get_or_create(&labels).inc();
-        if !ok {
-            self.errors.get_or_create(&labels).inc();
+    /// Register controller `name`: its series start at zero, as controller-runtime's do.
+    /// Returns false, and says so, when another controller has the name already.
+    pub fn register(&self, name: &str) -> bool {
+        let new = self
+            .controllers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(name.to_string());
+        if !new {
+            tracing::error!(
+                controller = name,
+                "two controllers have this name: their metrics and logs mix; give one another NAME"
+            );
         }
-        self.durations
-            .get_or_create(&labels)
-            .observe(started.elapsed().as_secs_f64());
+        for result in RESULTS {
+            self.reconciles
+                .get_or_create(&result_labels(name, result))
+                .inc_by(0);
+        }
+        self.errors.get_or_create(&controller_label(name)).inc_by(0);
+        self.active.get_or_create(&controller_label(name)).inc_by(0);
+        new
     }
 
-    /// The metrics in Prometheus' text format.
+    /// Start one reconciliation of `controller`: counted as an active worker until it is
+    /// finished (or dropped).
+    pub fn start(&self, controller: &str) -> Reconciliation<'_> {
+        let labels = controller_label(controller);
+        self.active.get_or_create(&labels).inc();
+        Reconciliation {
+            metrics: self,
+            labels,
+            started: Instant::now(),
+        }
+    }
+
+    /// The metrics in the OpenMetrics text format.
     pub fn render(&self) -> String {
         let mut out = String::new();
         // Writing to a String cannot fail.
         let _ = encode(&mut out, &self.registry);
         out
     }
+}
+
+/// One reconciliation under way, from [`Metrics::start`].
+pub struct Reconciliation<'a> {
+    metrics: &'a Metrics,
+    labels: Labels,
+    started: Instant,
+}
+
+impl Reconciliation<'_> {
+    /// Count the reconciliation under its result, and the time it took.
+    pub fn finish<E>(self, result: &Result<Action, E>) {
+        let name = &self.labels[0].1;
+        self.metrics
+            .reconciles
+            .get_or_create(&result_labels(name, result_label(result)))
+            .inc();
+        if result.is_err() {
+            self.metrics.errors.get_or_create(&self.labels).inc();
+        }
+        self.metrics
+            .times
+            .get_or_create(&self.labels)
+            .observe(self.started.elapsed().as_secs_f64());
+    }
+}
+
+impl Drop for Reconciliation<'_> {
+    fn drop(&mut self) {
+        self.metrics.active.get_or_create(&self.labels).dec();
+    }
+}
+
+/// How the logs are written (`--zap-encoder`, named as the Go manager's flag).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormat {
+    /// One line of text per entry; coloured only on a terminal without NO_COLOR.
+    Console,
+    /// One JSON object per line, for a log collector.
+    Json,
+}
+
+/// The tracing filter of a `--zap-log-level` value: zap's levels (`debug`, `info`, `error`,
+/// `panic`, or a verbosity such as `2`: more verbose than debug), tracing's (`trace`, `warn`), or
+/// a `RUST_LOG` directive such as `info,kube=debug`.
+pub fn log_filter(level: &str) -> String {
+    match level.trim() {
+        "panic" | "dpanic" | "fatal" => "error".to_string(),
+        level => match level.parse::<u8>() {
+            Ok(0) => "info".to_string(),
+            Ok(1) => "debug".to_string(),
+            Ok(_) => "trace".to_string(),
+            Err(_) => level.to_string(),
+        },
+    }
+}
+
+/// Whether log lines are coloured: only on a terminal, and not when NO_COLOR is set
+/// (no-color.org), so that a pod's logs and a pipe get plain text.
+pub fn colour(terminal: bool, no_color: Option<&std::ffi::OsStr>) -> bool {
+    terminal && no_color.is_none_or(|v| v.is_empty())
+}
+
+/// Log to stderr, as the Go manager does: at `level` (`--zap-log-level`), else as RUST_LOG says,
+/// else at info.
+pub fn init_logging(format: LogFormat, level: Option<&str>) -> anyhow::Result<()> {
+    use std::io::IsTerminal;
+    use tracing_subscriber::EnvFilter;
+    let filter = match level {
+        Some(level) => EnvFilter::try_new(log_filter(level))
+            .map_err(|e| anyhow::anyhow!("--zap-log-level {level:?}: {e}; for example: info"))?,
+        None => EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
+    };
+    let logs = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    match format {
+        LogFormat::Json => logs.json().init(),
+        LogFormat::Console => {
+            let ansi = colour(
+                std::io::stderr().is_terminal(),
+                std::env::var_os("NO_COLOR").as_deref(),
+            );
+            logs.with_ansi(ansi).init()
+        }
+    }
+    Ok(())
 }
 
 /// Resolves on SIGTERM (Kubernetes stopping the pod) or Ctrl-C.
@@ -176,193 +449,110 @@ pub async fn shutdown_signal() {
 /// A shutdown signal every controller can wait on.
 pub type Shutdown = futures::future::Shared<futures::future::BoxFuture<'static, ()>>;
 
-/// A bind address as the Go manager takes it: `:8081` listens on every interface, `0` is off.
-pub fn bind_address(flag: &str) -> Option<String> {
-    match flag {
-        "" | "0" => None,
-        a if a.starts_with(':') => Some(format!("0.0.0.0{a}")),
-        a => Some(a.to_string()),
-    }
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-/// What the HTTP server answers: the probes, and the metrics when `metrics` is set.
-#[derive(Clone)]
-pub struct Endpoints {
-    pub ready: Arc<AtomicBool>,
-    pub metrics: Option<Arc<Metrics>>,
-}
-
-/// Serve `/healthz`, `/readyz` and (with metrics) `/metrics` over plain HTTP on `addr`.
-pub async fn serve(addr: String, endpoints: Endpoints) -> anyhow::Result<()> {
-    let listener = TcpListener::bind(&addr).await?;
-    tracing::info!(%addr, "serving HTTP");
-    loop {
-        let (mut stream, _) = listener.accept().await?;
-        let endpoints = endpoints.clone();
-        tokio::spawn(async move {
-            let mut buf = vec![0u8; 4096];
-            let mut len = 0;
-            // Read the request head (bounded); only its first line matters.
-            while len < buf.len() {
-                match tokio::time::timeout(Duration::from_secs(5), stream.read(&mut buf[len..]))
-                    .await
-                {
-                    Ok(Ok(n)) if n > 0 => len += n,
-                    _ => break,
-                }
-                if buf[..len].windows(4).any(|w| w == b"\r\n\r\n") {
-                    break;
-                }
-            }
-            let head = String::from_utf8_lossy(&buf[..len]);
-            let path = head.split_whitespace().nth(1).unwrap_or("/");
-            let (status, body) = match path {
-                "/healthz" => ("200 OK", "ok".to_string()),
-                "/readyz" if endpoints.ready.load(Ordering::Relaxed) => {
-                    ("200 OK", "ok".to_string())
-                }
-                "/readyz" => ("503 Service Unavailable", "not ready".to_string()),
-                "/metrics" => match &endpoints.metrics {
-                    Some(m) => ("200 OK", m.render()),
-                    None => ("404 Not Found", "not found".to_string()),
-                },
-                _ => ("404 Not Found", "not found".to_string()),
-            };
-            let response = format!(
-                "HTTP/1.1 {status}\r\ncontent-type: text/plain; version=0.0.4; charset=utf-8\r\n\
-                 content-length: {}\r\nconnection: close\r\n\r\n{body}",
-                body.len()
-            );
-            let _ = stream.write_all(response.as_bytes()).await;
-        });
-    }
-}
-
-/// Leader election on a coordination.k8s.io Lease, as controller-runtime does it: the holder
-/// renews the Lease every `retry` period; another manager takes it over once it has not been
-/// renewed for `duration`.
-pub struct LeaderElection {
-    api: Api<Lease>,
-    name: String,
-    identity: String,
-    duration: Duration,
-    retry: Duration,
-}
-
-impl LeaderElection {
-    pub fn new(client: Client, namespace: &str, name: &str) -> LeaderElection {
-        let host = std::env::var("POD_NAME")
-            .or_else(|_| std::env::var("HOSTNAME"))
-            .unwrap_or_else(|_| "manager".into());
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.subsec_nanos())
-            .unwrap_or_default();
-        LeaderElection {
-            api: Api::namespaced(client, namespace),
-            name: name.to_string(),
-            identity: format!("{host}_{:08x}", nanos ^ std::process::id()),
-            duration: Duration::from_secs(15),
-            retry: Duration::from_secs(2),
+    #[test]
+    fn reconciles_are_counted_under_controller_runtimes_result_label() {
+        let metrics = Metrics::default();
+        assert!(metrics.register("webapp-guestbook"));
+        metrics
+            .start("webapp-guestbook")
+            .finish::<()>(&Ok(Action::await_change()));
+        metrics
+            .start("webapp-guestbook")
+            .finish::<()>(&Ok(Action::requeue(Duration::from_secs(60))));
+        metrics.start("webapp-guestbook").finish(&Err(()));
+        let text = metrics.render();
+        for line in [
+            r#"controller_runtime_reconcile_total{controller="webapp-guestbook",result="success"} 1"#,
+            r#"controller_runtime_reconcile_total{controller="webapp-guestbook",result="requeue_after"} 1"#,
+            r#"controller_runtime_reconcile_total{controller="webapp-guestbook",result="error"} 1"#,
+            r#"controller_runtime_reconcile_total{controller="webapp-guestbook",result="requeue"} 0"#,
+            r#"controller_runtime_reconcile_errors_total{controller="webapp-guestbook"} 1"#,
+            r#"controller_runtime_active_workers{controller="webapp-guestbook"} 0"#,
+            r#"controller_runtime_reconcile_time_seconds_count{controller="webapp-guestbook"} 3"#,
+        ] {
+            assert!(text.lines().any(|l| l == line), "no {line} in:\n{text}");
         }
     }
 
-    /// Wait until this manager holds the Lease.
-    pub async fn acquire(&self) {
-        tracing::info!(lease = %self.name, identity = %self.identity, "waiting to become the leader");
-        loop {
-            match self.try_acquire_or_renew().await {
-                Ok(true) => break,
-                Ok(false) => {}
-                Err(e) => {
-                    tracing::warn!(error = %e, "leader election: cannot read or write the Lease")
-                }
-            }
-            tokio::time::sleep(self.retry).await;
-        }
-        tracing::info!(lease = %self.name, "became the leader");
+    #[test]
+    fn a_reconciliation_under_way_is_an_active_worker() {
+        let metrics = Metrics::default();
+        let running = metrics.start("apps-deployment");
+        let line = r#"controller_runtime_active_workers{controller="apps-deployment"} 1"#;
+        assert!(metrics.render().lines().any(|l| l == line));
+        drop(running);
+        let line = r#"controller_runtime_active_workers{controller="apps-deployment"} 0"#;
+        assert!(metrics.render().lines().any(|l| l == line));
     }
 
-    /// Keep renewing the Lease; returns when it is lost, or could not be renewed for the lease
-    /// duration (another manager may hold it by then).
-    pub async fn keep(&self) {
-        let mut last = Instant::now();
-        loop {
-            tokio::time::sleep(self.retry).await;
-            match self.try_acquire_or_renew().await {
-                Ok(true) => last = Instant::now(),
-                Ok(false) => {
-                    tracing::error!(lease = %self.name, "another manager holds the Lease now");
-                    return;
-                }
-                Err(e) => {
-                    tracing::warn!(error = %e, "leader election: cannot renew the Lease");
-                    if last.elapsed() > self.duration {
-                        return;
-                    }
-                }
-            }
-        }
+    #[test]
+    fn a_second_controller_of_the_same_name_is_refused() {
+        let metrics = Metrics::default();
+        assert!(metrics.register("core-event"));
+        assert!(metrics.register("webapp-event"));
+        assert!(!metrics.register("core-event"));
     }
 
-    /// Take the Lease when it is free or expired, renew it when held: whether we hold it now.
-    async fn try_acquire_or_renew(&self) -> kube::Result<bool> {
-        let now = MicroTime(Timestamp::now());
-        let Some(mut lease) = self.api.get_opt(&self.name).await? else {
-            let lease = Lease {
-                metadata: ObjectMeta {
-                    name: Some(self.name.clone()),
-                    ..ObjectMeta::default()
-                },
-                spec: Some(self.spec(now.clone(), now, 0)),
-            };
-            return match self.api.create(&PostParams::default(), &lease).await {
-                Ok(_) => Ok(true),
-                Err(kube::Error::Api(e)) if e.code == 409 => Ok(false),
-                Err(e) => Err(e),
-            };
-        };
-        let spec = lease.spec.clone().unwrap_or_default();
-        let holder = spec.holder_identity.clone().unwrap_or_default();
-        let next = if holder == self.identity {
-            self.spec(
-                spec.acquire_time.unwrap_or(now.clone()),
-                now,
-                spec.lease_transitions.unwrap_or(0),
-            )
-        } else {
-            let duration =
-                SignedDuration::from_secs(i64::from(spec.lease_duration_seconds.unwrap_or(15)));
-            let expired = spec
-                .renew_time
-                .as_ref()
-                .is_none_or(|t| t.0 + duration < now.0);
-            if !holder.is_empty() && !expired {
-                return Ok(false);
-            }
-            self.spec(now.clone(), now, spec.lease_transitions.unwrap_or(0) + 1)
-        };
-        lease.spec = Some(next);
-        // The resourceVersion read above makes this a compare-and-swap.
-        match self
-            .api
-            .replace(&self.name, &PostParams::default(), &lease)
-            .await
-        {
-            Ok(_) => Ok(true),
-            Err(kube::Error::Api(e)) if e.code == 409 => Ok(false),
-            Err(e) => Err(e),
-        }
+    #[test]
+    fn a_failing_watch_makes_the_manager_unready_until_it_delivers() {
+        let health = Health::default();
+        assert_eq!(health.readiness(), Ok(()));
+        let error = watcher::Error::NoResourceVersion;
+        health.watch_failed("webapp-guestbook", &error);
+        health.watch_failed("webapp-guestbook", &error);
+        let failing = health.readiness().expect_err("unready");
+        assert_eq!(failing.len(), 1, "{failing:?}");
+        assert!(
+            failing[0].starts_with("watch webapp-guestbook: "),
+            "{failing:?}"
+        );
+        health.watch_ok("webapp-guestbook");
+        assert_eq!(health.readiness(), Ok(()));
     }
 
-    fn spec(&self, acquired: MicroTime, renewed: MicroTime, transitions: i32) -> LeaseSpec {
-        LeaseSpec {
-            holder_identity: Some(self.identity.clone()),
-            lease_duration_seconds: Some(self.duration.as_secs() as i32),
-            acquire_time: Some(acquired),
-            renew_time: Some(renewed),
-            lease_transitions: Some(transitions),
-            ..LeaseSpec::default()
-        }
+    #[test]
+    fn the_checks_fail_and_pass_independently() {
+        let health = Health::default();
+        health.set("webhooks", Some("not listening yet".into()));
+        health.set("shutdown", Some("shutting down".into()));
+        health.set("webhooks", None);
+        assert_eq!(
+            health.readiness(),
+            Err(vec!["shutdown: shutting down".to_string()])
+        );
+    }
+
+    #[test]
+    fn log_levels_read_as_zap_and_rust_log_do() {
+        assert_eq!(log_filter("debug"), "debug");
+        assert_eq!(log_filter("panic"), "error");
+        assert_eq!(log_filter("1"), "debug");
+        assert_eq!(log_filter("3"), "trace");
+        assert_eq!(log_filter("info,kube=debug"), "info,kube=debug");
+    }
+
+    #[test]
+    fn logs_are_coloured_only_on_a_terminal_without_no_color() {
+        let set = std::ffi::OsStr::new("1");
+        assert!(colour(true, None));
+        assert!(!colour(false, None));
+        assert!(!colour(true, Some(set)));
+        assert!(colour(true, Some(std::ffi::OsStr::new(""))));
+    }
+
+    #[test]
+    fn cached_objects_keep_no_managed_fields() {
+        use k8s_openapi::api::core::v1::ConfigMap;
+        use k8s_openapi::apimachinery::pkg::apis::meta::v1::ManagedFieldsEntry;
+        let mut obj = ConfigMap::default();
+        obj.metadata.managed_fields = Some(vec![ManagedFieldsEntry::default()]);
+        obj.metadata.name = Some("kept".into());
+        prune(&mut obj);
+        assert!(obj.managed_fields().is_empty());
+        assert_eq!(obj.name_any(), "kept");
     }
 }

@@ -17,29 +17,31 @@ limitations under the License.
 //! The webhook server: HTTPS on `--webhook-port` with the certificate in `--webhook-cert-path`
 //! (tls.crt, tls.key, as cert-manager mounts them), read again when it changes, so a renewed
 //! certificate is served without a restart. Each webhook is a path and a handler; the webhooks
-//! themselves are in src/webhooks (`opbuilder create webhook` adds them).
+//! themselves are in src/webhooks (`opbuilder create webhook` adds them). The server bounds
+//! the TLS handshake, the request head and the body (see src/server.rs), and at shutdown it
+//! answers the reviews under way before it stops.
 
-use http_body_util::{BodyExt, Full};
-use hyper::body::{Bytes, Incoming};
-use hyper::{Method, Request, Response, StatusCode};
-use hyper_util::rt::TokioIo;
+use crate::server::{self, Reply, Serving};
+use crate::tls::{CertFiles, Certificate};
+use http_body_util::{BodyExt, Limited};
+use hyper::body::{Body, Bytes};
+use hyper::{Method, Request, StatusCode};
 use k8s_openapi::api::admissionregistration::v1::{
     MutatingWebhook, MutatingWebhookConfiguration, RuleWithOperations, ValidatingWebhook,
     ValidatingWebhookConfiguration, WebhookClientConfig,
 };
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, LabelSelectorRequirement};
 use kube::Resource;
 use kube::core::GroupVersionKind;
 use kube::core::admission::{AdmissionRequest, AdmissionResponse, AdmissionReview};
 use kube::core::response::{Status, StatusCause, StatusDetails};
-use rustls::server::{ClientHello, ResolvesServerCert};
-use rustls::sign::CertifiedKey;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, RwLock};
-use std::time::SystemTime;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
 use tokio::net::TcpListener;
-use tokio_rustls::TlsAcceptor;
 
 /// A handler: the body of a review request in, the body of its response out.
 pub type Handler = fn(&[u8]) -> Vec<u8>;
@@ -49,6 +51,34 @@ pub struct Route {
     pub path: &'static str,
     pub handler: Handler,
 }
+
+/// A label requirement of a webhook's selectors, such as `kubernetes.io/metadata.name NotIn
+/// [kube-system]`.
+#[derive(Debug, Clone, Copy)]
+pub struct Requirement {
+    pub key: &'static str,
+    /// `In`, `NotIn`, `Exists` or `DoesNotExist`.
+    pub operator: &'static str,
+    pub values: &'static [&'static str],
+}
+
+/// The namespaces a webhook on a core type leaves alone by default: kube-system, and the
+/// manager's own (labelled `app.kubernetes.io/name: guestbook` by config/manager), so that
+/// the webhook can never stop the writes that the cluster, or the manager's own recovery,
+/// depends on. Label another namespace `app.kubernetes.io/name: guestbook` to keep it out
+/// as well, or give a webhook other requirements.
+pub const OUTSIDE_SYSTEM_NAMESPACES: &[Requirement] = &[
+    Requirement {
+        key: "kubernetes.io/metadata.name",
+        operator: "NotIn",
+        values: &["kube-system"],
+    },
+    Requirement {
+        key: "app.kubernetes.io/name",
+        operator: "NotIn",
+        values: &["guestbook"],
+    },
+];
 
 /// A webhook as its configuration declares it: `make manifests` writes the configurations to
 /// config/webhook/manifests.yaml, and the tests install them pointing at a local server.
@@ -66,6 +96,31 @@ pub struct Webhook {
     /// `Fail` or `Ignore`: what the API server does when the webhook cannot be called.
     pub failure_policy: &'static str,
     pub side_effects: &'static str,
+    /// How long the API server waits for an answer (1 to 30 seconds); `None`: its default, 10.
+    pub timeout_seconds: Option<i32>,
+    /// Requirements on the labels of an object's namespace: the webhook sees only the objects
+    /// of namespaces that meet them all (`&[]`: every namespace).
+    pub namespace_selector: &'static [Requirement],
+    /// Requirements on the labels of the object itself (`&[]`: every object).
+    pub object_selector: &'static [Requirement],
+}
+
+/// The label selector of `requirements` (`None` for none: every object).
+fn selector(requirements: &[Requirement]) -> Option<LabelSelector> {
+    (!requirements.is_empty()).then(|| LabelSelector {
+        match_expressions: Some(
+            requirements
+                .iter()
+                .map(|r| LabelSelectorRequirement {
+                    key: r.key.to_string(),
+                    operator: r.operator.to_string(),
+                    values: (!r.values.is_empty())
+                        .then(|| r.values.iter().map(|v| v.to_string()).collect()),
+                })
+                .collect(),
+        ),
+        match_labels: None,
+    })
 }
 
 /// The MutatingWebhookConfiguration and ValidatingWebhookConfiguration of `webhooks` (each
@@ -97,6 +152,9 @@ pub fn configurations(
             failure_policy: Some(w.failure_policy.to_string()),
             side_effects: w.side_effects.to_string(),
             rules: rules(w),
+            timeout_seconds: w.timeout_seconds,
+            namespace_selector: selector(w.namespace_selector),
+            object_selector: selector(w.object_selector),
             ..MutatingWebhook::default()
         })
         .collect();
@@ -110,6 +168,9 @@ pub fn configurations(
             failure_policy: Some(w.failure_policy.to_string()),
             side_effects: w.side_effects.to_string(),
             rules: rules(w),
+            timeout_seconds: w.timeout_seconds,
+            namespace_selector: selector(w.namespace_selector),
+            object_selector: selector(w.object_selector),
             ..ValidatingWebhook::default()
         })
         .collect();
@@ -132,104 +193,93 @@ pub fn configurations(
 /// Where cert-manager mounts the serving certificate by default, as for the Go manager.
 pub const DEFAULT_CERT_DIR: &str = "/tmp/k8s-webhook-server/serving-certs";
 
-fn load(dir: &Path) -> anyhow::Result<CertifiedKey> {
-    use rustls::pki_types::pem::PemObject;
-    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
-    let certs =
-        CertificateDer::pem_file_iter(dir.join("tls.crt"))?.collect::<Result<Vec<_>, _>>()?;
-    let key = PrivateKeyDer::from_pem_file(dir.join("tls.key"))?;
-    let signer = rustls::crypto::ring::sign::any_supported_type(&key)?;
-    Ok(CertifiedKey::new(certs, signer))
+/// The largest review body the server reads: the API server limits an object to 3 MiB, and a
+/// review of an update carries two.
+pub const MAX_BODY: usize = 7 * 1024 * 1024;
+
+/// How long the reviews under way may take to be answered once the manager stops: within the
+/// pod's termination grace period (10 s in config/manager).
+pub const DRAIN_TIMEOUT: Duration = Duration::from_secs(8);
+
+/// The webhook server, listening.
+pub struct Server {
+    listener: TcpListener,
+    tls: tokio_rustls::TlsAcceptor,
+    routes: Arc<Vec<Route>>,
 }
 
-fn modified(dir: &Path) -> Option<SystemTime> {
-    std::fs::metadata(dir.join("tls.crt"))
-        .and_then(|m| m.modified())
-        .ok()
+impl Server {
+    /// Listen on `address` with the certificate of `files`: an error when either fails, so
+    /// that a manager that cannot serve its webhooks does not start (or become ready).
+    pub async fn bind(
+        address: SocketAddr,
+        files: CertFiles,
+        routes: Vec<Route>,
+    ) -> anyhow::Result<Server> {
+        let certificate = Certificate::from_files(files)
+            .map_err(|e| anyhow::anyhow!("the webhook server's certificate: {e}"))?;
+        let listener = TcpListener::bind(address)
+            .await
+            .map_err(|e| anyhow::anyhow!("--webhook-port: cannot listen on {address}: {e}"))?;
+        Ok(Server {
+            listener,
+            tls: certificate.acceptor()?,
+            routes: Arc::new(routes),
+        })
+    }
+
+    /// Where the server listens.
+    pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
+        self.listener.local_addr()
+    }
+
+    /// Serve the webhooks until `shutdown`; then stop accepting and answer the reviews under
+    /// way (for at most [`DRAIN_TIMEOUT`]).
+    pub async fn serve(self, shutdown: impl Future<Output = ()>) {
+        let serving = Serving {
+            tls: Some(self.tls),
+            max_connections: 256,
+            keep_alive: true,
+            drain: DRAIN_TIMEOUT,
+        };
+        if let Ok(address) = self.listener.local_addr() {
+            tracing::info!(%address, "serving webhooks");
+        }
+        let routes = self.routes;
+        let handler = move |request| respond(request, routes.clone());
+        server::serve(self.listener, serving, handler, shutdown).await;
+    }
 }
 
-/// The serving certificate, read again when tls.crt changes.
-#[derive(Debug)]
-struct Certificate {
-    dir: PathBuf,
-    current: RwLock<(Option<SystemTime>, Arc<CertifiedKey>)>,
-}
-
-impl ResolvesServerCert for Certificate {
-    fn resolve(&self, _hello: ClientHello<'_>) -> Option<Arc<CertifiedKey>> {
-        let now = modified(&self.dir);
-        let stale = self.current.read().map(|c| c.0 != now).unwrap_or(true);
-        if stale {
-            match load(&self.dir) {
-                Ok(key) => {
-                    if let Ok(mut c) = self.current.write() {
-                        *c = (now, Arc::new(key));
-                        tracing::info!(dir = %self.dir.display(), "loaded the webhook certificate");
-                    }
-                }
-                Err(e) => {
-                    tracing::warn!(error = %e, "cannot read the renewed webhook certificate; serving the previous one")
-                }
+async fn respond<B>(request: Request<B>, routes: Arc<Vec<Route>>) -> Reply
+where
+    B: Body<Data = Bytes>,
+    B::Error: std::error::Error + Send + Sync + 'static,
+{
+    let route = routes.iter().find(|r| r.path == request.uri().path());
+    let (status, body) = match route {
+        Some(route) if request.method() == Method::POST => {
+            match Limited::new(request.into_body(), MAX_BODY).collect().await {
+                Ok(body) => (StatusCode::OK, (route.handler)(&body.to_bytes())),
+                Err(e) if e.is::<http_body_util::LengthLimitError>() => (
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    format!("a review may not exceed {MAX_BODY} bytes\n").into_bytes(),
+                ),
+                Err(e) => (
+                    StatusCode::BAD_REQUEST,
+                    format!("reading the review: {e}\n").into_bytes(),
+                ),
             }
         }
-        self.current.read().ok().map(|c| c.1.clone())
-    }
-}
-
-/// Serve `routes` over HTTPS on `port` with the certificate of `cert_dir`.
-pub async fn serve(port: u16, cert_dir: PathBuf, routes: Vec<Route>) -> anyhow::Result<()> {
-    let key = load(&cert_dir).map_err(|e| {
-        anyhow::anyhow!(
-            "reading the webhook certificate in {}: {e}",
-            cert_dir.display()
-        )
-    })?;
-    let resolver = Certificate {
-        current: RwLock::new((modified(&cert_dir), Arc::new(key))),
-        dir: cert_dir,
+        Some(_) => (StatusCode::METHOD_NOT_ALLOWED, b"POST only\n".to_vec()),
+        None => (StatusCode::NOT_FOUND, b"no webhook here\n".to_vec()),
     };
-    let mut config = rustls::ServerConfig::builder_with_provider(Arc::new(
-        rustls::crypto::ring::default_provider(),
-    ))
-    .with_safe_default_protocol_versions()?
-    .with_no_client_auth()
-    .with_cert_resolver(Arc::new(resolver));
-    config.alpn_protocols = vec![b"http/1.1".to_vec()];
-    let acceptor = TlsAcceptor::from(Arc::new(config));
-    let routes = Arc::new(routes);
-    let listener = TcpListener::bind(("0.0.0.0", port)).await?;
-    tracing::info!(port, "serving webhooks");
-    loop {
-        let (stream, _) = listener.accept().await?;
-        let (acceptor, routes) = (acceptor.clone(), routes.clone());
-        tokio::spawn(async move {
-            let Ok(tls) = acceptor.accept(stream).await else {
-                return;
-            };
-            let service = hyper::service::service_fn(move |req| respond(req, routes.clone()));
-            let _ = hyper::server::conn::http1::Builder::new()
-                .serve_connection(TokioIo::new(tls), service)
-                .await;
-        });
-    }
-}
-
-async fn respond(
-    req: Request<Incoming>,
-    routes: Arc<Vec<Route>>,
-) -> Result<Response<Full<Bytes>>, hyper::Error> {
-    let route = routes.iter().find(|r| r.path == req.uri().path());
-    let (status, body) = match route {
-        Some(route) if req.method() == Method::POST => {
-            let body = req.into_body().collect().await?.to_bytes();
-            (StatusCode::OK, (route.handler)(&body))
-        }
-        Some(_) => (StatusCode::METHOD_NOT_ALLOWED, b"POST only".to_vec()),
-        None => (StatusCode::NOT_FOUND, b"no webhook here".to_vec()),
+    let content_type = if status == StatusCode::OK {
+        "application/json"
+    } else {
+        "text/plain; charset=utf-8"
     };
-    let mut response = Response::new(Full::new(Bytes::from(body)));
-    *response.status_mut() = status;
-    Ok(response)
+    server::reply(status, content_type, body)
 }
 
 fn review_body(response: AdmissionResponse) -> Vec<u8> {
@@ -618,5 +668,129 @@ mod tests {
             FieldError::invalid("spec.replicas", 0, "must be at least 1").to_string(),
             "spec.replicas: Invalid value: 0: must be at least 1"
         );
+    }
+
+    #[tokio::test]
+    async fn a_review_larger_than_the_limit_is_refused() {
+        let routes = Arc::new(vec![Route {
+            path: "/echo",
+            handler: |body| body.to_vec(),
+        }]);
+        let request = |size: usize| {
+            Request::post("/echo")
+                .body(http_body_util::Full::new(Bytes::from(vec![b'x'; size])))
+                .expect("a request")
+        };
+        let reply = respond(request(MAX_BODY + 1), routes.clone()).await;
+        assert_eq!(reply.status(), StatusCode::PAYLOAD_TOO_LARGE);
+        let reply = respond(request(MAX_BODY), routes).await;
+        assert_eq!(reply.status(), StatusCode::OK);
+    }
+
+    /// Whether the slow handler has received its review.
+    static SLOW_STARTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+    /// A handler that takes its time, then answers with the review's body.
+    fn slow(body: &[u8]) -> Vec<u8> {
+        SLOW_STARTED.store(true, std::sync::atomic::Ordering::SeqCst);
+        std::thread::sleep(Duration::from_millis(500));
+        body.to_vec()
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn reviews_under_way_are_answered_when_the_server_stops() {
+        use rustls::pki_types::{CertificateDer, ServerName};
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let dir = std::env::temp_dir().join(format!("webhook-drain-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("a directory");
+        let key = rcgen::KeyPair::generate().expect("a key");
+        let params =
+            rcgen::CertificateParams::new(vec!["127.0.0.1".to_string()]).expect("parameters");
+        let cert = params.self_signed(&key).expect("a certificate");
+        std::fs::write(dir.join("tls.crt"), cert.pem()).expect("tls.crt");
+        std::fs::write(dir.join("tls.key"), key.serialize_pem()).expect("tls.key");
+        let routes = vec![Route {
+            path: "/slow",
+            handler: slow,
+        }];
+        let server = Server::bind(([127, 0, 0, 1], 0).into(), CertFiles::new(&dir), routes)
+            .await
+            .expect("listening");
+        let address = server.local_addr().expect("its address");
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let serving = tokio::spawn(server.serve(async move {
+            let _ = stopped.await;
+        }));
+
+        let mut roots = rustls::RootCertStore::empty();
+        roots
+            .add(CertificateDer::from(cert.der().to_vec()))
+            .expect("a root");
+        let config = rustls::ClientConfig::builder_with_provider(Arc::new(
+            rustls::crypto::ring::default_provider(),
+        ))
+        .with_safe_default_protocol_versions()
+        .expect("TLS versions")
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+        let connector = tokio_rustls::TlsConnector::from(Arc::new(config));
+        let client = tokio::spawn(async move {
+            let tcp = tokio::net::TcpStream::connect(address)
+                .await
+                .expect("connected");
+            let name = ServerName::try_from("127.0.0.1").expect("a name");
+            let mut tls = connector
+                .connect(name, tcp)
+                .await
+                .expect("a TLS connection");
+            let request = "POST /slow HTTP/1.1\r\nhost: test\r\ncontent-length: 6\r\n\r\nreview";
+            tls.write_all(request.as_bytes()).await.expect("sent");
+            let mut answer = Vec::new();
+            let _ = tls.read_to_end(&mut answer).await;
+            String::from_utf8_lossy(&answer).into_owned()
+        });
+        while !SLOW_STARTED.load(std::sync::atomic::Ordering::SeqCst) {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        // The manager stops while the review is under way.
+        let _ = stop.send(());
+        let answer = client.await.expect("the client");
+        assert!(answer.starts_with("HTTP/1.1 200 OK\r\n"), "{answer}");
+        assert!(answer.ends_with("review"), "{answer}");
+        serving.await.expect("the server stopped cleanly");
+        assert!(
+            tokio::net::TcpStream::connect(address).await.is_err(),
+            "the server still accepts connections after it stopped"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn webhooks_on_core_types_leave_system_namespaces_alone() {
+        let hook = Webhook {
+            name: "mconfigmap-v1.kb.io",
+            path: "/mutate--v1-configmap",
+            mutating: true,
+            group: "",
+            version: "v1",
+            resource: "configmaps",
+            operations: &["CREATE"],
+            failure_policy: "Fail",
+            side_effects: "None",
+            timeout_seconds: Some(5),
+            namespace_selector: OUTSIDE_SYSTEM_NAMESPACES,
+            object_selector: &[],
+        };
+        let (mutating, _) = configurations(&[hook], |_| WebhookClientConfig::default());
+        let webhooks = mutating.and_then(|m| m.webhooks).expect("a webhook");
+        let selector = webhooks[0].namespace_selector.clone().expect("a selector");
+        let requirements = selector.match_expressions.expect("requirements");
+        let values = |i: usize| requirements[i].values.clone().unwrap_or_default();
+        assert_eq!(requirements[0].key, "kubernetes.io/metadata.name");
+        assert_eq!(values(0), ["kube-system"]);
+        assert_eq!(requirements[1].key, "app.kubernetes.io/name");
+        assert_eq!(values(1), OUTSIDE_SYSTEM_NAMESPACES[1].values);
+        assert_eq!(webhooks[0].timeout_seconds, Some(5));
+        assert_eq!(webhooks[0].object_selector, None);
     }
 }

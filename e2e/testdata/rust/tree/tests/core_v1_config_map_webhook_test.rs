@@ -56,4 +56,20 @@ async fn the_api_server_calls_the_webhooks() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     assert!(defaulted, "the webhooks were never called");
+
+    // The webhooks leave kube-system alone (webhook::OUTSIDE_SYSTEM_NAMESPACES).
+    let system: Api<ConfigMap> = Api::namespaced(plane.client.clone(), "kube-system");
+    let created = system
+        .create(&PostParams::default(), &object("probe"))
+        .await
+        .expect("creating the object in kube-system");
+    system
+        .delete("probe", &DeleteParams::default())
+        .await
+        .expect("deleting the object");
+    assert_eq!(
+        created.metadata.labels,
+        object("probe").metadata.labels,
+        "the webhook changed an object of kube-system"
+    );
 }

@@ -14,9 +14,11 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-//! `make manifests`: writes the CRDs (config/crd/bases/<group>_<plural>.yaml) and the
-//! manager's ClusterRole (config/rbac/role.yaml) from the Rust source, so the YAML never drifts
-//! from the types and the controllers' `RBAC`.
+//! `make manifests`: writes the CRDs (config/crd/bases/<group>_<plural>.yaml), the webhook
+//! configurations (config/webhook/manifests.yaml), the manager's ClusterRole
+//! (config/rbac/role.yaml) and leader election's Role (config/rbac/leader_election_role.yaml)
+//! from the Rust source, so the YAML never drifts from the types, the webhooks and the `RBAC`
+//! of the code.
 
 use clap::Parser;
 use k8s_openapi::api::admissionregistration::v1::{ServiceReference, WebhookClientConfig};
@@ -81,6 +83,11 @@ fn main() -> anyhow::Result<()> {
     let role = guestbook::rbac::cluster_role(&guestbook::controllers::rbac());
     write(
         &flags.output_dir.join("rbac/role.yaml"),
+        serde_yaml::to_string(&role)?,
+    )?;
+    let role = guestbook::rbac::leader_election_role(guestbook::leader_election::RBAC);
+    write(
+        &flags.output_dir.join("rbac/leader_election_role.yaml"),
         serde_yaml::to_string(&role)?,
     )?;
     Ok(())

@@ -14,29 +14,30 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-//! The EventResource controller: reconciles every EventResource (core/v1) of the cluster.
+//! The EventResource controller: reads the EventResource objects (core/v1) of the cluster and
+//! reconciles each one when it changes.
 
-use crate::manager::{Context, Shutdown};
+use crate::manager::{Context, MANAGER_NAME, Shutdown};
 use crate::rbac::Rule;
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::Event as EventResource;
 use kube::ResourceExt;
 use kube::api::Api;
-use kube::runtime::controller::{Action, Controller};
+use kube::runtime::controller::{self, Action, Controller};
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
-/// The controller's name in logs and metrics.
-const NAME: &str = "event";
+/// The controller's name in logs and metrics, unique among the manager's controllers.
+pub const NAME: &str = "core-event";
 
-/// What this controller may do, written to config/rbac/role.yaml by `make manifests`.
+/// What this controller may do, written to config/rbac/role.yaml by `make manifests`: watch
+/// the EventResource objects (list and watch), and nothing else.
 /// TODO(user): add the rules of what the reconcile reads or changes.
 pub const RBAC: &[Rule] = &[Rule {
     groups: &[""],
     resources: &["events"],
-    verbs: &["get", "list", "watch", "update", "patch"],
+    verbs: &["list", "watch"],
 }];
 
 /// Why a reconciliation failed.
@@ -49,37 +50,45 @@ pub enum Error {
 /// Run the controller until `shutdown`.
 pub async fn run(ctx: Context, shutdown: Shutdown) {
     let api = Api::<EventResource>::all(ctx.client.clone());
-    // TODO(user): to reconcile the owner when an object it owns changes, add
-    // `.owns(Api::<Owned>::all(ctx.client.clone()), watcher::Config::default())`.
-    Controller::new(api, watcher::Config::default())
+    // Every Event of the cluster is watched and kept in memory (without its managedFields).
+    // TODO(user): keep only those the reconcile needs, with a label selector
+    // (`watcher::Config::default().labels("app=web")`) or a field selector, or only their
+    // metadata (`kube::runtime::metadata_watcher`, with `Controller::for_stream`).
+    // The events this manager publishes are left out: each would be reconciled in turn.
+    let others = format!("reportingComponent!={MANAGER_NAME}");
+    let config = watcher::Config::default().fields(&others);
+    let (reader, changes) = ctx.watch(NAME, api, config);
+    Controller::for_stream(changes, reader)
         .graceful_shutdown_on(shutdown)
         .run(reconcile, error_policy, Arc::new(ctx))
         .for_each(|result| async move {
-            if let Err(e) = result {
-                tracing::warn!(controller = NAME, error = %e, "reconcile failed");
+            // A failed reconcile is said by error_policy, a failed watch by the manager.
+            if let Err(controller::Error::RunnerError(error)) = result {
+                tracing::error!(controller = NAME, %error, "the controller's scheduler failed");
             }
         })
         .await;
 }
 
-/// Bring the cluster closer to what `obj` asks for.
+/// Look at `obj`, which changed; the next change brings it back.
 pub async fn reconcile(obj: Arc<EventResource>, ctx: Arc<Context>) -> Result<Action, Error> {
-    let started = Instant::now();
-    // TODO(user): the reconcile logic: compare what obj asks for with what exists, change what
-    // differs, and say when to look again.
-    tracing::info!(controller = NAME, name = %obj.name_any(), namespace = ?obj.namespace(), "reconciling");
+    let reconciliation = ctx.metrics.start(NAME);
+    // TODO(user): the reconcile logic: compare what obj says with what should be, change what
+    // differs.
+    tracing::debug!(controller = NAME, name = %obj.name_any(), namespace = ?obj.namespace(), "reconciling");
     ctx.backoff.reset(&ObjectRef::from_obj(&*obj).to_string());
-    ctx.metrics.reconciled(NAME, started, true);
-    Ok(Action::requeue(Duration::from_secs(300)))
+    let result = Ok(Action::await_change());
+    reconciliation.finish(&result);
+    result
 }
 
 /// After a failed reconciliation: retry with exponential backoff.
 pub fn error_policy(obj: Arc<EventResource>, error: &Error, ctx: Arc<Context>) -> Action {
-    ctx.metrics.reconciled(NAME, Instant::now(), false);
     let delay = ctx.backoff.next(&ObjectRef::from_obj(&*obj).to_string());
-    tracing::warn!(controller = NAME, name = %obj.name_any(), %error, ?delay, "retrying");
+    tracing::warn!(controller = NAME, name = %obj.name_any(), %error, ?delay, "reconcile failed; retrying");
     Action::requeue(delay)
 }
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -88,13 +97,13 @@ mod tests {
     use kube::client::Body;
 
     #[tokio::test]
-    async fn reconcile_looks_again_later() {
+    async fn reconcile_waits_for_the_next_change() {
         let (service, _handle) = tower_test::mock::pair::<Request<Body>, Response<Body>>();
         let client = kube::Client::new(service, "default");
         let ctx = Arc::new(Context::new(client, Arc::new(Metrics::default())));
         let mut obj = EventResource::default();
         obj.metadata.name = Some("test".into());
         let action = reconcile(Arc::new(obj), ctx).await.expect("reconciled");
-        assert_eq!(action, Action::requeue(Duration::from_secs(300)));
+        assert_eq!(action, Action::await_change());
     }
 }

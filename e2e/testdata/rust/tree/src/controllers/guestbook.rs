@@ -24,40 +24,35 @@ use futures::StreamExt;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 use k8s_openapi::jiff::Timestamp;
 use kube::api::{Api, Patch, PatchParams};
-use kube::runtime::controller::{Action, Controller};
+use kube::runtime::controller::{self, Action, Controller};
 use kube::runtime::events::{Event, EventType};
 use kube::runtime::finalizer::{Event as Finalizer, finalizer};
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
 use kube::{Resource, ResourceExt};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-/// The controller's name in logs and metrics.
-const NAME: &str = "guestbook";
+/// The controller's name in logs and metrics, unique among the manager's controllers.
+pub const NAME: &str = "webapp-guestbook";
 
 /// The finalizer that makes the API server wait for [`cleanup`] before deleting an object.
 pub const FINALIZER: &str = "webapp.example.com/finalizer";
 
-/// What this controller may do, written to config/rbac/role.yaml by `make manifests`.
+/// What this controller may do, written to config/rbac/role.yaml by `make manifests`: watch
+/// the Guestbook objects (list and watch), add and remove its finalizer (patch), and apply
+/// their status (patch); nothing else.
 /// TODO(user): add the rules of what the reconcile reads or changes (e.g. Deployments).
 pub const RBAC: &[Rule] = &[
     Rule {
         groups: &["webapp.example.com"],
         resources: &["guestbooks"],
-        verbs: &[
-            "get", "list", "watch", "create", "update", "patch", "delete",
-        ],
+        verbs: &["list", "patch", "watch"],
     },
     Rule {
         groups: &["webapp.example.com"],
         resources: &["guestbooks/status"],
-        verbs: &["get", "update", "patch"],
-    },
-    Rule {
-        groups: &["webapp.example.com"],
-        resources: &["guestbooks/finalizers"],
-        verbs: &["update"],
+        verbs: &["patch"],
     },
 ];
 
@@ -73,14 +68,16 @@ pub enum Error {
 /// Run the controller until `shutdown`.
 pub async fn run(ctx: Context, shutdown: Shutdown) {
     let api = Api::<Guestbook>::all(ctx.client.clone());
+    let (reader, changes) = ctx.watch(NAME, api, watcher::Config::default());
     // TODO(user): to reconcile the owner when an object it owns changes, add
     // `.owns(Api::<Deployment>::all(ctx.client.clone()), watcher::Config::default())`.
-    Controller::new(api, watcher::Config::default())
+    Controller::for_stream(changes, reader)
         .graceful_shutdown_on(shutdown)
         .run(reconcile, error_policy, Arc::new(ctx))
         .for_each(|result| async move {
-            if let Err(e) = result {
-                tracing::warn!(controller = NAME, error = %e, "reconcile failed");
+            // A failed reconcile is said by error_policy, a failed watch by the manager.
+            if let Err(controller::Error::RunnerError(error)) = result {
+                tracing::error!(controller = NAME, %error, "the controller's scheduler failed");
             }
         })
         .await;
@@ -94,7 +91,7 @@ fn api_for(obj: &Guestbook, ctx: &Context) -> Api<Guestbook> {
 /// Bring the cluster closer to what `obj` asks for: [`apply`] while it exists, [`cleanup`] once
 /// it is being deleted (the finalizer holds the deletion until then).
 pub async fn reconcile(obj: Arc<Guestbook>, ctx: Arc<Context>) -> Result<Action, Error> {
-    let started = Instant::now();
+    let reconciliation = ctx.metrics.start(NAME);
     let key = ObjectRef::from_obj(&*obj).to_string();
     let api = api_for(&obj, &ctx);
     let result = finalizer(&api, FINALIZER, obj, |event| async {
@@ -108,7 +105,7 @@ pub async fn reconcile(obj: Arc<Guestbook>, ctx: Arc<Context>) -> Result<Action,
     if result.is_ok() {
         ctx.backoff.reset(&key);
     }
-    ctx.metrics.reconciled(NAME, started, result.is_ok());
+    reconciliation.finish(&result);
     result
 }
 
@@ -181,7 +178,7 @@ async fn publish(ctx: &Context, obj: &Guestbook, reason: &str, action: &str, not
 /// After a failed reconciliation: retry with exponential backoff.
 pub fn error_policy(obj: Arc<Guestbook>, error: &Error, ctx: Arc<Context>) -> Action {
     let delay = ctx.backoff.next(&ObjectRef::from_obj(&*obj).to_string());
-    tracing::warn!(controller = NAME, name = %obj.name_any(), %error, ?delay, "retrying");
+    tracing::warn!(controller = NAME, name = %obj.name_any(), %error, ?delay, "reconcile failed; retrying");
     Action::requeue(delay)
 }
 

@@ -20,6 +20,7 @@ limitations under the License.
 use crate::manager::{Context, Shutdown};
 use crate::rbac::Rule;
 use futures::future::BoxFuture;
+use std::time::Duration;
 
 pub mod core_event;
 pub mod deployment;
@@ -28,7 +29,13 @@ pub mod guestbook;
 pub mod tenant;
 // +kubebuilder:scaffold:controller-modules
 
-/// Run every controller until `shutdown`; returns once all have finished.
+/// How long the controllers may take to finish once the manager stops: the reconciles under
+/// way finish, and a controller whose first list never completed (kube-runtime holds it until
+/// then) is dropped, within the pod's termination grace period (10 s in config/manager).
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(4);
+
+/// Run every controller until `shutdown`; returns once all have finished, or at most
+/// [`SHUTDOWN_GRACE`] after `shutdown`.
 pub async fn run_all(ctx: Context, shutdown: Shutdown) {
     let controllers: Vec<BoxFuture<'static, ()>> = vec![
         futures::FutureExt::boxed(guestbook::run(ctx.clone(), shutdown.clone())),
@@ -40,10 +47,22 @@ pub async fn run_all(ctx: Context, shutdown: Shutdown) {
     ];
     if controllers.is_empty() {
         tracing::warn!("no controllers yet: add one with `opbuilder create api`");
+        // Until a controller is added, `ctx` has nothing to do.
+        let _ = &ctx;
+        shutdown.await;
+        return;
     }
-    // Until a controller is added, `ctx` and `shutdown` have nothing to do.
-    let _ = (&ctx, &shutdown);
-    futures::future::join_all(controllers).await;
+    let grace = async {
+        shutdown.await;
+        tokio::time::sleep(SHUTDOWN_GRACE).await;
+    };
+    tokio::select! {
+        _ = futures::future::join_all(controllers) => {}
+        _ = grace => tracing::warn!(
+            grace = ?SHUTDOWN_GRACE,
+            "the controllers had not finished when the manager stopped: stopped"
+        ),
+    }
 }
 
 /// The RBAC rules of every controller and of the manager: `make manifests` writes them to

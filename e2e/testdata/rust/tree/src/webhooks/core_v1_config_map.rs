@@ -34,6 +34,11 @@ pub const WEBHOOKS: &[Webhook] = &[Webhook {
     operations: &["CREATE", "UPDATE"],
     failure_policy: "Fail",
     side_effects: "None",
+    // A short wait, and neither kube-system nor the manager's namespace: a webhook on
+    // a core type must not stop the writes the cluster depends on.
+    timeout_seconds: Some(5),
+    namespace_selector: webhook::OUTSIDE_SYSTEM_NAMESPACES,
+    object_selector: &[],
 }];
 
 /// The paths the webhook server answers, and their handlers.

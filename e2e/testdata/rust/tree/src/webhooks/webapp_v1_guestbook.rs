@@ -37,6 +37,9 @@ pub const WEBHOOKS: &[Webhook] = &[
         operations: &["CREATE", "UPDATE"],
         failure_policy: "Fail",
         side_effects: "None",
+        timeout_seconds: None,
+        namespace_selector: &[],
+        object_selector: &[],
     },
     Webhook {
         name: "vguestbook-v1.kb.io",
@@ -48,6 +51,9 @@ pub const WEBHOOKS: &[Webhook] = &[
         operations: &["CREATE", "UPDATE"],
         failure_policy: "Fail",
         side_effects: "None",
+        timeout_seconds: None,
+        namespace_selector: &[],
+        object_selector: &[],
     },
 ];
 

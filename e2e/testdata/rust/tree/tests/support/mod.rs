@@ -24,8 +24,11 @@ use k8s_openapi::ByteString;
 use k8s_openapi::api::admissionregistration::v1::{
     MutatingWebhookConfiguration, ValidatingWebhookConfiguration, WebhookClientConfig,
 };
+use k8s_openapi::api::rbac::v1::{
+    ClusterRole, ClusterRoleBinding, Role, RoleBinding, RoleRef, Subject,
+};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kube::api::{Api, Patch, PatchParams, PostParams};
+use kube::api::{Api, ObjectMeta, Patch, PatchParams, PostParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::runtime::wait::{await_condition, conditions};
 use kube::{Client, Config};
@@ -38,16 +41,24 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use guestbook::api::crds;
+use guestbook::tls::CertFiles;
 use guestbook::webhook::{self, Route, Webhook};
+use guestbook::{controllers, leader_election, rbac};
 
 /// How long the control plane may take to start.
 const START_TIMEOUT: Duration = Duration::from_secs(90);
+
+/// The namespace of the manager's ServiceAccount in the tests (and of its Lease).
+pub const MANAGER_NAMESPACE: &str = "default";
+/// The manager's ServiceAccount, as config/rbac names it.
+pub const MANAGER_ACCOUNT: &str = "controller-manager";
 
 /// A running etcd and kube-apiserver, and a client of it with full rights.
 pub struct ControlPlane {
     pub client: Client,
     /// A kubeconfig for the API server (to look around while a test is paused).
     pub kubeconfig: PathBuf,
+    config: Config,
     processes: Processes,
 }
 
@@ -257,8 +268,9 @@ impl ControlPlane {
             .await
             .expect("a client configuration");
         let mut plane = ControlPlane {
-            client: Client::try_from(config).expect("a client"),
+            client: Client::try_from(config.clone()).expect("a client"),
             kubeconfig,
+            config,
             processes,
         };
         plane.wait_until_ready().await;
@@ -295,6 +307,75 @@ impl ControlPlane {
         }
     }
 
+    /// A client acting as the manager's ServiceAccount, with exactly the RBAC the code
+    /// declares, as config/rbac grants it: the ClusterRole of every controller's `RBAC` and the
+    /// manager's, and leader election's Role in [`MANAGER_NAMESPACE`]. A controller run with it
+    /// fails where its code needs a rule it does not declare.
+    pub async fn manager_client(&self) -> Client {
+        let params = PatchParams::apply("envtest").force();
+        let subjects = Some(vec![Subject {
+            kind: "ServiceAccount".into(),
+            name: MANAGER_ACCOUNT.into(),
+            namespace: Some(MANAGER_NAMESPACE.into()),
+            ..Subject::default()
+        }]);
+        let role_ref = |kind: &str, name: &str| RoleRef {
+            api_group: Some("rbac.authorization.k8s.io".into()),
+            kind: kind.into(),
+            name: name.into(),
+        };
+        let meta = |name: &str| ObjectMeta {
+            name: Some(name.into()),
+            ..ObjectMeta::default()
+        };
+        let cluster_role = rbac::cluster_role(&controllers::rbac());
+        let cluster_binding = ClusterRoleBinding {
+            metadata: meta("manager-rolebinding"),
+            role_ref: role_ref("ClusterRole", "manager-role"),
+            subjects: subjects.clone(),
+        };
+        let role = rbac::leader_election_role(leader_election::RBAC);
+        let binding = RoleBinding {
+            metadata: meta("leader-election-rolebinding"),
+            role_ref: role_ref("Role", "leader-election-role"),
+            subjects,
+        };
+        Api::<ClusterRole>::all(self.client.clone())
+            .patch("manager-role", &params, &Patch::Apply(&cluster_role))
+            .await
+            .unwrap_or_else(|e| panic!("installing the manager's ClusterRole: {e}"));
+        Api::<ClusterRoleBinding>::all(self.client.clone())
+            .patch(
+                "manager-rolebinding",
+                &params,
+                &Patch::Apply(&cluster_binding),
+            )
+            .await
+            .unwrap_or_else(|e| panic!("installing its binding: {e}"));
+        Api::<Role>::namespaced(self.client.clone(), MANAGER_NAMESPACE)
+            .patch("leader-election-role", &params, &Patch::Apply(&role))
+            .await
+            .unwrap_or_else(|e| panic!("installing leader election's Role: {e}"));
+        Api::<RoleBinding>::namespaced(self.client.clone(), MANAGER_NAMESPACE)
+            .patch(
+                "leader-election-rolebinding",
+                &params,
+                &Patch::Apply(&binding),
+            )
+            .await
+            .unwrap_or_else(|e| panic!("installing its binding: {e}"));
+        let mut config = self.config.clone();
+        config.auth_info.impersonate = Some(format!(
+            "system:serviceaccount:{MANAGER_NAMESPACE}:{MANAGER_ACCOUNT}"
+        ));
+        config.auth_info.impersonate_groups = Some(vec![
+            "system:serviceaccounts".into(),
+            format!("system:serviceaccounts:{MANAGER_NAMESPACE}"),
+            "system:authenticated".into(),
+        ]);
+        Client::try_from(config).expect("a client acting as the manager")
+    }
+
     /// Serve `routes` on a free local port with a certificate of a CA of its own, and install
     /// `webhooks`' configurations pointing there, so that the API server calls them. The
     /// server stops with the test.
@@ -302,8 +383,11 @@ impl ControlPlane {
         let dir = self.processes.dir.join("webhook-certs");
         std::fs::create_dir_all(&dir).expect("a directory for the webhook certificate");
         let ca = webhook_certificates(&dir).expect("a webhook certificate");
-        let port = free_port();
-        tokio::spawn(webhook::serve(port, dir, routes));
+        let server = webhook::Server::bind(([127, 0, 0, 1], 0).into(), CertFiles::new(dir), routes)
+            .await
+            .expect("the webhook server listening");
+        let port = server.local_addr().expect("its address").port();
+        tokio::spawn(server.serve(std::future::pending()));
         let url = |path: &str| WebhookClientConfig {
             url: Some(format!("https://127.0.0.1:{port}{path}")),
             ca_bundle: Some(ByteString(ca.clone().into_bytes())),

@@ -48,6 +48,9 @@ pub struct TenantSpec {
 pub struct TenantStatus {
     // TODO(user): what the controller observes and reports.
     /// The conditions of the object (Available, ...), as Kubernetes conventions describe them.
+    /// A list keyed by `type` for server-side apply: each writer owns the conditions it applies,
+    /// so the controller's apply leaves the others' alone.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(extend("x-kubernetes-list-type" = "map", "x-kubernetes-list-map-keys" = ["type"]))]
     pub conditions: Vec<Condition>,
 }
