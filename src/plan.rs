@@ -8,7 +8,8 @@
 
 use crate::fsx;
 use crate::journal::{self, Entry, Journal};
-use crate::markers::{self, ImportSpec};
+use crate::markers::go::imports::ImportSpec;
+use crate::markers::{self, scaffold::MarkerError};
 use crate::out::{errln, outln};
 use anyhow::{anyhow, bail, Result};
 use std::borrow::Cow;
@@ -45,7 +46,7 @@ pub enum Edit {
     /// is in neither form, the edit is reported as a warning instead of a conflict.
     Uncomment { block: String, required: bool },
     /// Uncomment every YAML list entry that starts with the line `start` and holds every line of
-    /// `needs`, recognised by structure (see [`markers::enable_entries`]). A missing entry is
+    /// `needs`, recognised by structure (see [`markers::yaml::enable_entries`]). A missing entry is
     /// reported as a warning.
     EnableEntry { start: String, needs: Vec<String> },
     /// Insert text after the first line equal to `anchor` (idempotent).
@@ -416,8 +417,8 @@ fn go_imports<'a>(
 ) -> Result<Cow<'a, str>, String> {
     let show = path.display();
     let (out, has_marker) =
-        markers::insert_go_imports(content, specs, module).map_err(|e| match e {
-            markers::MarkerError::Missing(m) => format!(
+        markers::go::imports::insert_go_imports(content, specs, module).map_err(|e| match e {
+            MarkerError::Missing(m) => format!(
                 "{show}: the marker `{m}` is missing; put it back as the last line of the import block"
             ),
             e => format!("{show}: {e}"),
@@ -447,20 +448,20 @@ fn apply_edit<'a>(
     let show = path.display();
     match edit {
         Edit::AboveMarker { marker, fragments } => {
-            let token = markers::comment_token(path)
+            let token = markers::scaffold::comment_token(path)
                 .ok_or_else(|| format!("{show}: no comment syntax known for this kind of file"))?;
-            markers::insert_above_for(path, content, token, marker, fragments).map_err(|e| match e {
-                markers::MarkerError::Missing(m) => format!(
+            markers::scaffold::insert_above_for(path, content, token, marker, fragments).map_err(|e| match e {
+                MarkerError::Missing(m) => format!(
                     "{show}: the marker `{m}` is missing; put it back where new code should be inserted"
                 ),
                 e => format!("{show}: {e}"),
             })
         }
         Edit::SortedAboveMarker { marker, line } => {
-            let token = markers::comment_token(path)
+            let token = markers::scaffold::comment_token(path)
                 .ok_or_else(|| format!("{show}: no comment syntax known for this kind of file"))?;
-            markers::insert_sorted_above(content, token, marker, line).map_err(|e| match e {
-                markers::MarkerError::Missing(m) => format!(
+            markers::rust::insert_sorted_above(content, token, marker, line).map_err(|e| match e {
+                MarkerError::Missing(m) => format!(
                     "{show}: the marker `{m}` is missing; put it back where new code should be inserted"
                 ),
                 e => format!("{show}: {e}"),
@@ -469,7 +470,7 @@ fn apply_edit<'a>(
         Edit::GoImport { spec, module } => {
             go_imports(path, content, std::slice::from_ref(spec), module, notes)
         }
-        Edit::Uncomment { block, required } => match markers::uncomment(content, block) {
+        Edit::Uncomment { block, required } => match markers::yaml::uncomment(content, block) {
             Some(c) => Ok(Cow::Owned(c)),
             None if *required => Err(format!(
                 "{show}: expected to find this block (commented out or not) but did not:\n{}",
@@ -485,7 +486,7 @@ fn apply_edit<'a>(
         },
         Edit::EnableEntry { start, needs } => {
             let needs: Vec<&str> = needs.iter().map(String::as_str).collect();
-            match markers::enable_entries(content, start, &needs) {
+            match markers::yaml::enable_entries(content, start, &needs) {
                 Some(c) => Ok(Cow::Owned(c)),
                 None => {
                     warnings.push(format!(
@@ -497,19 +498,27 @@ fn apply_edit<'a>(
                 }
             }
         }
-        Edit::AfterLine { anchor, text } => markers::insert_after_line(content, anchor, text)
+        Edit::AfterLine { anchor, text } => markers::text::insert_after_line(content, anchor, text)
             .ok_or_else(|| format!("{show}: the line `{anchor}` is missing; add it back")),
-        Edit::BeforeLine { anchor, text } => markers::insert_before_line(content, anchor, text)
-            .ok_or_else(|| format!("{show}: the line `{anchor}` is missing; add it back")),
-        Edit::Append { text } => Ok(markers::append_once(content, text)),
-        Edit::TypeTags { type_name, tags } => markers::tag_go_type(content, type_name, tags)
-            .map(Cow::Owned)
-            .ok_or_else(|| {
-                format!("{show}: the declaration `type {type_name} struct` is missing; add it back")
-            }),
-        Edit::AfterRecipe { target, text } => markers::insert_after_recipe(content, target, text)
-            .map(Cow::Owned)
-            .ok_or_else(|| format!("{show}: the rule `{target}:` is missing; add it back")),
+        Edit::BeforeLine { anchor, text } => {
+            markers::text::insert_before_line(content, anchor, text)
+                .ok_or_else(|| format!("{show}: the line `{anchor}` is missing; add it back"))
+        }
+        Edit::Append { text } => Ok(markers::text::append_once(content, text)),
+        Edit::TypeTags { type_name, tags } => {
+            markers::go::tags::tag_go_type(content, type_name, tags)
+                .map(Cow::Owned)
+                .ok_or_else(|| {
+                    format!(
+                        "{show}: the declaration `type {type_name} struct` is missing; add it back"
+                    )
+                })
+        }
+        Edit::AfterRecipe { target, text } => {
+            markers::makefile::insert_after_recipe(content, target, text)
+                .map(Cow::Owned)
+                .ok_or_else(|| format!("{show}: the rule `{target}:` is missing; add it back"))
+        }
     }
 }
 
