@@ -18,9 +18,7 @@ pub mod read;
 pub mod scalar;
 pub mod version;
 
-pub use model::{
-    Api, Controller, Project, Resource, Webhooks, BASE_GO, FILE, LAYOUT, RUST_LAYOUT,
-};
+pub use model::{Api, Controller, Project, Resource, Webhooks, BASE_GO, FILE, LAYOUT, RUST_LAYOUT};
 pub use read::find_root;
 
 #[cfg(test)]

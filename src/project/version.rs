@@ -10,7 +10,9 @@ pub(super) fn check(p: &Project) -> Result<()> {
     match p.version.as_str() {
         "3" | "3-alpha" => {}
         "" => bail!("PROJECT has no `version`; opbuilder understands project version \"3\""),
-        v => bail!("PROJECT version {v:?} is not supported; opbuilder understands project version \"3\""),
+        v => bail!(
+            "PROJECT version {v:?} is not supported; opbuilder understands project version \"3\""
+        ),
     }
     Ok(())
 }
