@@ -68,11 +68,16 @@ pub enum Op {
     },
 }
 
-/// The data a command produces: file operations in order, and the new PROJECT, written last.
+/// The data a command produces: file operations in order, the new PROJECT (written last), and
+/// what the user does next.
 #[derive(Debug, Default, Clone)]
 pub struct Plan {
     pub ops: Vec<Op>,
     pub project: Option<String>,
+    /// What comes next, in the words of the plugin that planned the files (a later plugin of the
+    /// chain may replace it: deploy-image replaces go/v4's); the command prints it last. No part
+    /// of the transaction.
+    pub next: Option<String>,
 }
 
 impl Plan {
