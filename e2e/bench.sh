@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Benchmark: opbuilder against kubebuilder v4.15, side by side, plus opbuilder's own cost.
+# Benchmark: opbuilder against the pinned kubebuilder (versions.toml e2e.kubebuilder), side by
+# side, plus opbuilder's own cost.
 # Not a test: it prints numbers and never fails on them (only when a command itself fails).
 #
 # Usage: bash e2e/bench.sh [PAIRS]     (default 7 paired repetitions)
@@ -30,16 +31,29 @@
 #    directory: every dependency compiled, the crates already downloaded), then the incremental
 #    `cargo build` after one more `create api` (goal: at most 20 s), and the manager's size.
 #
-# BENCH_SECTIONS picks sections (default "paired floor durability alone wait rust"), e.g.
-# `BENCH_SECTIONS=wait bash e2e/bench.sh`.
+# 7. The noisy neighbour (section "neighbour"): opbuilder's `create api` on a quiet file system
+#    against the same right after another process wrote NEIGHBOUR_MB (default 800) MB of
+#    unrelated data to the same file system and left it unsynced, as a `cargo build` or
+#    `go build` beside it does. opbuilder fsyncs only the files and directories it wrote, so the
+#    second should stay within 2x of the first (a `syncfs` of the whole file system, as the
+#    commit did before, waits for all of the other process's data). Paired, the order
+#    alternating; the ratio is taken per pair.
+#
+# BENCH_SECTIONS picks sections (default "paired floor durability alone wait rust neighbour"),
+# e.g. `BENCH_SECTIONS=wait bash e2e/bench.sh`. BENCH_OPBUILDER=PATH benchmarks that opbuilder
+# binary instead of building this checkout (to compare two versions).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 pairs=${1:-7}
 wait_pairs=${WAIT_PAIRS:-3}
-sections=" ${BENCH_SECTIONS:-paired floor durability alone wait rust} "
+sections=" ${BENCH_SECTIONS:-paired floor durability alone wait rust neighbour} "
 want() { [[ $sections == *" $1 "* ]]; }
-cargo build --release --quiet --manifest-path "$root/Cargo.toml"
-op="${CARGO_TARGET_DIR:-$root/target}/release/opbuilder"
+if [[ -n ${BENCH_OPBUILDER:-} ]]; then
+	op=$BENCH_OPBUILDER
+else
+	cargo build --release --quiet --manifest-path "$root/Cargo.toml"
+	op="${CARGO_TARGET_DIR:-$root/target}/release/opbuilder"
+fi
 [[ $op == /* ]] || op="$PWD/$op"
 kb=$(bash "$root/e2e/scripts/go-tool.sh" kubebuilder)
 work=$(mktemp -d "${TMPDIR:-/tmp}/opbuilder-bench.XXXXXX")
@@ -86,7 +100,7 @@ time_step() {
 		exit 1
 	}
 	# Start on a clean file system: what the setup or the other tool's last run left unwritten
-	# would otherwise be flushed during this run (by opbuilder's syncfs, or by writeback).
+	# would otherwise be written back during this run, competing with it for the disk.
 	sync
 	t0=$(date +%s%N)
 	(cd "$dir" && "run_$step" "$tool") >>"$dir.log" 2>&1 || {
@@ -334,4 +348,57 @@ if want rust; then
 		awk -v t=$((t3 - t2)) 'BEGIN { printf "| %-58s | %10.1f s |\n", "cargo build after one more create api (goal: 20 s)", t / 1e9 }'
 		awk -v b="$size" 'BEGIN { printf "\nthe manager (debug): %.1f MB\n", b / 1e6 }'
 	)
+fi
+
+# The noisy neighbour: `create api` right after another process left unsynced data behind.
+# nb_run MODE I: wall time in nanoseconds of `create api` in a fresh project; with MODE noisy,
+# NEIGHBOUR_MB of zeros are written to a file beside it first (by `head`, and not synced).
+nb_run() {
+	local mode=$1 i=$2 dir="$work/nb-$1-$2" t0 t1
+	mkdir -p "$dir"
+	(cd "$dir" && op_init) >"$dir.log" 2>&1 || {
+		cat "$dir.log" >&2
+		echo "bench: init failed" >&2
+		exit 1
+	}
+	sync
+	if [[ $mode == noisy ]]; then
+		head -c "${nb_mb}M" /dev/zero >"$work/neighbour.dat"
+	fi
+	t0=$(date +%s%N)
+	(cd "$dir" && op_api Frigate) >>"$dir.log" 2>&1 || {
+		cat "$dir.log" >&2
+		echo "bench: create api failed" >&2
+		exit 1
+	}
+	t1=$(date +%s%N)
+	# Deleting the neighbour's file drops its unwritten pages, so the next run starts quiet.
+	rm -rf "$work/neighbour.dat" "$dir"
+	sync
+	echo $((t1 - t0))
+}
+if want neighbour; then
+	nb_mb=${NEIGHBOUR_MB:-800}
+	echo
+	echo "The noisy neighbour, $pairs pairs, medians: create api on a quiet file system, and right after"
+	echo "another process wrote $nb_mb MB to it without syncing (load $(cut -d' ' -f1-3 /proc/loadavg)):"
+	echo
+	: >"$work/nb.quiet" && : >"$work/nb.noisy" && : >"$work/nb.ratio"
+	for ((i = 0; i < pairs; i++)); do
+		if ((i % 2)); then
+			tn=$(nb_run noisy "$i")
+			tq=$(nb_run quiet "$i")
+		else
+			tq=$(nb_run quiet "$i")
+			tn=$(nb_run noisy "$i")
+		fi
+		echo "$tq" >>"$work/nb.quiet"
+		echo "$tn" >>"$work/nb.noisy"
+		awk -v n="$tn" -v q="$tq" 'BEGIN { print n / q }' >>"$work/nb.ratio"
+	done
+	printf '| %-40s | %14s | %14s | %22s |\n' "command" "quiet" "after $nb_mb MB" "after / quiet"
+	printf '|%s|%s|%s|%s|\n' "$(printf -- '-%.0s' {1..42})" "$(printf -- '-%.0s' {1..16})" "$(printf -- '-%.0s' {1..16})" "$(printf -- '-%.0s' {1..24})"
+	awk -v q="$(median <"$work/nb.quiet")" -v n="$(median <"$work/nb.noisy")" -v r="$(median <"$work/nb.ratio")" \
+		'BEGIN { printf "| %-40s | %11.1f ms | %11.1f ms | %21.2fx |\n", "create api", q / 1e6, n / 1e6, r;
+			printf "\nafter / quiet: %.2fx, %s\n", r, (r <= 2 ? "within 2x (goal met)" : "over 2x (goal missed)") }'
 fi

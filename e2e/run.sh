@@ -16,6 +16,7 @@
 #   bash e2e/run.sh tutorial     # docs/tutorial.md, executed against a live control plane
 #   bash e2e/run.sh rust-tutorial  # docs/rust-tutorial.md, likewise
 #   bash e2e/run.sh helm         # the helm plugin's chart: helm lint/template/install (live plane)
+#   bash e2e/run.sh lint-logcheck  # make lint with golangci-lint built with .custom-gcl.yml's logcheck
 #   bash e2e/run.sh alpha-update # release 0.1.0 reproduced; 0.1.0 projects with user code updated
 #   bash e2e/run.sh install      # the crate as published: package, publish --dry-run, cargo install, use
 #
@@ -70,10 +71,10 @@ all)
 	# install, the faults); then the longest first, so the last job to end is a short one.
 	mapfile -t golden < <(golden_jobs)
 	jobs=(control-plane golden:rust install faults golden:deployimage smoke parity scenarios alpha-update
-		"${golden[@]:2}" rust-tutorial envtest-offline rust helm tutorial generate-parity)
+		"${golden[@]:2}" rust-tutorial envtest-offline rust helm lint-logcheck tutorial generate-parity)
 	;;
 golden) mapfile -t jobs < <(golden_jobs) ;;
-smoke | scenarios | rust | envtest-offline | tutorial | rust-tutorial | helm | alpha-update) jobs=("$what") ;;
+smoke | scenarios | rust | envtest-offline | tutorial | rust-tutorial | helm | alpha-update | lint-logcheck) jobs=("$what") ;;
 parity) jobs=(generate-parity parity) ;;
 generate-parity) jobs=(generate-parity) ;;
 *) die "unknown stage '$what' (see the usage at the top of e2e/run.sh)" ;;
@@ -107,6 +108,7 @@ run_job() {
 	tutorial) flock "$run_dir/default-ports.lock" "$s/tutorial.sh" ;;
 	rust-tutorial) flock "$run_dir/default-ports.lock" "$s/tutorial.sh" --rust ;;
 	helm) "$s/helm-chart.sh" ;;
+	lint-logcheck) OPBUILDER_LINT_CACHE="$run_dir/golangci-cache" "$s/lint-logcheck.sh" ;;
 	generate-parity) "$s/generate-parity.sh" "${job_args[@]}" ;;
 	alpha-update) "$s/alpha-update.sh" ;;
 	parity) "$s/parity.sh" "${job_args[@]}" ;;

@@ -12,7 +12,7 @@
 //! | 3 | `plugins/mod.rs`, `plugins/chain.rs`, `plugins/registry.rs` | the plugin chain |
 //! | 4 | `plugins/<plugin>` | each plugin's planning |
 //! | 5 | `planning/` | what plugins share: the plugin API, requests, resolving, recording, post-steps |
-//! | 6 | everything else | the engine: plan, journal, lock, templates, markers, PROJECT, ... |
+//! | 6 | everything else | the engine: `plan/`, `project/`, `markers/`, journal, lock, templates, ... |
 //!
 //! A file may import files of its own rank or lower ones (a higher rank number), never a higher
 //! one; and the files, with their imports as edges, must form no cycle.
@@ -487,7 +487,8 @@ fn an_upward_import_is_found_in_every_spelling() {
         ("commands/mod.rs", "pub mod api;\n"),
         ("plugins/mod.rs", "pub mod golang;\n"),
         ("plugins/golang/mod.rs", "pub mod api;\n"),
-        ("plan.rs", "pub struct Plan;\n"),
+        ("plan/mod.rs", "pub mod data;\npub use data::Plan;\n"),
+        ("plan/data.rs", "pub struct Plan;\n"),
     ];
     for (spelling, text) in [
         ("use", "use crate::commands::api::MAIN_GO;\n"),
@@ -507,6 +508,74 @@ fn an_upward_import_is_found_in_every_spelling() {
             v[0].contains("plugins/golang/api.rs") && v[0].contains("commands/api.rs"),
             "{spelling}: {v:?}"
         );
+    }
+}
+
+#[test]
+fn the_engine_folders_are_the_engine_and_import_nothing_above_them() {
+    // The engine's rooms (plan/, project/, markers/ and its go/) rank as the engine, whatever
+    // their depth, so one of them naming shared planning or a plugin is an upward import.
+    for f in [
+        "plan/transaction.rs",
+        "project/emit.rs",
+        "markers/go/imports.rs",
+        "markers/mod.rs",
+    ] {
+        assert_eq!(rank(f), (6, "the engine"), "{f}");
+    }
+    let base = [
+        (
+            "main.rs",
+            "mod markers;\nmod plan;\nmod planning;\nmod plugins;\n",
+        ),
+        ("markers/mod.rs", "pub mod go;\npub mod text;\n"),
+        ("markers/go/mod.rs", "pub mod imports;\n"),
+        ("markers/text.rs", "pub fn lines() {}\n"),
+        ("plan/mod.rs", "pub mod edit;\npub mod transaction;\n"),
+        ("plan/transaction.rs", "pub struct Transaction;\n"),
+        ("planning/mod.rs", "pub mod plugin;\n"),
+        ("planning/plugin.rs", "pub struct Cx;\n"),
+        ("plugins/mod.rs", "pub mod golang;\n"),
+        ("plugins/golang/mod.rs", "pub fn plan() {}\n"),
+    ];
+    // Within the engine, down and sideways: fine.
+    let mut s = sources(&base);
+    s.insert(
+        "markers/go/imports.rs".into(),
+        "use crate::markers::text::lines;\n".into(),
+    );
+    s.insert(
+        "plan/edit.rs".into(),
+        "use crate::markers::go::imports;\nuse super::transaction::Transaction;\n".into(),
+    );
+    assert!(
+        violations(&graph(&s)).is_empty(),
+        "{:?}",
+        violations(&graph(&s))
+    );
+    // Up, from any depth: found, naming both files.
+    for (file, text, to) in [
+        (
+            "markers/go/imports.rs",
+            "use crate::planning::plugin::Cx;\n",
+            "planning/plugin.rs",
+        ),
+        (
+            "plan/edit.rs",
+            "fn f() { crate::plugins::golang::plan() }\n",
+            "plugins/golang/mod.rs",
+        ),
+        (
+            "plan/edit.rs",
+            "use super::super::planning::plugin;\n",
+            "planning/plugin.rs",
+        ),
+    ] {
+        let mut s = sources(&base);
+        s.insert(file.into(), text.into());
+        let v = violations(&graph(&s));
+        assert_eq!(v.len(), 1, "{file}: {v:?}");
+        assert!(v[0].contains(file) && v[0].contains(to), "{file}: {v:?}");
     }
 }
 

@@ -1,6 +1,6 @@
 //! File-system primitives for the transaction: bounded reads of regular files only, files
-//! created with `O_CREAT|O_EXCL|O_NOFOLLOW` under unpredictable names, directory fsync, and the
-//! failure-injection seam the fault tests drive.
+//! created with `O_CREAT|O_EXCL|O_NOFOLLOW` under unpredictable names, fsync of exactly the files
+//! and directories a transaction wrote, and the failure-injection seam the fault tests drive.
 //!
 //! The seam: in debug builds (what `cargo test` and the e2e scripts run), every transaction
 //! step (open, write, sync, link, rename, remove, mkdir) first calls [`step`], which reads
@@ -161,14 +161,18 @@ pub fn sync_dir(dir: &Path) -> io::Result<()> {
     File::open(dir)?.sync_all()
 }
 
-#[cfg(target_os = "linux")]
-extern "C" {
-    fn syncfs(fd: std::os::raw::c_int) -> std::os::raw::c_int;
-}
+/// How many fsyncs [`sync_all`] keeps in flight at once.
+const SYNC_PARALLEL: usize = 8;
 
-/// Make `files` and the entries of `dirs` durable. On Linux one `syncfs` of the file system
-/// holding `root` does it (one journal commit instead of one per file); elsewhere each file
-/// and directory is fsynced.
+/// Make `files` (their content, size and mode) and the entries of `dirs` durable: an fsync of
+/// each, and nothing else, so a command waits for its own bytes only, however much unwritten
+/// data other processes have on the same file system (a `syncfs` would wait for all of it).
+///
+/// Batched: the fsyncs run on up to [`SYNC_PARALLEL`] threads, so the file system and the disk
+/// receive them together and can serve several with one journal commit and one cache flush
+/// (ext4 and the block layer merge concurrent ones); one after the other, each waits for its
+/// own, which took twice as long here (docs/testing.md, "Benchmark"). `root` only names the
+/// step for the failure seam, which counts the whole call as one step.
 pub fn sync_all(
     root: &Path,
     files: &[std::path::PathBuf],
@@ -178,26 +182,32 @@ pub fn sync_all(
     if !fsync_enabled() {
         return Ok(());
     }
-    #[cfg(target_os = "linux")]
-    {
-        use std::os::fd::AsRawFd;
-        let f = File::open(root)?;
-        // SAFETY: syncfs takes an open file descriptor, which `f` owns for the whole call.
-        if unsafe { syncfs(f.as_raw_fd()) } == 0 {
-            return Ok(());
+    let all: Vec<&Path> = files.iter().chain(dirs).map(|p| p.as_path()).collect();
+    let threads = all.len().min(SYNC_PARALLEL);
+    if threads <= 1 {
+        return all.iter().try_for_each(|p| File::open(p)?.sync_all());
+    }
+    // Thread k syncs paths k, k + threads, k + 2 * threads, ...
+    std::thread::scope(|s| {
+        let workers: Vec<_> = (0..threads)
+            .map(|k| {
+                let all = &all;
+                s.spawn(move || {
+                    all.iter()
+                        .skip(k)
+                        .step_by(threads)
+                        .try_for_each(|p| File::open(p)?.sync_all())
+                })
+            })
+            .collect();
+        // Every worker is waited for; the first error is the answer.
+        let mut result = Ok(());
+        for w in workers {
+            let r = w.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
+            result = result.and(r);
         }
-        let e = io::Error::last_os_error();
-        if e.raw_os_error() != Some(38) {
-            return Err(e); // anything but ENOSYS
-        }
-    }
-    for p in files {
-        File::open(p)?.sync_all()?;
-    }
-    for d in dirs {
-        File::open(d)?.sync_all()?;
-    }
-    Ok(())
+        result
+    })
 }
 
 /// fsync a file's data and metadata.
@@ -332,6 +342,31 @@ mod tests {
         assert_eq!(read_regular(&t.path().join("none"), 1).unwrap(), None);
         fs::write(t.path().join("big"), vec![b'x'; 2048]).unwrap();
         assert!(read_regular(&t.path().join("big"), 1024).is_err());
+    }
+
+    #[test]
+    fn sync_all_reports_a_path_it_cannot_sync_whichever_worker_has_it() {
+        let t = tempfile::tempdir().unwrap();
+        let files: Vec<std::path::PathBuf> = (0..20)
+            .map(|i| {
+                let p = t.path().join(format!("f{i}"));
+                fs::write(&p, "x").unwrap();
+                p
+            })
+            .collect();
+        let dirs = vec![t.path().to_path_buf()];
+        sync_all(t.path(), &files, &dirs).unwrap();
+        sync_all(t.path(), &files[..1], &[]).unwrap();
+        for gone in [0, 7, 19] {
+            let mut f = files.clone();
+            f[gone] = t.path().join("missing");
+            let e = sync_all(t.path(), &f, &dirs).unwrap_err();
+            assert_eq!(e.kind(), io::ErrorKind::NotFound, "file {gone}");
+        }
+        let e = sync_all(t.path(), &files, &[t.path().join("no-dir")]).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::NotFound);
+        let e = sync_all(t.path(), &[t.path().join("missing")], &[]).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::NotFound);
     }
 
     #[cfg(unix)]

@@ -16,6 +16,10 @@ pub struct Scaffold {
     pub controller_tools: String,
     pub kustomize: String,
     pub golangci_lint: String,
+    /// sigs.k8s.io/logtools (the logcheck linter of `.custom-gcl.yml`). Absent from the
+    /// versions.toml of releases before 0.4.0 (empty then: they write no `.custom-gcl.yml`).
+    #[serde(default)]
+    pub logtools: String,
     pub envtest_k8s: String,
     pub cert_manager: String,
     pub kubernetes_target: String,
@@ -123,6 +127,7 @@ mod tests {
             &p.scaffold.controller_tools,
             &p.scaffold.kustomize,
             &p.scaffold.golangci_lint,
+            &p.scaffold.logtools,
             &p.scaffold.cert_manager,
             &p.e2e.etcd,
         ] {

@@ -19,7 +19,10 @@
 # The golden scripts have the same check in `cargo test` (e2e/generate.rs); the interop scenarios
 # are not replayed: their trees hold lines Kubebuilder wrote, which opbuilder does not write.
 #
-# Usage: generate-parity.sh [SCENARIO...]   (default: the three; other names are ignored)
+# Usage: generate-parity.sh [SCENARIO...]   (default: the three)
+# A scenario of parity.sh that is not one of the three (golden-*, interop-*, script-*, which
+# `bash e2e/run.sh parity NAME...` passes to both scripts) is skipped with a note; a name that
+# neither script knows is refused (exit 2) before anything is built.
 # Environment: PARITY_KEEP=1 keeps the work directory and prints its path.
 set -euo pipefail
 
@@ -33,11 +36,6 @@ parity_dir="$OPBUILDER_ROOT/e2e/parity"
 kb_version=$(pin e2e.kubebuilder)
 kb_src=$(go mod download -json "sigs.k8s.io/kubebuilder/v4@$kb_version" | awk -F'"' '$2 == "Dir" { print $4 }')
 [[ -r $kb_src/test/testdata/generate.sh ]] || die "kubebuilder source not found in the module cache ($kb_src)"
-op_bin=${OPBUILDER_BIN:-}
-if [[ -z $op_bin ]]; then
-	cargo build --quiet --manifest-path "$OPBUILDER_ROOT/Cargo.toml"
-	op_bin="$OPBUILDER_TARGET_DIR/debug/opbuilder"
-fi
 
 known=(project-v4 project-v4-multigroup project-v4-with-plugins)
 declare -A ORDER_ONLY=(
@@ -45,18 +43,32 @@ declare -A ORDER_ONLY=(
 	[project-v4-multigroup]="cmd/main.go test/e2e/e2e_test.go"
 	[project-v4-with-plugins]="cmd/main.go"
 )
+# What parity.sh compares besides: Kubebuilder's other scripts and this repository's scenarios.
+others=" $(kubebuilder_scripts "$kb_src" | awk '/^### / { print $2 }' | xargs) $(parity_repo_scenarios | xargs) "
 
 selected=()
 for s in "${@:-${known[@]}}"; do
 	case " ${known[*]} " in
 	*" $s "*) selected+=("$s") ;;
-	*) log_info "generate-parity: $s is not one of Kubebuilder's scripts; skipped" ;;
+	*)
+		if [[ $others == *" $s "* ]]; then
+			log_info "$s is compared by parity.sh; alpha generate is checked on Kubebuilder's scripts only: skipped"
+		else
+			log_error "unknown scenario '$s'; it replays ${known[*]} (for example: bash e2e/run.sh generate-parity project-v4)"
+			exit 2
+		fi
+		;;
 	esac
 done
 [[ ${#selected[@]} -gt 0 ]] || {
 	echo "generate-parity: nothing selected"
 	exit 0
 }
+op_bin=${OPBUILDER_BIN:-}
+if [[ -z $op_bin ]]; then
+	cargo build --quiet --manifest-path "$OPBUILDER_ROOT/Cargo.toml"
+	op_bin="$OPBUILDER_TARGET_DIR/debug/opbuilder"
+fi
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/opbuilder-generate-parity.XXXXXX")
 if [[ -n ${PARITY_KEEP:-} ]]; then

@@ -33,6 +33,23 @@ kubebuilder_scripts() {
 	)
 }
 
+# parity_repo_scenarios: the names of the scenarios parity.sh makes from this repository, one a
+# line: golden-<tree> (e2e/testdata/<tree>/commands), interop-<name> and script-<name>
+# (e2e/parity/interop/ and e2e/parity/scripts/, <name>.commands).
+parity_repo_scenarios() {
+	local f
+	for f in "$OPBUILDER_ROOT"/e2e/testdata/*/commands; do
+		[[ -f $f ]] && echo "golden-$(basename "$(dirname "$f")")"
+	done
+	for f in "$OPBUILDER_ROOT"/e2e/parity/interop/*.commands; do
+		[[ -f $f ]] && echo "interop-$(basename "$f" .commands)"
+	done
+	for f in "$OPBUILDER_ROOT"/e2e/parity/scripts/*.commands; do
+		[[ -f $f ]] && echo "script-$(basename "$f" .commands)"
+	done
+	return 0
+}
+
 # is_unsupported UNSUPPORTED_FILE SCENARIO LINE: whether e2e/parity/unsupported.txt
 # (`SCENARIO-GLOB | COMMAND-GLOB | reason`) lists the line; such a line is skipped.
 is_unsupported() {

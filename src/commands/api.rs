@@ -10,7 +10,6 @@ use std::path::Path;
 pub fn run(root: &Path, args: &ApiArgs) -> Result<()> {
     let ((plan, did_resource, _external, notes), project) =
         plugins::plan_create_api_keeping_project(root, args)?;
-    let rust = project.layout.iter().any(|k| k == plugins::rust::KEY);
     // The process ends after this command, and the system takes its memory back at once;
     // freeing every string of a large PROJECT one by one first (a tenth of `create api` in a
     // project of 200 kinds) would be work for nothing. Only here: `alpha generate` plans many
@@ -30,17 +29,9 @@ pub fn run(root: &Path, args: &ApiArgs) -> Result<()> {
     for n in &notes {
         errln!("{n}");
     }
-    if !rust && !super::writes_go(&plan) {
-        // External plugins alone: no Go to tidy or generate.
-        return Ok(());
-    }
-    if rust {
-        outln!(
-            "\nNext: fill in the Spec and Status of the types and the reconcile of the controller under src/, then run\n  make manifests test"
-        );
-        return Ok(());
-    }
-    if let Some(before) = imports_before {
+    // Go's post-steps, for a plan that writes Go (neither the Rust layout's nor external
+    // plugins' alone do).
+    if let Some(before) = imports_before.filter(|_| super::writes_go(&plan)) {
         let (mut steps, packages) = post::create_steps(
             root,
             &before,
@@ -58,27 +49,9 @@ pub fn run(root: &Path, args: &ApiArgs) -> Result<()> {
         }
         post::run(root, &steps, generate)?;
     }
-    if let Some(image) = &args.image.image {
-        outln!(
-            "\nThe controller deploys {image} for each {} object (the image is the {}_IMAGE variable in \
-             config/manager/manager.yaml).\nNext: after changing the *_types.go file, run\n  make manifests",
-            args.res.kind,
-            args.res.kind.to_ascii_uppercase()
-        );
-    } else if did_resource {
-        outln!("\nNext: fill in the Spec and Status in the *_types.go file, then run\n  make manifests");
-    } else if let Some(controller) = plan.ops.iter().find_map(|op| match op {
-        crate::plan::Op::Create { path, .. }
-            if path.to_string_lossy().ends_with("_controller.go") =>
-        {
-            Some(path.display().to_string())
-        }
-        _ => None,
-    }) {
-        outln!(
-            "\nNext: write the reconcile logic in {controller} (its +kubebuilder:rbac markers grant \
-             the access it needs), then run\n  make manifests"
-        );
+    // What comes next, as the plugin that planned the files says it.
+    if let Some(next) = &plan.next {
+        outln!("\n{next}");
     }
     Ok(())
 }

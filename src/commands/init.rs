@@ -10,11 +10,9 @@ use std::path::Path;
 pub fn run(root: &Path, args: &InitArgs) -> Result<()> {
     let (plan, project) = plugins::plan_init(root, args)?;
     let others = check_not_initialized(root)?;
-    let rust = project.layout.iter().any(|k| k == plugins::rust::KEY);
-    let go = project
-        .layout
-        .iter()
-        .any(|k| k == crate::project::LAYOUT || k == crate::project::BASE_GO);
+    // Go's checks and post-steps, for a plan that writes Go (neither the Rust layout's nor
+    // external plugins' alone do).
+    let go = super::writes_go(&plan);
     if go && !args.dry_run && !args.skip_post_steps && !args.skip_go_version_check {
         if let Some(v) = post::go_version() {
             if v < (1, 23, 0) || v.0 >= 2 {
@@ -42,7 +40,7 @@ pub fn run(root: &Path, args: &InitArgs) -> Result<()> {
         &plan,
         args.dry_run,
         "init",
-        &if rust {
+        &if project.layout.iter().any(|k| k == plugins::rust::KEY) {
             format!(
                 "Scaffolded project {:?} (a Cargo package, Rust on kube-rs):",
                 project.project_name
@@ -58,23 +56,12 @@ pub fn run(root: &Path, args: &InitArgs) -> Result<()> {
     )? {
         return Ok(());
     }
-    if rust {
-        outln!(
-            "\nNext: add an API with\n  opbuilder create api --group <group> --version v1 --kind <Kind>\n\
-             then build and test with\n  make test"
-        );
-        return Ok(());
-    }
-    if !go {
-        outln!(
-            "\nLater commands run the plugins of PROJECT's layout ({}).",
-            project.layout.join(", ")
-        );
-        return Ok(());
-    }
-    if !args.skip_post_steps {
+    if go && !args.skip_post_steps {
         post::run(root, &[Step::GoModTidy], true)?;
     }
-    outln!("\nNext: add an API with\n  opbuilder create api --group <group> --version v1 --kind <Kind>");
+    // What comes next, as the plugin that planned the files says it.
+    if let Some(next) = &plan.next {
+        outln!("\n{next}");
+    }
     Ok(())
 }

@@ -23,21 +23,9 @@ pub fn run(root: &Path, args: &WebhookArgs) -> Result<()> {
     for n in &notes {
         outln!("\n{n}");
     }
-    if !super::writes_go(&plan) {
-        // External plugins alone (or the Rust layout, which has its own hint below).
-        if !crate::project::Project::load(root)
-            .is_ok_and(|p| p.layout.iter().any(|k| k == plugins::rust::KEY))
-        {
-            return Ok(());
-        }
-    }
-    if crate::project::Project::load(root)
-        .is_ok_and(|p| p.layout.iter().any(|k| k == plugins::rust::KEY))
-    {
-        outln!("\nNext: fill in default and validate in src/webhooks/, then run\n  make manifests test");
-        return Ok(());
-    }
-    if let Some(before) = imports_before {
+    // Go's post-steps, for a plan that writes Go (neither the Rust layout's nor external
+    // plugins' alone do).
+    if let Some(before) = imports_before.filter(|_| super::writes_go(&plan)) {
         // Webhooks live in their own packages; only a change to an API package (conversion's
         // hub and spokes) can change the DeepCopy methods.
         let (mut steps, packages) = post::create_steps(
@@ -58,6 +46,9 @@ pub fn run(root: &Path, args: &WebhookArgs) -> Result<()> {
         }
         post::run(root, &steps, generate)?;
     }
-    outln!("\nNext: fill in the webhook logic, then run\n  make manifests");
+    // What comes next, as the plugin that planned the files says it.
+    if let Some(next) = &plan.next {
+        outln!("\n{next}");
+    }
     Ok(())
 }

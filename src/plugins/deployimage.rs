@@ -371,6 +371,11 @@ impl Plugin for DeployImage {
             );
         }
 
+        cx.plan.next = Some(format!(
+            "The controller deploys {} for each {} object (the image is the {}_IMAGE variable in \
+             config/manager/manager.yaml).\nNext: after changing the *_types.go file, run\n  make manifests",
+            opts.image, res.gvk.kind, ctx.kind_upper
+        ));
         res.record(cx.project);
         let mut section: Section = cx.project.plugin_config(KEY)?.unwrap_or_default();
         let entry = ResourceData {

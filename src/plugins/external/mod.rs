@@ -177,7 +177,15 @@ impl Plugin for External {
         true
     }
     fn init(&self, cx: &mut Cx, _boilerplate: Option<&str>) -> Result<()> {
-        self.scaffold(cx, Subcommand::Init)
+        self.scaffold(cx, Subcommand::Init)?;
+        // Unless a plugin of the layout (go/v4) says what comes next.
+        if cx.plan.next.is_none() {
+            cx.plan.next = Some(format!(
+                "Later commands run the plugins of PROJECT's layout ({}).",
+                cx.project.layout.join(", ")
+            ));
+        }
+        Ok(())
     }
     fn create_api(&self, cx: &mut Cx, _res: &ResolvedResource) -> Result<()> {
         self.scaffold(cx, Subcommand::CreateApi)

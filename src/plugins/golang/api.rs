@@ -2,7 +2,7 @@
 //! cmd/main.go and the suite test, and server-side apply.
 
 use crate::context::{ProjectCtx, MAIN_GO};
-use crate::plan::{Edit, IfExists, Plan};
+use crate::plan::{Edit, IfExists, Op, Plan};
 use crate::planning::api::ResolvedResource;
 use crate::project::{Project, Resource};
 use crate::resource::{CtxInput, Gvk, ResourceCtx};
@@ -133,6 +133,27 @@ pub fn plan_files(
         );
     }
     Ok(())
+}
+
+/// What comes next after go/v4's `create api` planned `plan`: the types to fill in, or the
+/// reconcile logic of a controller of its own (none when neither was planned).
+pub fn next_step(plan: &Plan, res: &ResolvedResource) -> Option<String> {
+    if res.do_resource {
+        return Some(
+            "Next: fill in the Spec and Status in the *_types.go file, then run\n  make manifests"
+                .into(),
+        );
+    }
+    let controller = plan.ops.iter().find_map(|op| match op {
+        Op::Create { path, .. } if path.to_string_lossy().ends_with("_controller.go") => {
+            Some(path.display().to_string())
+        }
+        _ => None,
+    })?;
+    Some(format!(
+        "Next: write the reconcile logic in {controller} (its +kubebuilder:rbac markers grant \
+         the access it needs), then run\n  make manifests"
+    ))
 }
 
 /// The kustomize entries of a new kind, for every layout: its CRD base and sample in their

@@ -19,17 +19,24 @@ pub mod webhook;
 pub struct GoV4;
 
 fn go_init(cx: &mut Cx, boilerplate: Option<&str>) -> Result<()> {
-    init::plan_files(cx, boilerplate)
+    init::plan_files(cx, boilerplate)?;
+    cx.plan.next = Some(
+        "Next: add an API with\n  opbuilder create api --group <group> --version v1 --kind <Kind>"
+            .into(),
+    );
+    Ok(())
 }
 
 fn go_create_api(cx: &mut Cx, res: &ResolvedResource) -> Result<()> {
     api::plan_files(cx.root, cx.project, res, cx.plan, cx.notes)?;
+    cx.plan.next = api::next_step(cx.plan, res);
     res.record(cx.project);
     Ok(())
 }
 
 fn go_create_webhook(cx: &mut Cx, hook: &ResolvedWebhook) -> Result<()> {
     webhook::plan_files(cx.root, cx.project, hook, cx.plan, cx.notes)?;
+    cx.plan.next = Some("Next: fill in the webhook logic, then run\n  make manifests".into());
     hook.record(cx.project);
     Ok(())
 }

@@ -646,15 +646,18 @@ mod tests {
 
     const WEBHOOKS: &str = include_str!("../../../e2e/fixtures/helm/install-webhooks.yaml");
 
-    /// The fixture as Kubebuilder v4.16's config/default builds it (the webhook patch passes
-    /// --webhook-port), with other ports and plain-HTTP metrics.
+    /// The fixture (Kubebuilder v4.16's config/default, whose webhook patch passes
+    /// --webhook-port) with other ports and plain-HTTP metrics.
     fn v416_manifests() -> String {
         let m = WEBHOOKS
             .replace(
-                "        - --webhook-cert-path=/tmp/k8s-webhook-server/serving-certs\n",
-                "        - --webhook-cert-path=/tmp/k8s-webhook-server/serving-certs\n        - --webhook-port=7443\n        - --metrics-secure=false\n",
+                "        - --webhook-port=9443\n",
+                "        - --webhook-port=7443\n        - --metrics-secure=false\n",
             )
-            .replace("--health-probe-bind-address=:8081", "--health-probe-bind-address=:8082")
+            .replace(
+                "--health-probe-bind-address=:8081",
+                "--health-probe-bind-address=:8082",
+            )
             .replace("port: 8081\n", "port: 8082\n")
             .replace("containerPort: 8081\n", "containerPort: 8082\n");
         assert_ne!(m, WEBHOOKS);

@@ -31,13 +31,29 @@ impl Plugin for RustV1Alpha {
         KEY
     }
     fn init(&self, cx: &mut Cx, boilerplate: Option<&str>) -> Result<()> {
-        init::plan_files(cx, boilerplate)
+        init::plan_files(cx, boilerplate)?;
+        cx.plan.next = Some(
+            "Next: add an API with\n  opbuilder create api --group <group> --version v1 --kind <Kind>\n\
+             then build and test with\n  make test"
+                .into(),
+        );
+        Ok(())
     }
     fn create_api(&self, cx: &mut Cx, res: &ResolvedResource) -> Result<()> {
-        api::plan_files(cx, res)
+        api::plan_files(cx, res)?;
+        cx.plan.next = Some(
+            "Next: fill in the Spec and Status of the types and the reconcile of the controller under src/, then run\n  make manifests test"
+                .into(),
+        );
+        Ok(())
     }
     fn create_webhook(&self, cx: &mut Cx, hook: &ResolvedWebhook) -> Result<()> {
-        webhook::plan_files(cx, hook)
+        webhook::plan_files(cx, hook)?;
+        cx.plan.next = Some(
+            "Next: fill in default and validate in src/webhooks/, then run\n  make manifests test"
+                .into(),
+        );
+        Ok(())
     }
     fn edit(&self, _cx: &mut Cx, _args: &EditArgs) -> Result<()> {
         Err(usage(

@@ -1,0 +1,563 @@
+//! [`apply`]: stage every file of a plan in memory, op by op, collect every conflict before
+//! writing a byte, report, and hand what changes to the transaction.
+
+use super::data::{IfExists, Op, Plan};
+use super::edit::apply_edit;
+use super::paths::{resolve_final_link, Found, Paths};
+use super::report::{Action, Conflicts, Report};
+use super::transaction::{Change, Transaction};
+use crate::fsx;
+use anyhow::{anyhow, Result};
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// The largest file opbuilder reads to edit (a Go file or manifest is far smaller).
+const MAX_FILE: u64 = 64 << 20;
+
+/// Options for [`apply`].
+#[derive(Debug, Default, Clone)]
+pub struct ApplyOptions {
+    pub dry_run: bool,
+    /// Test hook: fail after this many successful file writes, to exercise rollback.
+    pub fail_after_writes: Option<usize>,
+    /// On a dry run, hand back every planned file's resulting content in the report (what an
+    /// external plugin is shown of the plan so far).
+    pub contents: bool,
+}
+
+struct Staged<'a> {
+    original: Option<Vec<u8>>,
+    content: Content<'a>,
+    /// Whether the file exists in the staged view (on disk, or created earlier in the plan).
+    present: bool,
+    action: Action,
+    /// The plan path is a symbolic link (to a file inside the project).
+    link: bool,
+}
+
+/// A staged file's text, copied only when an edit changes it: PROJECT and the rendered files
+/// are borrowed from the plan, and a file on disk stays in `original` until edited.
+enum Content<'a> {
+    Original,
+    Plan(&'a [u8]),
+    Edited(Vec<u8>),
+}
+
+impl Staged<'_> {
+    /// What giving the file new content is: an update of a file that was there, else a create.
+    fn changed(&self) -> Action {
+        if self.original.is_some() {
+            Action::Update
+        } else {
+            Action::Create
+        }
+    }
+
+    fn bytes(&self) -> &[u8] {
+        match &self.content {
+            Content::Original => self.original.as_deref().unwrap_or_default(),
+            Content::Plan(b) => b,
+            Content::Edited(v) => v,
+        }
+    }
+
+    /// The staged text and the original, owned.
+    fn into_parts(self) -> (Vec<u8>, Option<Vec<u8>>) {
+        match self.content {
+            Content::Original => (self.original.clone().unwrap_or_default(), self.original),
+            Content::Plan(b) => (b.to_vec(), self.original),
+            Content::Edited(v) => (v, self.original),
+        }
+    }
+}
+
+/// What staging collects on the way: each file named by the plan, as it will be, and every
+/// reason the plan cannot be applied.
+struct Stage<'a> {
+    root: &'a Path,
+    paths: Paths<'a>,
+    files: HashMap<PathBuf, Staged<'a>>,
+    /// The paths in the order the plan first names them.
+    order: Vec<PathBuf>,
+    conflicts: Vec<String>,
+    report: Report,
+}
+
+impl<'a> Stage<'a> {
+    fn new(root: &'a Path, root_canon: &'a Path) -> Self {
+        Stage {
+            root,
+            paths: Paths::new(root, root_canon),
+            files: HashMap::new(),
+            order: vec![],
+            conflicts: vec![],
+            report: Report::default(),
+        }
+    }
+
+    /// Stage `path` the first time the plan names it: check it and read what is there. False
+    /// (with a conflict) when the path is refused or cannot be read.
+    fn read(&mut self, path: &Path) -> bool {
+        if self.files.contains_key(path) {
+            return true;
+        }
+        let found = match self.paths.check(path) {
+            Ok(f) => f,
+            Err(e) => {
+                self.conflicts.push(e);
+                return false;
+            }
+        };
+        let original = match found {
+            // No need to try opening it.
+            Found::Missing => None,
+            Found::Present { .. } => {
+                match fsx::read_regular(&fsx::join(self.root, path), MAX_FILE) {
+                    Ok(b) => b,
+                    Err(e) => {
+                        self.conflicts
+                            .push(format!("{}: cannot read: {e}", path.display()));
+                        return false;
+                    }
+                }
+            }
+        };
+        let present = original.is_some();
+        // The text being edited starts as the file's; only what an edit changes is copied.
+        let content = Content::Original;
+        self.files.insert(
+            path.to_path_buf(),
+            Staged {
+                original,
+                content,
+                present,
+                action: Action::Unchanged,
+                link: found == Found::Present { link: true },
+            },
+        );
+        self.order.push(path.to_path_buf());
+        true
+    }
+
+    /// The new PROJECT: written whole, as a Create that overwrites; borrowed, not copied (it
+    /// grows with the project).
+    fn project(&mut self, text: &'a str) {
+        let path = Path::new(crate::project::FILE);
+        if !self.read(path) {
+            return;
+        }
+        let st = self.files.get_mut(path).expect("staged above");
+        let changed = st.changed();
+        st.content = Content::Plan(text.as_bytes());
+        st.present = true;
+        st.action = changed;
+    }
+
+    /// Apply one operation of the plan to the staged view.
+    fn op(&mut self, op: &'a Op) {
+        let (Op::Create { path, .. } | Op::Update { path, .. } | Op::Remove { path }) = op;
+        if !self.read(path) {
+            return;
+        }
+        let st = self.files.get_mut(path).expect("staged above");
+        let changed = st.changed();
+        match op {
+            Op::Create {
+                content, if_exists, ..
+            } => {
+                if !st.present {
+                    st.content = Content::Plan(content.as_bytes());
+                    st.present = true;
+                    st.action = changed;
+                    return;
+                }
+                match if_exists {
+                    IfExists::Error => self.conflicts.push(format!(
+                        "{}: already exists (use --force to replace it, or remove it)",
+                        path.display()
+                    )),
+                    IfExists::Skip => {
+                        if st.action == Action::Unchanged {
+                            st.action = Action::Skip;
+                        }
+                    }
+                    IfExists::Overwrite => {
+                        st.content = Content::Plan(content.as_bytes());
+                        st.action = changed;
+                    }
+                }
+            }
+            Op::Remove { .. } => {
+                if st.present {
+                    st.present = false;
+                    st.content = Content::Plan(&[]);
+                    st.action = if st.original.is_some() {
+                        Action::Remove
+                    } else {
+                        Action::Unchanged
+                    };
+                }
+            }
+            Op::Update { edits, .. } => {
+                if !st.present {
+                    self.conflicts.push(format!(
+                        "{}: must exist to be updated but is missing; restore it (for example from version control)",
+                        path.display()
+                    ));
+                    return;
+                }
+                let Ok(start) = std::str::from_utf8(st.bytes()) else {
+                    self.conflicts
+                        .push(format!("{}: is not UTF-8 text", path.display()));
+                    return;
+                };
+                // Each edit reads the text and returns a new one; nothing is copied beforehand.
+                let mut text: Option<String> = None;
+                for edit in edits {
+                    let current = text.as_deref().unwrap_or(start);
+                    match apply_edit(
+                        path,
+                        current,
+                        edit,
+                        &mut self.report.warnings,
+                        &mut self.report.notes,
+                    ) {
+                        Ok(Cow::Owned(t)) => text = Some(t),
+                        Ok(Cow::Borrowed(_)) => {}
+                        Err(c) => self.conflicts.push(c),
+                    }
+                }
+                if let Some(t) = text {
+                    st.content = Content::Edited(t.into_bytes());
+                }
+                st.action = changed;
+            }
+        }
+    }
+
+    /// Every conflict, or the staged files and the report: one entry per path, in plan order,
+    /// PROJECT last.
+    fn finish(mut self) -> Result<(HashMap<PathBuf, Staged<'a>>, Report)> {
+        if !self.conflicts.is_empty() {
+            return Err(Conflicts(self.conflicts).into());
+        }
+        self.order
+            .sort_by_key(|p| p == Path::new(crate::project::FILE));
+        for path in &self.order {
+            let st = &self.files[path];
+            let action = match st.action {
+                Action::Update if st.original.as_deref() == Some(st.bytes()) => Action::Unchanged,
+                a => a,
+            };
+            self.report.entries.push((path.clone(), action));
+        }
+        Ok((self.files, self.report))
+    }
+}
+
+/// Compute, check and (unless dry-run) write the plan under `root`.
+pub fn apply(root: &Path, plan: &Plan, opts: &ApplyOptions) -> Result<Report> {
+    let root_canon = fs::canonicalize(root).map_err(|e| anyhow!("{}: {e}", root.display()))?;
+    let mut stage = Stage::new(root, &root_canon);
+    for op in &plan.ops {
+        stage.op(op);
+    }
+    if let Some(text) = plan.project.as_deref() {
+        stage.project(text);
+    }
+    let (staged, mut report) = stage.finish()?;
+    if opts.dry_run {
+        if opts.contents {
+            report.contents = report
+                .entries
+                .iter()
+                .map(|(p, _)| {
+                    let st = &staged[p];
+                    (p.clone(), st.present.then(|| st.bytes().to_vec()))
+                })
+                .collect();
+        }
+        return Ok(report);
+    }
+    let changes = changes(root, &root_canon, staged, &report)?;
+    if !changes.is_empty() {
+        Transaction::run(root, &changes, opts.fail_after_writes)?;
+    }
+    Ok(report)
+}
+
+/// What the transaction writes: each staged file the report creates, updates or removes, in
+/// the report's order, through a symbolic link to the file it names.
+fn changes(
+    root: &Path,
+    root_canon: &Path,
+    mut staged: HashMap<PathBuf, Staged>,
+    report: &Report,
+) -> Result<Vec<Change>> {
+    let mut changes = vec![];
+    for (path, action) in &report.entries {
+        if !matches!(action, Action::Create | Action::Update | Action::Remove) {
+            continue;
+        }
+        let st = staged.remove(path).expect("staged above");
+        let rel = if st.link {
+            resolve_final_link(root, root_canon, path)?
+        } else {
+            path.clone()
+        };
+        let (content, original) = st.into_parts();
+        changes.push(Change {
+            rel,
+            content: (*action != Action::Remove).then_some(content),
+            original,
+        });
+    }
+    Ok(changes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    fn snapshot(root: &Path) -> BTreeMap<PathBuf, Option<Vec<u8>>> {
+        let mut out = BTreeMap::new();
+        fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<PathBuf, Option<Vec<u8>>>) {
+            for e in fs::read_dir(dir).unwrap() {
+                let p = e.unwrap().path();
+                let rel = p.strip_prefix(root).unwrap().to_path_buf();
+                if p.is_dir() && !fs::symlink_metadata(&p).unwrap().file_type().is_symlink() {
+                    out.insert(rel, None);
+                    walk(root, &p, out);
+                } else {
+                    out.insert(rel, fs::read(&p).ok());
+                }
+            }
+        }
+        walk(root, root, &mut out);
+        out
+    }
+
+    fn tree() -> tempfile::TempDir {
+        let t = tempfile::tempdir().unwrap();
+        fs::create_dir_all(t.path().join("cmd")).unwrap();
+        fs::write(
+            t.path().join("cmd/main.go"),
+            "package main\n\nfunc main() {\n\t// +kubebuilder:scaffold:builder\n}\n",
+        )
+        .unwrap();
+        fs::write(t.path().join("keep.txt"), "keep\n").unwrap();
+        t
+    }
+
+    #[test]
+    fn creates_updates_and_writes_project_last() {
+        let t = tree();
+        let mut plan = Plan::default();
+        plan.create("a/b/c.txt", "hello\n", IfExists::Error);
+        plan.above_marker("cmd/main.go", "builder", vec!["setup()\n".into()]);
+        plan.create("keep.txt", "other\n", IfExists::Skip);
+        plan.project = Some("version: \"3\"\n".into());
+        let r = apply(t.path(), &plan, &ApplyOptions::default()).unwrap();
+        assert_eq!(r.entries.last().unwrap().0, PathBuf::from("PROJECT"));
+        assert_eq!(r.action("a/b/c.txt"), Some(Action::Create));
+        assert_eq!(r.action("cmd/main.go"), Some(Action::Update));
+        assert_eq!(r.action("keep.txt"), Some(Action::Skip));
+        assert_eq!(
+            fs::read_to_string(t.path().join("keep.txt")).unwrap(),
+            "keep\n"
+        );
+        assert!(fs::read_to_string(t.path().join("cmd/main.go"))
+            .unwrap()
+            .contains("\tsetup()\n\t// +kubebuilder"));
+        // Re-applying changes nothing.
+        let r = apply(
+            t.path(),
+            &plan,
+            &ApplyOptions {
+                dry_run: true,
+                ..Default::default()
+            },
+        );
+        assert!(r.is_err(), "a/b/c.txt exists now and the policy is Error");
+    }
+
+    #[test]
+    fn dry_run_writes_nothing() {
+        let t = tree();
+        let before = snapshot(t.path());
+        let mut plan = Plan::default();
+        plan.create("new.txt", "x", IfExists::Error);
+        plan.above_marker("cmd/main.go", "builder", vec!["setup()".into()]);
+        plan.project = Some("version: \"3\"\n".into());
+        let r = apply(
+            t.path(),
+            &plan,
+            &ApplyOptions {
+                dry_run: true,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(r.entries.len(), 3);
+        assert_eq!(before, snapshot(t.path()));
+    }
+
+    #[test]
+    fn all_conflicts_are_collected_before_any_write() {
+        let t = tree();
+        let before = snapshot(t.path());
+        let mut plan = Plan::default();
+        plan.create("fresh.txt", "x", IfExists::Error);
+        plan.create("keep.txt", "x", IfExists::Error);
+        plan.above_marker("cmd/main.go", "nosuchmarker", vec!["x".into()]);
+        plan.above_marker("missing.go", "builder", vec!["x".into()]);
+        plan.create("../outside.txt", "x", IfExists::Overwrite);
+        let err = apply(t.path(), &plan, &ApplyOptions::default()).unwrap_err();
+        let c = err.downcast_ref::<Conflicts>().expect("conflicts");
+        assert_eq!(c.0.len(), 4, "{:?}", c.0);
+        assert!(c.0.iter().any(|m| m.contains("keep.txt: already exists")));
+        assert!(c.0.iter().any(|m| m.contains("nosuchmarker")));
+        assert!(c.0.iter().any(|m| m.contains("missing.go: must exist")));
+        assert!(c.0.iter().any(|m| m.contains("..")));
+        assert_eq!(before, snapshot(t.path()));
+    }
+
+    #[test]
+    fn failure_mid_write_restores_every_byte() {
+        for n in 0..4 {
+            let t = tree();
+            let before = snapshot(t.path());
+            let mut plan = Plan::default();
+            plan.create("deep/er/new.go", "package x\n", IfExists::Error);
+            plan.above_marker("cmd/main.go", "builder", vec!["setup()".into()]);
+            plan.create("keep.txt", "replaced\n", IfExists::Overwrite);
+            plan.remove("cmd/main.go");
+            plan.project = Some("version: \"3\"\n".into());
+            let opts = ApplyOptions {
+                fail_after_writes: Some(n),
+                ..Default::default()
+            };
+            let err = apply(t.path(), &plan, &opts).unwrap_err();
+            assert!(format!("{err:#}").contains("restored"), "{err:#}");
+            assert_eq!(before, snapshot(t.path()), "after failing at write {n}");
+        }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn path_checks_hold_for_every_file_of_a_directory() {
+        // The checker remembers directories; each file under a bad one is still refused, and
+        // files under a missing one are created.
+        let outside = tempfile::tempdir().unwrap();
+        let t = tree();
+        std::os::unix::fs::symlink(outside.path(), t.path().join("out")).unwrap();
+        fs::write(t.path().join("plain"), "p").unwrap();
+        let mut plan = Plan::default();
+        for f in ["out/a.txt", "out/b.txt", "plain/a.txt", "plain/b.txt"] {
+            plan.create(f, "x", IfExists::Error);
+        }
+        let err = apply(t.path(), &plan, &ApplyOptions::default()).unwrap_err();
+        let c = err.downcast_ref::<Conflicts>().unwrap();
+        assert_eq!(c.0.len(), 4, "{:?}", c.0);
+        assert_eq!(
+            c.0.iter()
+                .filter(|m| m.contains("outside the project"))
+                .count(),
+            2
+        );
+        assert_eq!(
+            c.0.iter()
+                .filter(|m| m.contains("is not a directory"))
+                .count(),
+            2
+        );
+        assert_eq!(fs::read_dir(outside.path()).unwrap().count(), 0);
+        // Two files in one new directory and one in an existing one; the existing file in a
+        // known directory is still read (IfExists::Error sees it).
+        fs::create_dir(t.path().join("have")).unwrap();
+        fs::write(t.path().join("have/old.txt"), "old").unwrap();
+        let mut plan = Plan::default();
+        plan.create("new/deep/a.txt", "a", IfExists::Error);
+        plan.create("new/deep/b.txt", "b", IfExists::Error);
+        plan.create("have/c.txt", "c", IfExists::Error);
+        plan.create("have/old.txt", "new", IfExists::Error);
+        let err = apply(t.path(), &plan, &ApplyOptions::default()).unwrap_err();
+        let c = err.downcast_ref::<Conflicts>().unwrap();
+        assert_eq!(c.0.len(), 1, "{:?}", c.0);
+        assert!(
+            c.0[0].starts_with("have/old.txt: already exists"),
+            "{:?}",
+            c.0
+        );
+        plan.ops.pop();
+        apply(t.path(), &plan, &ApplyOptions::default()).unwrap();
+        assert_eq!(
+            fs::read_to_string(t.path().join("new/deep/b.txt")).unwrap(),
+            "b"
+        );
+        assert_eq!(
+            fs::read_to_string(t.path().join("have/c.txt")).unwrap(),
+            "c"
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn refuses_symlinks_leading_outside_the_root() {
+        let outside = tempfile::tempdir().unwrap();
+        let t = tree();
+        std::os::unix::fs::symlink(outside.path(), t.path().join("config")).unwrap();
+        std::os::unix::fs::symlink(outside.path().join("x.txt"), t.path().join("link.txt"))
+            .unwrap();
+        fs::write(outside.path().join("x.txt"), "x").unwrap();
+        let mut plan = Plan::default();
+        plan.create(
+            "config/default/kustomization.yaml",
+            "x",
+            IfExists::Overwrite,
+        );
+        plan.create("link.txt", "y", IfExists::Overwrite);
+        let err = apply(t.path(), &plan, &ApplyOptions::default()).unwrap_err();
+        let c = err.downcast_ref::<Conflicts>().unwrap();
+        assert_eq!(c.0.len(), 2, "{:?}", c.0);
+        assert!(c.0.iter().all(|m| m.contains("outside the project")));
+        assert_eq!(fs::read_dir(outside.path()).unwrap().count(), 1);
+        assert_eq!(
+            fs::read_to_string(outside.path().join("x.txt")).unwrap(),
+            "x"
+        );
+        // A symlink that stays inside the root is fine.
+        fs::create_dir(t.path().join("real")).unwrap();
+        std::os::unix::fs::symlink(t.path().join("real"), t.path().join("alias")).unwrap();
+        let mut plan = Plan::default();
+        plan.create("alias/ok.txt", "ok", IfExists::Error);
+        apply(t.path(), &plan, &ApplyOptions::default()).unwrap();
+        assert_eq!(
+            fs::read_to_string(t.path().join("real/ok.txt")).unwrap(),
+            "ok"
+        );
+    }
+
+    #[test]
+    fn new_files_are_0644() {
+        let t = tree();
+        let mut plan = Plan::default();
+        plan.create("n.txt", "x", IfExists::Error);
+        apply(t.path(), &plan, &ApplyOptions::default()).unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            assert_eq!(
+                fs::metadata(t.path().join("n.txt"))
+                    .unwrap()
+                    .permissions()
+                    .mode()
+                    & 0o777,
+                0o644
+            );
+        }
+    }
+}

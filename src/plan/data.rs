@@ -1,0 +1,141 @@
+//! The plan as data: what a command asks for, file by file (create with an if-exists policy,
+//! edits of an existing or earlier planned file, removal), and the new PROJECT.
+
+use crate::markers::go::imports::ImportSpec;
+use std::path::PathBuf;
+
+/// What to do when a file to create already exists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IfExists {
+    /// A conflict: the plan is refused.
+    Error,
+    /// Keep the existing file.
+    Skip,
+    /// Replace it.
+    Overwrite,
+}
+
+/// An in-place change to an existing (or earlier planned) file.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Edit {
+    /// Insert fragments above every `+kubebuilder:scaffold:<marker>` line (idempotent).
+    AboveMarker {
+        marker: String,
+        fragments: Vec<String>,
+    },
+    /// Insert one line (a Rust `mod` declaration) into the lines directly above the marker, in
+    /// sorted order, as rustfmt keeps them (idempotent).
+    SortedAboveMarker { marker: String, line: String },
+    /// Add a Go import to the block holding `// +kubebuilder:scaffold:imports`, sorted.
+    GoImport { spec: ImportSpec, module: String },
+    /// Uncomment a block (given in its uncommented form). When `required` is false and the block
+    /// is in neither form, the edit is reported as a warning instead of a conflict.
+    Uncomment { block: String, required: bool },
+    /// Uncomment every YAML list entry that starts with the line `start` and holds every line of
+    /// `needs`, recognised by structure (see [`crate::markers::yaml::enable_entries`]). A missing entry is
+    /// reported as a warning.
+    EnableEntry { start: String, needs: Vec<String> },
+    /// Insert text after the first line equal to `anchor` (idempotent).
+    AfterLine { anchor: String, text: String },
+    /// Insert text above the last line equal to `anchor`, with its indentation (idempotent).
+    BeforeLine { anchor: String, text: String },
+    /// Append text at the end (idempotent).
+    Append { text: String },
+    /// Add comment tags (such as `// +genclient`) at the top of the comments above the Go
+    /// declaration `type <name> struct`, each unless that comment block already holds it.
+    TypeTags {
+        type_name: String,
+        tags: Vec<String>,
+    },
+    /// Insert text after the last recipe line of the Makefile rule for `target` (idempotent).
+    AfterRecipe { target: String, text: String },
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Op {
+    Create {
+        path: PathBuf,
+        content: String,
+        if_exists: IfExists,
+    },
+    Update {
+        path: PathBuf,
+        edits: Vec<Edit>,
+    },
+    /// Delete a file if it exists.
+    Remove {
+        path: PathBuf,
+    },
+}
+
+/// The data a command produces: file operations in order, the new PROJECT (written last), and
+/// what the user does next.
+#[derive(Debug, Default, Clone)]
+pub struct Plan {
+    pub ops: Vec<Op>,
+    pub project: Option<String>,
+    /// What comes next, in the words of the plugin that planned the files (a later plugin of the
+    /// chain may replace it: deploy-image replaces go/v4's); the command prints it last. No part
+    /// of the transaction.
+    pub next: Option<String>,
+}
+
+impl Plan {
+    pub fn create(
+        &mut self,
+        path: impl Into<PathBuf>,
+        content: impl Into<String>,
+        if_exists: IfExists,
+    ) {
+        self.ops.push(Op::Create {
+            path: path.into(),
+            content: content.into(),
+            if_exists,
+        });
+    }
+
+    pub fn update(&mut self, path: impl Into<PathBuf>, edit: Edit) {
+        let path = path.into();
+        // Consecutive edits of one file are kept together for readable dry-run output.
+        if let Some(Op::Update { path: p, edits }) = self.ops.last_mut() {
+            if *p == path {
+                edits.push(edit);
+                return;
+            }
+        }
+        self.ops.push(Op::Update {
+            path,
+            edits: vec![edit],
+        });
+    }
+
+    pub fn remove(&mut self, path: impl Into<PathBuf>) {
+        self.ops.push(Op::Remove { path: path.into() });
+    }
+
+    pub fn above_marker(&mut self, path: impl Into<PathBuf>, marker: &str, fragments: Vec<String>) {
+        self.update(
+            path,
+            Edit::AboveMarker {
+                marker: marker.into(),
+                fragments,
+            },
+        );
+    }
+
+    pub fn go_import(
+        &mut self,
+        path: impl Into<PathBuf>,
+        name: Option<&str>,
+        import: &str,
+        module: &str,
+    ) {
+        self.update(
+            path,
+            Edit::GoImport {
+                spec: ImportSpec::new(name, import),
+                module: module.into(),
+            },
+        );
+    }
+}
