@@ -46,14 +46,7 @@ usage() {
 [[ $# -eq 2 ]] || usage
 action=$1
 [[ -n $2 ]] || usage
-if [[ ! -d $2 ]]; then
-	case "$action" in
-	start) mkdir -p "$2" ;;
-	stop) exit 0 ;; # nothing was ever started there
-	*) die "no such directory: $2" ;;
-	esac
-fi
-dir=$(cd "$2" && pwd)
+daemon_state_dir "$action" "$2"
 
 start_timeout=${OPBUILDER_E2E_START_TIMEOUT:-120}
 stop_timeout=${OPBUILDER_E2E_STOP_TIMEOUT:-30}
@@ -114,22 +107,11 @@ gen_pki() {
 	(
 		cd "$pki"
 		umask 077
-		openssl req -x509 -newkey rsa:2048 -nodes -days 3650 -sha256 \
-			-keyout ca.key -out ca.crt -subj "/CN=opbuilder-e2e-ca" \
-			-addext "basicConstraints=critical,CA:TRUE" \
-			-addext "keyUsage=critical,keyCertSign,cRLSign" 2>/dev/null
-		# sign NAME SUBJECT EXTENSIONS: key + CSR + certificate signed by ca.
-		sign() {
-			openssl req -newkey rsa:2048 -nodes -keyout "$1.key" -out "$1.csr" -subj "$2" 2>/dev/null
-			printf '%b' "$3" >"$1.ext"
-			openssl x509 -req -in "$1.csr" -CA ca.crt -CAkey ca.key -CAcreateserial \
-				-days 3650 -sha256 -extfile "$1.ext" -out "$1.crt" 2>/dev/null
-			rm -f "$1.csr" "$1.ext"
-		}
-		sign apiserver "/CN=kube-apiserver" \
+		pki_ca opbuilder-e2e-ca
+		pki_sign apiserver "/CN=kube-apiserver" \
 			"basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\nsubjectAltName=IP:127.0.0.1,IP:10.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local\n"
 		# Group system:masters is bound to cluster-admin by RBAC bootstrap.
-		sign admin "/O=system:masters/CN=opbuilder-admin" \
+		pki_sign admin "/O=system:masters/CN=opbuilder-admin" \
 			"basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=clientAuth\n"
 		openssl genrsa -out sa.key 2048 2>/dev/null
 		openssl rsa -in sa.key -pubout -out sa.pub 2>/dev/null

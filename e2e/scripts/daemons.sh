@@ -12,6 +12,10 @@
 #   daemon_stop DIR NAME [SECS]          SIGTERM (to its process group when it leads one), SECS
 #                                        seconds (default 30), then SIGKILL; safe to repeat
 #
+#   daemon_state_dir ACTION DIR          set `dir` to DIR's absolute path; `start` creates DIR,
+#                                        `stop` of a missing DIR exits 0 (nothing ran there), any
+#                                        other action fails
+#
 # File descriptor 9 is closed in the daemons: the scripts hold their locks on it.
 
 if [[ -n "${_OPBUILDER_DAEMONS_LOADED:-}" ]]; then
@@ -68,4 +72,17 @@ daemon_stop() {
 		done
 	fi
 	rm -f "$dir/$name.pid"
+}
+
+daemon_state_dir() {
+	local action=$1 path=$2
+	[[ -n $path ]] || die "no state directory given"
+	if [[ ! -d $path ]]; then
+		case "$action" in
+		start) mkdir -p "$path" ;;
+		stop) exit 0 ;;
+		*) die "no such directory: $path (nothing was started there: $0 start $path)" ;;
+		esac
+	fi
+	dir=$(cd "$path" && pwd)
 }
