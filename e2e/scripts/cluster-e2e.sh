@@ -312,7 +312,7 @@ wait_for 180 "two manager replicas" deploy_available 2 || fail "the second repli
 holder=$(k -n "$ns" get lease "$lease" -o 'jsonpath={.spec.holderIdentity}')
 leaders=0
 for p in $(k -n "$ns" get pods -l control-plane=controller-manager -o 'jsonpath={.items[*].metadata.name}'); do
-	if k -n "$ns" logs "$p" | grep -qi 'successfully acquired lease'; then
+	if k -n "$ns" logs "$p" | grep -i 'successfully acquired lease' >/dev/null; then
 		leaders=$((leaders + 1))
 		[[ $holder == "${p}_"* ]] || fail "pod $p says it leads but the Lease names $holder"
 	fi

@@ -916,7 +916,7 @@ cleanup_host() {
 		exe=$(readlink "$p/exe" 2>/dev/null) || continue
 		case "${exe##*/}" in
 		containerd-shim-runc-v2)
-			if tr '\0' ' ' <"$p/cmdline" 2>/dev/null | grep -q -- "$dir/"; then
+			if tr '\0' ' ' <"$p/cmdline" 2>/dev/null | grep -- "$dir/" >/dev/null; then
 				found+=("shim ${p#/proc/}")
 				kill -KILL "${p#/proc/}" 2>/dev/null || true
 			fi
@@ -928,7 +928,7 @@ cleanup_host() {
 		umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true
 	done
 	find /var/log/containers -maxdepth 1 -type l -lname "$dir/*" -delete 2>/dev/null || true
-	if ip -o addr show dev lo | grep -q " $NODE_IP/32 "; then
+	if ip -o addr show dev lo | grep " $NODE_IP/32 " >/dev/null; then
 		found+=("lo address $NODE_IP")
 		ip addr del "$NODE_IP/32" dev lo
 	fi
@@ -940,7 +940,7 @@ cleanup_host() {
 	done
 	# kube-proxy's own clean-up, then every rule that jumps to a chain of the node's parts (KUBE-,
 	# CNI-, DOCKER) or names their interfaces, then those chains.
-	if [[ -x $node_bin/kube-proxy ]] && iptables-save 2>/dev/null | grep -q 'KUBE-'; then
+	if [[ -x $node_bin/kube-proxy ]] && iptables-save 2>/dev/null | grep 'KUBE-' >/dev/null; then
 		"$node_bin/kube-proxy" --cleanup >/dev/null 2>&1 || true
 	fi
 	local pattern="-j (KUBE-|CNI-|DOCKER)|-[io] (docker0|$CNI_BRIDGE)( |$)|-s ${POD_CIDR//./\\.}"
@@ -966,12 +966,12 @@ cleanup_host() {
 	if [[ -f $dir/host-before.txt ]]; then
 		for m in "${HOST_DIRS[@]}"; do
 			[[ -e $m ]] || continue
-			sed -n '/^## directories/,/^## /p' "$dir/host-before.txt" | grep -qx "$m" && continue
+			sed -n '/^## directories/,/^## /p' "$dir/host-before.txt" | grep -x "$m" >/dev/null && continue
 			found+=("$m")
 			rm -rf "$m"
 		done
 		for m in $(node_cgroups); do
-			sed -n '/^## cgroups/,/^## /p' "$dir/host-before.txt" | grep -qx "$m" && continue
+			sed -n '/^## cgroups/,/^## /p' "$dir/host-before.txt" | grep -x "$m" >/dev/null && continue
 			found+=("cgroup $m")
 			find "$m" -depth -type d -exec rmdir {} \; 2>/dev/null || true
 		done
@@ -985,14 +985,14 @@ cleanup_host() {
 	fi
 	if [[ -f $dir/host-before.txt ]]; then
 		# Docker turns the FORWARD policy to DROP when it turns forwarding on.
-		if ! sed -n '/^## iptables-save/,/^## /p' "$dir/host-before.txt" | grep -q '^:FORWARD DROP'; then
-			iptables -S FORWARD 2>/dev/null | grep -q '^-P FORWARD DROP' && iptables -P FORWARD ACCEPT
+		if ! sed -n '/^## iptables-save/,/^## /p' "$dir/host-before.txt" | grep '^:FORWARD DROP' >/dev/null; then
+			iptables -S FORWARD 2>/dev/null | grep -- '^-P FORWARD DROP' >/dev/null && iptables -P FORWARD ACCEPT
 		fi
 		# The tables (iptables-nft's too) that did not exist before the node: all of the node.
 		if command -v nft >/dev/null; then
 			local t
 			while read -r t; do
-				sed -n '/^## nft/,/^## /p' "$dir/host-before.txt" | grep -qx "$t {" && continue
+				sed -n '/^## nft/,/^## /p' "$dir/host-before.txt" | grep -x "$t {" >/dev/null && continue
 				found+=("nft $t")
 				# shellcheck disable=SC2086 # "table FAMILY NAME", three words
 				nft delete $t 2>/dev/null || true

@@ -37,7 +37,8 @@ daemon_pid() {
 	read -r pid bin <"$dir/$name.pid" || return 1
 	[[ $pid =~ ^[0-9]+$ ]] || return 1
 	kill -0 "$pid" 2>/dev/null || return 1
-	argv0=$(tr '\0' '\n' <"/proc/$pid/cmdline" 2>/dev/null | head -n1) || return 1
+	# argv[0]: the command line up to its first NUL.
+	IFS= read -r -d '' argv0 <"/proc/$pid/cmdline" 2>/dev/null || [[ -n ${argv0:-} ]] || return 1
 	[[ -z $bin || $argv0 == "$bin" ]] || return 1
 	printf '%s\n' "$pid"
 }
