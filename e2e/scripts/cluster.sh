@@ -91,8 +91,11 @@ containerd_sock="$dir/containerd/containerd.sock"
 k() { "$k8s_bin/kubectl" --kubeconfig "$dir/kubeconfig" --request-timeout=30s "$@"; }
 dk() { DOCKER_HOST="unix://$docker_sock" DOCKER_CONFIG="$dir/docker-config" docker "$@"; }
 ctr_() { "$dir/bin/ctr" --address "$containerd_sock" --namespace k8s.io "$@"; }
+# Probes that must not hang on a daemon that accepts but never answers.
+docker_answers() { DOCKER_HOST="unix://$docker_sock" timeout 20 docker version; }
+containerd_answers() { ctr_ --timeout 10s version; }
 
-# step DESC SECS CMD...: wait_for with the node's timeout, failing start when it runs out.
+# await DESC CMD...: wait_for with the node's timeout, failing start when it runs out.
 await() {
 	local desc=$1
 	shift
@@ -482,7 +485,7 @@ push_image() {
 	tag=${repo##*:}
 	repo=${repo%:*}
 	id=$(dk image inspect -f '{{ .Id }}' "$name")
-	have=$(curl -fsS -H 'Accept: application/vnd.docker.distribution.manifest.v2+json' \
+	have=$(curl -fsS --max-time 30 -H 'Accept: application/vnd.docker.distribution.manifest.v2+json' \
 		"http://$REGISTRY/v2/$repo/manifests/$tag" 2>/dev/null | tr -d ' \n' |
 		sed -n 's/.*"config":{[^}]*"digest":"\([^"]*\)".*/\1/p') || true
 	[[ $have == "$id" ]] && return 0
@@ -822,8 +825,8 @@ do_start() {
 	daemon_launch "$dir" registry "$(node_tool registry)" serve "$dir/registry.yml"
 	# Debian's Docker runs Debian's containerd (found on PATH), never the node's.
 	PATH=/usr/sbin:/usr/bin:/sbin:/bin daemon_launch "$dir" dockerd /usr/sbin/dockerd --config-file "$dir/docker/daemon.json"
-	WAIT_FOR_PID=$(daemon_recorded "$dir" registry) await "the registry" curl -fsS "http://$REGISTRY/v2/"
-	WAIT_FOR_PID=$(daemon_recorded "$dir" dockerd) await "the Docker daemon" dk version
+	WAIT_FOR_PID=$(daemon_recorded "$dir" registry) await "the registry" curl -fsS --max-time 5 "http://$REGISTRY/v2/"
+	WAIT_FOR_PID=$(daemon_recorded "$dir" dockerd) await "the Docker daemon" docker_answers
 	dk buildx version >/dev/null || die "docker buildx does not work (plugin $dir/docker-config/cli-plugins/docker-buildx)"
 	log_info "timing: registry and Docker $(fmt_duration $((SECONDS - t)))"
 	t=$SECONDS
@@ -838,7 +841,7 @@ do_start() {
 		--listen-client-urls=http://127.0.0.1:2379 --advertise-client-urls=http://127.0.0.1:2379 \
 		--listen-peer-urls=http://127.0.0.1:2380 --initial-advertise-peer-urls=http://127.0.0.1:2380 \
 		--initial-cluster="$NODE_NAME=http://127.0.0.1:2380" --unsafe-no-fsync=true --log-level=warn
-	WAIT_FOR_PID=$(daemon_recorded "$dir" etcd) await "etcd" curl -fsS http://127.0.0.1:2379/health
+	WAIT_FOR_PID=$(daemon_recorded "$dir" etcd) await "etcd" curl -fsS --max-time 5 http://127.0.0.1:2379/health
 	daemon_launch "$dir" kube-apiserver "$k8s_bin/kube-apiserver" \
 		--etcd-servers=http://127.0.0.1:2379 \
 		--bind-address="$NODE_IP" --advertise-address="$NODE_IP" --secure-port="$API_PORT" \
@@ -867,7 +870,7 @@ do_start() {
 		--authentication-kubeconfig="$dir/kube-scheduler.kubeconfig" \
 		--authorization-kubeconfig="$dir/kube-scheduler.kubeconfig" \
 		--bind-address="$NODE_IP" --leader-elect=false
-	WAIT_FOR_PID=$(daemon_recorded "$dir" containerd) await "containerd" ctr_ version
+	WAIT_FOR_PID=$(daemon_recorded "$dir" containerd) await "containerd" containerd_answers
 
 	log_info "starting kubelet and kube-proxy (node $NODE_NAME)"
 	daemon_launch "$dir" kubelet "$node_bin/kubelet" --config="$dir/kubelet/config.yaml" \
