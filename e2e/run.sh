@@ -19,6 +19,8 @@
 #   bash e2e/run.sh lint-logcheck  # make lint with golangci-lint built with .custom-gcl.yml's logcheck
 #   bash e2e/run.sh alpha-update # release 0.1.0 reproduced; 0.1.0 projects with user code updated
 #   bash e2e/run.sh install      # the crate as published: package, publish --dry-run, cargo install, use
+#   bash e2e/run.sh cluster      # a real one-node cluster (e2e/scripts/cluster.sh, root): a go/v4 project's
+#                                # image built by its Dockerfile, deployed with make deploy, proven in pods
 #
 # `all` and `golden` run their jobs (the control-plane build, each golden tree, each stage) on
 # OPBUILDER_E2E_JOBS workers (default 2): a worker takes the next job in order, writes its output
@@ -70,11 +72,11 @@ all)
 	# While the control plane builds, the jobs that compile no Go (the Rust tree, the crate's
 	# install, the faults); then the longest first, so the last job to end is a short one.
 	mapfile -t golden < <(golden_jobs)
-	jobs=(control-plane golden:rust install faults golden:deployimage smoke parity scenarios alpha-update
+	jobs=(control-plane golden:rust install faults golden:deployimage cluster smoke parity scenarios alpha-update
 		"${golden[@]:2}" rust-tutorial envtest-offline rust helm lint-logcheck tutorial generate-parity)
 	;;
 golden) mapfile -t jobs < <(golden_jobs) ;;
-smoke | scenarios | rust | envtest-offline | tutorial | rust-tutorial | helm | alpha-update | lint-logcheck) jobs=("$what") ;;
+smoke | scenarios | rust | envtest-offline | tutorial | rust-tutorial | helm | alpha-update | lint-logcheck | cluster) jobs=("$what") ;;
 parity) jobs=(generate-parity parity) ;;
 generate-parity) jobs=(generate-parity) ;;
 *) die "unknown stage '$what' (see the usage at the top of e2e/run.sh)" ;;
@@ -109,6 +111,7 @@ run_job() {
 	rust-tutorial) flock "$run_dir/default-ports.lock" "$s/tutorial.sh" --rust ;;
 	helm) "$s/helm-chart.sh" ;;
 	lint-logcheck) OPBUILDER_LINT_CACHE="$run_dir/golangci-cache" "$s/lint-logcheck.sh" ;;
+	cluster) "$s/cluster-e2e.sh" ;;
 	generate-parity) "$s/generate-parity.sh" "${job_args[@]}" ;;
 	alpha-update) "$s/alpha-update.sh" ;;
 	parity) "$s/parity.sh" "${job_args[@]}" ;;

@@ -41,7 +41,6 @@ k8s_version=$(pin e2e.kubernetes)        # e.g. 1.36.0
 etcd_version=$(pin e2e.etcd)             # e.g. v3.6.8
 [[ $k8s_version =~ ^([0-9]+)\.([0-9]+)\.([0-9]+)$ ]] ||
 	die "[e2e].kubernetes must look like 1.36.0, got '$k8s_version'"
-k8s_major=${BASH_REMATCH[1]}
 k8s_minor=${BASH_REMATCH[2]}
 staging_version="v0.${k8s_minor}.${BASH_REMATCH[3]}" # staging modules: v0.<minor>.<patch>
 etcd_version=v${etcd_version#v}
@@ -119,16 +118,7 @@ binary_ok() {
 	esac
 }
 
-# Version stamps, the same variables Kubernetes' hack/lib/version.sh sets. The
-# commit is unknown when building from a module zip; use an all-zero hash.
-build_date=$(date -u ${SOURCE_DATE_EPOCH:+--date=@"$SOURCE_DATE_EPOCH"} +%Y-%m-%dT%H:%M:%SZ)
-k8s_ldflags="-s -w"
-for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
-	k8s_ldflags+=" -X $pkg.gitMajor=$k8s_major -X $pkg.gitMinor=$k8s_minor"
-	k8s_ldflags+=" -X $pkg.gitVersion=v$k8s_version -X $pkg.gitTreeState=clean"
-	k8s_ldflags+=" -X $pkg.gitCommit=0000000000000000000000000000000000000000"
-	k8s_ldflags+=" -X $pkg.buildDate=$build_date"
-done
+k8s_ldflags=$(k8s_ldflags)
 etcd_ldflags="-s -w"
 
 # Build into a scratch directory next to the output, then rename, so an

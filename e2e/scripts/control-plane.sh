@@ -35,6 +35,8 @@ set -euo pipefail
 
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# shellcheck source-path=SCRIPTDIR source=daemons.sh
+source "$(dirname "${BASH_SOURCE[0]}")/daemons.sh"
 
 usage() {
 	sed -n '2,/^set -euo/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//' >&2
@@ -44,14 +46,7 @@ usage() {
 [[ $# -eq 2 ]] || usage
 action=$1
 [[ -n $2 ]] || usage
-if [[ ! -d $2 ]]; then
-	case "$action" in
-	start) mkdir -p "$2" ;;
-	stop) exit 0 ;; # nothing was ever started there
-	*) die "no such directory: $2" ;;
-	esac
-fi
-dir=$(cd "$2" && pwd)
+daemon_state_dir "$action" "$2"
 
 start_timeout=${OPBUILDER_E2E_START_TIMEOUT:-120}
 stop_timeout=${OPBUILDER_E2E_STOP_TIMEOUT:-30}
@@ -60,47 +55,8 @@ pki="$dir/pki"
 
 # ---------------------------------------------------------------- processes
 
-# pid_of NAME: print the recorded PID when that process is still alive and is
-# really our NAME binary (guards against PID reuse after a reboot or crash).
-pid_of() {
-	local name=$1 pid cmdline
-	[[ -f "$dir/$name.pid" ]] || return 1
-	pid=$(<"$dir/$name.pid")
-	[[ $pid =~ ^[0-9]+$ ]] || return 1
-	kill -0 "$pid" 2>/dev/null || return 1
-	cmdline=$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null) || return 1
-	[[ $cmdline == *"/$name "* ]] || return 1
-	printf '%s\n' "$pid"
-}
-
-# stop_one NAME: SIGTERM the process (and its process group when it leads
-# one), wait up to $stop_timeout seconds, then SIGKILL.
-stop_one() {
-	local name=$1 pid pgid target
-	if ! pid=$(pid_of "$name"); then
-		rm -f "$dir/$name.pid"
-		return 0
-	fi
-	pgid=$(ps -o pgid= -p "$pid" 2>/dev/null | tr -d ' ') || pgid=""
-	# Only signal the group when the process leads it: started with setsid,
-	# so it does. Never signal a group we might share with our caller.
-	if [[ $pgid == "$pid" ]]; then target="-$pid"; else target="$pid"; fi
-	log_info "stopping $name (pid $pid)"
-	kill -TERM -- "$target" 2>/dev/null || true
-	local deadline=$((SECONDS + stop_timeout))
-	while kill -0 "$pid" 2>/dev/null && ((SECONDS < deadline)); do
-		sleep 0.2
-	done
-	if kill -0 "$pid" 2>/dev/null; then
-		log_warn "$name (pid $pid) ignored SIGTERM for ${stop_timeout}s; sending SIGKILL"
-		kill -KILL -- "$target" 2>/dev/null || true
-		deadline=$((SECONDS + 10))
-		while kill -0 "$pid" 2>/dev/null && ((SECONDS < deadline)); do
-			sleep 0.2
-		done
-	fi
-	rm -f "$dir/$name.pid"
-}
+pid_of() { daemon_pid "$dir" "$1"; }
+stop_one() { daemon_stop "$dir" "$1" "$stop_timeout"; }
 
 do_stop() {
 	# apiserver first, so it does not log a storm of etcd connection errors.
@@ -108,14 +64,11 @@ do_stop() {
 	stop_one etcd
 }
 
-# launch NAME ARGS...: run $bin_dir/NAME in a new session (own process group,
-# no controlling terminal), output appended to DIR/NAME.log, PID in DIR/NAME.pid.
+# launch NAME ARGS...: $bin_dir/NAME in the background (daemons.sh), output in DIR/NAME.log.
 launch() {
 	local name=$1
 	shift
-	printf '\n==== %s start %s\n' "$name" "$(date -u +%FT%TZ)" >>"$dir/$name.log"
-	setsid "$bin_dir/$name" "$@" </dev/null >>"$dir/$name.log" 2>&1 &
-	echo "$!" >"$dir/$name.pid"
+	daemon_launch "$dir" "$name" "$bin_dir/$name" "$@"
 }
 
 # ---------------------------------------------------------------- ports
@@ -154,22 +107,11 @@ gen_pki() {
 	(
 		cd "$pki"
 		umask 077
-		openssl req -x509 -newkey rsa:2048 -nodes -days 3650 -sha256 \
-			-keyout ca.key -out ca.crt -subj "/CN=opbuilder-e2e-ca" \
-			-addext "basicConstraints=critical,CA:TRUE" \
-			-addext "keyUsage=critical,keyCertSign,cRLSign" 2>/dev/null
-		# sign NAME SUBJECT EXTENSIONS: key + CSR + certificate signed by ca.
-		sign() {
-			openssl req -newkey rsa:2048 -nodes -keyout "$1.key" -out "$1.csr" -subj "$2" 2>/dev/null
-			printf '%b' "$3" >"$1.ext"
-			openssl x509 -req -in "$1.csr" -CA ca.crt -CAkey ca.key -CAcreateserial \
-				-days 3650 -sha256 -extfile "$1.ext" -out "$1.crt" 2>/dev/null
-			rm -f "$1.csr" "$1.ext"
-		}
-		sign apiserver "/CN=kube-apiserver" \
+		pki_ca opbuilder-e2e-ca
+		pki_sign apiserver "/CN=kube-apiserver" \
 			"basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\nsubjectAltName=IP:127.0.0.1,IP:10.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local\n"
 		# Group system:masters is bound to cluster-admin by RBAC bootstrap.
-		sign admin "/O=system:masters/CN=opbuilder-admin" \
+		pki_sign admin "/O=system:masters/CN=opbuilder-admin" \
 			"basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=clientAuth\n"
 		openssl genrsa -out sa.key 2048 2>/dev/null
 		openssl rsa -in sa.key -pubout -out sa.pub 2>/dev/null
@@ -259,7 +201,7 @@ start_etcd() {
 			--initial-cluster="opbuilder-e2e=http://127.0.0.1:$etcd_peer_port" \
 			--unsafe-no-fsync=true \
 			--log-level=warn
-		if WAIT_FOR_PID=$(<"$dir/etcd.pid") wait_for "$start_timeout" "etcd /health on port $etcd_port" \
+		if WAIT_FOR_PID=$(daemon_recorded "$dir" etcd) wait_for "$start_timeout" "etcd /health on port $etcd_port" \
 			etcd_healthy "$etcd_port"; then
 			return 0
 		fi
@@ -295,7 +237,7 @@ start_apiserver() {
 			--disable-admission-plugins=ServiceAccount \
 			--allow-privileged=true \
 			--profiling=false
-		if WAIT_FOR_PID=$(<"$dir/kube-apiserver.pid") wait_for "$start_timeout" \
+		if WAIT_FOR_PID=$(daemon_recorded "$dir" kube-apiserver) wait_for "$start_timeout" \
 			"kube-apiserver /readyz on port $api_port" apiserver_ready "$api_port"; then
 			return 0
 		fi
@@ -323,7 +265,7 @@ do_start() {
 	gen_pki
 	start_etcd
 	start_apiserver
-	WAIT_FOR_PID=$(<"$dir/kube-apiserver.pid") wait_for "$start_timeout" \
+	WAIT_FOR_PID=$(daemon_recorded "$dir" kube-apiserver) wait_for "$start_timeout" \
 		"namespace default to exist" default_ns_exists "$api_port"
 	printf 'ETCD_PORT=%s\nETCD_PEER_PORT=%s\nAPISERVER_PORT=%s\n' \
 		"$etcd_port" "$etcd_peer_port" "$api_port" >"$dir/ports"

@@ -9,8 +9,11 @@
 #
 # Usage: go-tool.sh NAME          print the path of a tool known by name (building it when missing):
 #                                 kubebuilder, golangci-lint, helm
-#        go-tool.sh NAME MODULE VERSION PACKAGE
-#                                 the same for any main package
+#        go-tool.sh NAME MODULE VERSION PACKAGE [--ldflags FLAGS] [--main DIR]
+#                                 the same for any main package, linked with FLAGS;
+#                                 PACKAGE "." with --main DIR: a main package of our own (the .go
+#                                 files of DIR) built against MODULE@VERSION, cached under
+#                                 <name>-<version>-<hash of DIR's files>
 # Environment: OPBUILDER_E2E_CACHE (cache root), usual Go variables.
 set -euo pipefail
 
@@ -27,10 +30,27 @@ if [[ $# -eq 1 ]]; then
 	*) die "unknown tool '$name': give MODULE VERSION PACKAGE too" ;;
 	esac
 fi
-[[ $# -eq 4 ]] || die "usage: go-tool.sh NAME [MODULE VERSION PACKAGE]"
+(($# >= 4)) || die "usage: go-tool.sh NAME [MODULE VERSION PACKAGE [--ldflags FLAGS] [--main DIR]]"
 module=$2 version=$3 package=$4
+shift 4
+ldflags="" main_dir="" key=$version
+while (($#)); do
+	case "$1" in
+	--ldflags) ldflags=${2:?--ldflags needs a value} ;;
+	--main) main_dir=${2:?--main needs a directory} ;;
+	*) die "go-tool.sh: unknown option '$1' (known: --ldflags FLAGS, --main DIR)" ;;
+	esac
+	shift 2
+done
+if [[ -n $main_dir ]]; then
+	[[ $package == . ]] || die "go-tool.sh: --main builds PACKAGE '.', got '$package'"
+	compgen -G "$main_dir/*.go" >/dev/null || die "go-tool.sh: no .go files in $main_dir"
+	key="$version-$(cat "$main_dir"/*.go | sha256sum | cut -c1-12)"
+elif [[ $package == . ]]; then
+	die "go-tool.sh: PACKAGE '.' needs --main DIR"
+fi
 
-dir="$E2E_CACHE/tools/$name-$version"
+dir="$E2E_CACHE/tools/$name-$key"
 bin="$dir/$name"
 if [[ -x $bin ]]; then
 	printf '%s\n' "$bin"
@@ -47,9 +67,13 @@ if [[ ! -x $bin ]]; then
 	(
 		cd "$work"
 		printf 'module opbuilder.invalid/tool\n\ngo 1.26.0\n\nrequire %s %s\n' "$module" "$version" >go.mod
-		printf '//go:build tools\n\npackage tool\n\nimport _ "%s"\n' "$package" >tool.go
+		if [[ -n $main_dir ]]; then
+			cp "$main_dir"/*.go .
+		else
+			printf '//go:build tools\n\npackage tool\n\nimport _ "%s"\n' "$package" >tool.go
+		fi
 		GOFLAGS=-mod=mod go mod tidy >/dev/null 2>&1 || GOFLAGS=-mod=mod go mod tidy
-		CGO_ENABLED=0 go build -trimpath -o "$bin.tmp" "$package"
+		CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$bin.tmp" "$package"
 	)
 	mv -f "$bin.tmp" "$bin"
 	log_info "built $bin in $(fmt_duration $((SECONDS - start)))"

@@ -10,6 +10,8 @@
 #   pin KEY               print a value from versions.toml ("section.key" or "key")
 #   k8s_platform          print "<goos>-<goarch>" of this host, e.g. linux-amd64
 #   k8s_bin_dir           print $E2E_CACHE/k8s/<kubernetes>-<goos>-<goarch>
+#   k8s_ldflags           print the -ldflags of the binaries built from k8s.io/kubernetes
+#   pki_ca, pki_sign      a certificate authority and certificates it signs (openssl)
 #   log_info/log_warn/log_error MSG...   timestamped messages on stderr
 #   die MSG...            log_error, then exit 1
 #   wait_for SECS DESC CMD...  poll CMD until it succeeds, at most SECS seconds
@@ -119,6 +121,41 @@ k8s_platform() {
 
 k8s_bin_dir() {
 	printf '%s/k8s/%s-%s\n' "$E2E_CACHE" "$(pin e2e.kubernetes)" "$(k8s_platform)"
+}
+
+# k8s_ldflags: the -ldflags of every binary built from k8s.io/kubernetes (the control plane's and
+# the node's): stripped, with the version stamps Kubernetes' hack/lib/version.sh sets. The commit
+# is unknown when building from a module zip; an all-zero hash stands for it.
+k8s_ldflags() {
+	local version major minor pkg flags="-s -w" date
+	version=$(pin e2e.kubernetes)
+	[[ $version =~ ^([0-9]+)\.([0-9]+)\.[0-9]+$ ]] || die "[e2e].kubernetes must look like 1.36.0, got '$version'"
+	major=${BASH_REMATCH[1]} minor=${BASH_REMATCH[2]}
+	date=$(date -u ${SOURCE_DATE_EPOCH:+--date=@"$SOURCE_DATE_EPOCH"} +%Y-%m-%dT%H:%M:%SZ)
+	for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+		flags+=" -X $pkg.gitMajor=$major -X $pkg.gitMinor=$minor"
+		flags+=" -X $pkg.gitVersion=v$version -X $pkg.gitTreeState=clean"
+		flags+=" -X $pkg.gitCommit=0000000000000000000000000000000000000000"
+		flags+=" -X $pkg.buildDate=$date"
+	done
+	printf '%s\n' "$flags"
+}
+
+# pki_ca CN: a certificate authority (ca.key, ca.crt, ten years) in the current directory.
+pki_ca() {
+	openssl req -x509 -newkey rsa:2048 -nodes -days 3650 -sha256 -keyout ca.key -out ca.crt \
+		-subj "/CN=$1" -addext "basicConstraints=critical,CA:TRUE" \
+		-addext "keyUsage=critical,keyCertSign,cRLSign" 2>/dev/null
+}
+
+# pki_sign NAME SUBJECT EXTENSIONS: NAME.key and NAME.crt signed by the pki_ca of the current
+# directory; EXTENSIONS is an openssl extension file's text (printf %b: \n between lines).
+pki_sign() {
+	openssl req -newkey rsa:2048 -nodes -keyout "$1.key" -out "$1.csr" -subj "$2" 2>/dev/null
+	printf '%b' "$3" >"$1.ext"
+	openssl x509 -req -in "$1.csr" -CA ca.crt -CAkey ca.key -CAcreateserial \
+		-days 3650 -sha256 -extfile "$1.ext" -out "$1.crt" 2>/dev/null
+	rm -f "$1.csr" "$1.ext"
 }
 
 # rust_target_dir: the cargo target directory every generated Rust project of the e2e tests

@@ -159,10 +159,15 @@ pub fn plan_files(
         &format!("{repo}/{}", ctx.webhook_dir),
         &repo,
     );
+    // The readiness check comes with the first webhook (a fragment already present is not
+    // inserted again), above every webhook's setup.
     plan.above_marker(
         MAIN_GO,
         "builder",
-        vec![templates::render("fragments/main_setup_webhook.go", &ctx)?],
+        vec![
+            templates::render("fragments/main_webhook_readiness.go", &ctx)?,
+            templates::render("fragments/main_setup_webhook.go", &ctx)?,
+        ],
     );
 
     // test/e2e checks (the file may have been removed by the user: then only warn).

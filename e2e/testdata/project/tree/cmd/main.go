@@ -237,6 +237,16 @@ func main() {
 	}
 	//nolint:goconst
 	if os.Getenv("ENABLE_WEBHOOKS") != "false" {
+		// The pod turns Ready only once the webhook server accepts connections: the API server
+		// calls the webhooks through the Service as soon as the pod is Ready, and a plain ping
+		// would let the first calls after a rollout be refused.
+		if err := mgr.AddReadyzCheck("webhook-server", mgr.GetWebhookServer().StartedChecker()); err != nil {
+			setupLog.Error(err, "Failed to set up the webhook server's readiness check")
+			os.Exit(1)
+		}
+	}
+	//nolint:goconst
+	if os.Getenv("ENABLE_WEBHOOKS") != "false" {
 		if err := webhookv1beta1.SetupAppWebhookWithManager(mgr); err != nil {
 			setupLog.Error(err, "Failed to set up webhook", "webhook", "App")
 			os.Exit(1)

@@ -53,7 +53,7 @@ var _ admission.Validator[*cachev1alpha1.Memcached] = &MemcachedValidator{}
 func (v *MemcachedValidator) ValidateCreate(_ context.Context, obj *cachev1alpha1.Memcached) (admission.Warnings, error) {
 	memcachedLog.V(1).Info("Validating creation", "name", obj.GetName())
 
-	// TODO(user): check obj here, e.g. return nil, field.Invalid(...).ToAggregate() for a bad field.
+	// TODO(user): check obj here, e.g. return nil, field.ErrorList{field.Invalid(...)}.ToAggregate() for a bad field.
 	return nil, nil
 }
 

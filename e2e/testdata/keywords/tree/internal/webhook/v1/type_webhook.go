@@ -62,7 +62,7 @@ var _ admission.Validator[*langv1.Type] = &TypeValidator{}
 func (v *TypeValidator) ValidateCreate(_ context.Context, obj *langv1.Type) (admission.Warnings, error) {
 	typeObjLog.V(1).Info("Validating creation", "name", obj.GetName())
 
-	// TODO(user): check obj here, e.g. return nil, field.Invalid(...).ToAggregate() for a bad field.
+	// TODO(user): check obj here, e.g. return nil, field.ErrorList{field.Invalid(...)}.ToAggregate() for a bad field.
 	return nil, nil
 }
 

@@ -78,7 +78,7 @@ var _ admission.Validator[*ingressv1beta1.App] = &AppValidator{}
 func (v *AppValidator) ValidateCreate(_ context.Context, obj *ingressv1beta1.App) (admission.Warnings, error) {
 	appLog.V(1).Info("Validating creation", "name", obj.GetName())
 
-	// TODO(user): check obj here, e.g. return nil, field.Invalid(...).ToAggregate() for a bad field.
+	// TODO(user): check obj here, e.g. return nil, field.ErrorList{field.Invalid(...)}.ToAggregate() for a bad field.
 	return nil, nil
 }
 

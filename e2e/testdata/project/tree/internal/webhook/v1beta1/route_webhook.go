@@ -79,7 +79,7 @@ var _ admission.Validator[*ingressv1beta1.Route] = &RouteValidator{}
 func (v *RouteValidator) ValidateCreate(_ context.Context, obj *ingressv1beta1.Route) (admission.Warnings, error) {
 	routeLog.V(1).Info("Validating creation", "name", obj.GetName())
 
-	// TODO(user): check obj here, e.g. return nil, field.Invalid(...).ToAggregate() for a bad field.
+	// TODO(user): check obj here, e.g. return nil, field.ErrorList{field.Invalid(...)}.ToAggregate() for a bad field.
 	return nil, nil
 }
 

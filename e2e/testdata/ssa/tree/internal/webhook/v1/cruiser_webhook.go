@@ -78,7 +78,7 @@ var _ admission.Validator[*shipv1.Cruiser] = &CruiserValidator{}
 func (v *CruiserValidator) ValidateCreate(_ context.Context, obj *shipv1.Cruiser) (admission.Warnings, error) {
 	cruiserLog.V(1).Info("Validating creation", "name", obj.GetName())
 
-	// TODO(user): check obj here, e.g. return nil, field.Invalid(...).ToAggregate() for a bad field.
+	// TODO(user): check obj here, e.g. return nil, field.ErrorList{field.Invalid(...)}.ToAggregate() for a bad field.
 	return nil, nil
 }
 

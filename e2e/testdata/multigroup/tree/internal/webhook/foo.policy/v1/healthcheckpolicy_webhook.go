@@ -54,7 +54,7 @@ var _ admission.Validator[*foopolicyv1.HealthCheckPolicy] = &HealthCheckPolicyVa
 func (v *HealthCheckPolicyValidator) ValidateCreate(_ context.Context, obj *foopolicyv1.HealthCheckPolicy) (admission.Warnings, error) {
 	healthCheckPolicyLog.V(1).Info("Validating creation", "name", obj.GetName())
 
-	// TODO(user): check obj here, e.g. return nil, field.Invalid(...).ToAggregate() for a bad field.
+	// TODO(user): check obj here, e.g. return nil, field.ErrorList{field.Invalid(...)}.ToAggregate() for a bad field.
 	return nil, nil
 }
 

@@ -78,7 +78,7 @@ var _ admission.Validator[*seacreaturesv1beta1.Kraken] = &KrakenValidator{}
 func (v *KrakenValidator) ValidateCreate(_ context.Context, obj *seacreaturesv1beta1.Kraken) (admission.Warnings, error) {
 	krakenLog.V(1).Info("Validating creation", "name", obj.GetName())
 
-	// TODO(user): check obj here, e.g. return nil, field.Invalid(...).ToAggregate() for a bad field.
+	// TODO(user): check obj here, e.g. return nil, field.ErrorList{field.Invalid(...)}.ToAggregate() for a bad field.
 	return nil, nil
 }
 
