@@ -387,7 +387,7 @@ mod tests {
     /// The values the Rust layout's templates see besides the go/v4 ones (what
     /// `plugins::rust` puts in its contexts), for a template named `name`.
     fn add_rust_values(name: &str, json: &mut Json, core: bool) {
-        if !(name.starts_with("rust-") || name.starts_with("fragments/rust/")) {
+        if !name.starts_with("rust/") {
             return;
         }
         let pins = handlebars::to_json(&crate::versions::pins().rust);
@@ -447,23 +447,22 @@ mod tests {
                     rendered += render_tree(tree, &rctx, |_| true).unwrap().len();
                 }
                 let mut rust = handlebars::to_json(&rctx);
-                add_rust_values("rust-api", &mut rust, core);
+                add_rust_values("rust/api", &mut rust, core);
                 for tree in [
-                    "rust-init",
-                    "rust-api",
-                    "rust-controller",
-                    "rust-webhook",
-                    "rust-conversion",
+                    "rust/init",
+                    "rust/api",
+                    "rust/controller",
+                    "rust/webhook",
+                    "rust/conversion",
                 ] {
                     rendered += render_tree(tree, &rust, |_| true).unwrap().len();
                 }
                 for f in all_files() {
                     let name = f.path().to_string_lossy();
-                    if let Some(stem) = name
-                        .strip_prefix("fragments/")
-                        .and(name.strip_suffix(".hbs"))
-                    {
-                        let out = if stem.starts_with("fragments/rust/") {
+                    let fragment =
+                        name.starts_with("fragments/") || name.starts_with("rust/fragments/");
+                    if let Some(stem) = name.strip_suffix(".hbs").filter(|_| fragment) {
+                        let out = if stem.starts_with("rust/fragments/") {
                             render(stem, &rust)
                         } else {
                             render(stem, &rctx)

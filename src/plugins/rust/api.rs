@@ -239,7 +239,7 @@ pub fn plan_files(cx: &mut Cx, res: &ResolvedResource) -> Result<()> {
             };
             plan.create(f.path, f.content, policy);
         }
-        for f in templates::render_tree("rust-api", &ctx, |_| true)? {
+        for f in templates::render_tree("rust/api", &ctx, |_| true)? {
             let policy = if f.template.ends_with("mod.rs") {
                 IfExists::Skip
             } else {
@@ -262,12 +262,12 @@ pub fn plan_files(cx: &mut Cx, res: &ResolvedResource) -> Result<()> {
             ("src/api/mod.rs".to_string(), "crds", "api_crd"),
             (format!("{version_dir}/mod.rs"), "kinds", "api_kind"),
         ] {
-            let text = templates::render(&format!("fragments/rust/{fragment}.rs"), &ctx)?;
+            let text = templates::render(&format!("rust/fragments/{fragment}.rs"), &ctx)?;
             plan.above_marker(file, marker, vec![text]);
         }
     }
     if res.do_controller {
-        for f in templates::render_tree("rust-controller", &ctx, |t| {
+        for f in templates::render_tree("rust/controller", &ctx, |t| {
             // The integration test needs a kind whose CRD the project installs.
             !t.starts_with("tests/") || !res.core
         })? {
@@ -283,7 +283,7 @@ pub fn plan_files(cx: &mut Cx, res: &ResolvedResource) -> Result<()> {
             ("controllers", "controller_run"),
             ("rbac", "controller_rbac"),
         ] {
-            let text = templates::render(&format!("fragments/rust/{fragment}.rs"), &ctx)?;
+            let text = templates::render(&format!("rust/fragments/{fragment}.rs"), &ctx)?;
             plan.above_marker("src/controllers/mod.rs", marker, vec![text]);
         }
         // config/rbac/role.yaml as `make manifests` writes it with the new controller's rules:

@@ -1,5 +1,5 @@
 //! The Rust layout's `init`: a Cargo project with the manager, the manifests generator and the
-//! test harness (`rust-init`), beside go/v4's kustomize tree under config/.
+//! test harness (`rust/init`), beside go/v4's kustomize tree under config/.
 
 use super::context::{crate_name, RustProjectCtx};
 use super::rbac;
@@ -34,7 +34,7 @@ pub fn plan_files(cx: &mut Cx, boilerplate_file: Option<&str>) -> Result<()> {
     let ctx = RustProjectCtx::new(cx.project, boilerplate_file.map(String::from));
     let mut files =
         templates::render_tree("init", &ctx, |t| shared(t, boilerplate_file.is_some()))?;
-    files.extend(templates::render_tree("rust-init", &ctx, |_| true)?);
+    files.extend(templates::render_tree("rust/init", &ctx, |_| true)?);
     for mut f in files {
         // The RBAC the project's `make manifests` writes from the code, as it writes it: the
         // manager's rules (no controller yet) and leader election's.

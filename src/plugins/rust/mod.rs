@@ -2,8 +2,8 @@
 //! project (a manager binary, a manifests binary that writes the CRDs and RBAC from the Rust
 //! source, the envtest-style test harness) beside go/v4's kustomize tree; `create api` adds a
 //! kind's types module, its controller and their wiring above `+kubebuilder:scaffold:` markers.
-//! Its templates are the `rust-init`, `rust-api` and `rust-controller` trees and
-//! `fragments/rust/` of scaffolds/.
+//! Its templates are the `rust/init`, `rust/api`, `rust/controller`, `rust/webhook` and
+//! `rust/conversion` trees and `rust/fragments/` of scaffolds/ (with go/v4's trees for config/).
 
 use crate::error::usage;
 use crate::planning::api::ResolvedResource;

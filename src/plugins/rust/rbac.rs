@@ -269,7 +269,7 @@ rules:
                 })
                 .collect()
         };
-        let controller = text("rust-controller/src/controllers/{{controllerMod}}.rs.hbs");
+        let controller = text("rust/controller/src/controllers/{{controllerMod}}.rs.hbs");
         for core in [true, false] {
             for line in verbs(&controller_rules("g", "p", core)) {
                 assert!(
@@ -279,9 +279,9 @@ rules:
             }
         }
         for (template, rules) in [
-            ("rust-init/src/rbac.rs.hbs", manager_rules()),
+            ("rust/init/src/rbac.rs.hbs", manager_rules()),
             (
-                "rust-init/src/leader_election.rs.hbs",
+                "rust/init/src/leader_election.rs.hbs",
                 leader_election_rules(),
             ),
         ] {

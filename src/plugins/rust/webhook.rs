@@ -100,7 +100,7 @@ pub fn plan_files(cx: &mut Cx, hook: &ResolvedWebhook) -> Result<()> {
         IfExists::Error
     };
     if admission {
-        for f in templates::render_tree("rust-webhook", &ctx, |_| true)? {
+        for f in templates::render_tree("rust/webhook", &ctx, |_| true)? {
             plan.create(f.path, f.content, policy);
         }
         plan.update(
@@ -114,7 +114,7 @@ pub fn plan_files(cx: &mut Cx, hook: &ResolvedWebhook) -> Result<()> {
             ("webhook-routes", "webhook_routes"),
             ("webhook-configurations", "webhook_configurations"),
         ] {
-            let text = templates::render(&format!("fragments/rust/{fragment}.rs"), &ctx)?;
+            let text = templates::render(&format!("rust/fragments/{fragment}.rs"), &ctx)?;
             plan.above_marker("src/webhooks/mod.rs", marker, vec![text]);
         }
     }
@@ -182,7 +182,7 @@ fn conversion(
             })
             .collect(),
     };
-    for f in templates::render_tree("rust-conversion", &cctx, |_| true)? {
+    for f in templates::render_tree("rust/conversion", &cctx, |_| true)? {
         plan.create(f.path, f.content, policy);
     }
     plan.update(
@@ -192,7 +192,7 @@ fn conversion(
             line: format!("pub mod {};", cctx.conversion_mod),
         },
     );
-    let text = templates::render("fragments/rust/conversion.rs", &cctx)?;
+    let text = templates::render("rust/fragments/conversion.rs", &cctx)?;
     plan.above_marker("src/webhooks/mod.rs", "conversions", vec![text]);
     // go/v4's CRD patch (strategy Webhook, the Service's /convert) and CA injection.
     for f in templates::render_tree("webhook-conversion", &ctx.res, |t| t.starts_with("config/"))? {
