@@ -40,7 +40,7 @@ const API: &[&str] = &[
 
 #[test]
 fn init_records_the_chain_in_kubebuilders_canonical_keys() {
-    // What kubebuilder v4.15 records for the same --plugins values.
+    // What kubebuilder v4.16 records for the same --plugins values.
     for (flag, want) in [
         ("go/v4", vec!["go.kubebuilder.io/v4"]),
         ("go.kubebuilder.io/v4", vec!["go.kubebuilder.io/v4"]),
@@ -327,7 +327,7 @@ fn grafana_writes_kubebuilders_file_set_as_valid_json() {
     let d = t.path();
     init(d, &[]);
     ok(d, &["edit", "--plugins=grafana.kubebuilder.io/v1-alpha"]);
-    // The file set kubebuilder v4.15 writes for the same command.
+    // The file set kubebuilder v4.16 writes for the same command.
     assert_eq!(
         files_under(d, "grafana"),
         [
@@ -478,7 +478,7 @@ fn edit_namespaced_force_touches_the_files_kubebuilder_touches() {
             "--skip-post-steps",
         ],
     );
-    // What kubebuilder v4.15 changes for `edit --namespaced --force` in the same project, and back.
+    // What kubebuilder v4.16 changes for `edit --namespaced --force` in the same project, and back.
     let want = [
         "PROJECT",
         "config/manager/manager.yaml",
@@ -523,7 +523,7 @@ fn plugins_in_the_layout_run_with_later_commands_as_in_kubebuilder() {
         ["go.kubebuilder.io/v4", "grafana.kubebuilder.io/v1-alpha"]
     );
     assert!(!d.join("grafana").exists(), "grafana has no init step");
-    // kubebuilder v4.15 runs every plugin of the layout on `edit`: grafana writes its files.
+    // kubebuilder v4.16 runs every plugin of the layout on `edit`: grafana writes its files.
     ok(d, &["edit", "--multigroup"]);
     assert!(d.join("grafana/controller-runtime-metrics.json").is_file());
     assert!(project(d)["plugins"]["grafana.kubebuilder.io/v1-alpha"].is_mapping());
