@@ -19,6 +19,8 @@ pub struct Release {
 
 static R0_1_0: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/releases/0.1.0/scaffolds");
 static R0_2_0: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/releases/0.2.0/scaffolds");
+static R0_3_0: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/releases/0.3.0/scaffolds");
+static R0_4_0: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/releases/0.4.0/scaffolds");
 
 /// Earlier releases, oldest first. Adding one: copy `scaffolds/` and `versions.toml` of the
 /// release commit to `releases/<version>/` and list it here.
@@ -32,6 +34,16 @@ pub static RELEASES: &[Release] = &[
         version: "0.2.0",
         scaffolds: &R0_2_0,
         versions_toml: include_str!("../releases/0.2.0/versions.toml"),
+    },
+    Release {
+        version: "0.3.0",
+        scaffolds: &R0_3_0,
+        versions_toml: include_str!("../releases/0.3.0/versions.toml"),
+    },
+    Release {
+        version: "0.4.0",
+        scaffolds: &R0_4_0,
+        versions_toml: include_str!("../releases/0.4.0/versions.toml"),
     },
 ];
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# alpha update end to end (issues 10 and 21), for every earlier release (0.1.0 and 0.2.0):
+# alpha update end to end (issues 10, 21 and 33), for every earlier release (0.1.0 to 0.4.0):
 #
 #  1. Each release is reproduced exactly. opbuilder is built at the release commit (cached by
 #     commit in $E2E_CACHE/opbuilder-<commit>); for each golden command script of that commit,
@@ -8,12 +8,13 @@
 #     replays the same commands (C); B and C must be identical file by file.
 #  2. Upgrade: a project made by each release's binary (post-steps included) with user code,
 #     committed to git, is updated by `opbuilder alpha update`: from 0.1.0 the MyCronJob of
-#     docs/tutorial.md (plus a scaffolded v2 spoke and a conversion webhook), from 0.2.0 the App
-#     fixtures of e2e/fixtures/app. Conflicts are only in the user's own files; they are
-#     resolved in favour of the user's code. Then: the user code is still there, go.mod requires
+#     docs/tutorial.md (plus a scaffolded v2 spoke and a conversion webhook), from 0.2.0, 0.3.0
+#     and 0.4.0 the App fixtures of e2e/fixtures/app. Conflicts are only in the user's own files;
+#     they are resolved in favour of the user's code. Then: the user code is still there, go.mod requires
 #     the current controller-runtime, the template fixes arrived (0.1.0: the conversion CA
 #     injection renders <ns>/<project>-serving-cert in `kubectl kustomize config/default`;
-#     0.2.0: the manager takes --webhook-port from the webhook patch), `make generate manifests
+#     0.2.0: the manager takes --webhook-port from the webhook patch; 0.3.0: the manager's
+#     /readyz checks the webhook server and .custom-gcl.yml arrives), `make generate manifests
 #     build test` passes on the envtest control plane, and `opbuilder alpha check` is clean (it
 #     was not before the update).
 #
@@ -26,7 +27,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 need_cmd git cargo go make kubectl flock
 
 # Each earlier release and the commit it was made from.
-RELEASES=(0.1.0:647f151 0.2.0:14a3679)
+RELEASES=(0.1.0:647f151 0.2.0:14a3679 0.3.0:cb18620 0.4.0:6e8ae6c)
 NEW=${OPBUILDER_BIN:-$OPBUILDER_TARGET_DIR/debug/opbuilder}
 [[ -x $NEW ]] || die "build opbuilder first (cargo build): $NEW"
 export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-1700000000}
@@ -130,6 +131,10 @@ RELEASE=0.1.0 OLD=${OLD_BIN[0.1.0]}
 same_as_release mycronjob "$work/mycronjob.commands"
 RELEASE=0.2.0 OLD=${OLD_BIN[0.2.0]}
 same_as_release app "$work/app.commands"
+RELEASE=0.3.0 OLD=${OLD_BIN[0.3.0]}
+same_as_release app-0.3.0 "$work/app.commands"
+RELEASE=0.4.0 OLD=${OLD_BIN[0.4.0]}
+same_as_release app-0.4.0 "$work/app.commands"
 
 # ---------------------------------------------------------------- 2. upgrade with user code
 export KUBEBUILDER_CONTROLPLANE_START_TIMEOUT=${KUBEBUILDER_CONTROLPLANE_START_TIMEOUT:-180s}
@@ -248,7 +253,7 @@ mycronjob_check() {
 
 app_code() {
 	cp -R "$OPBUILDER_ROOT/e2e/fixtures/app/." .
-	(cd "$OPBUILDER_ROOT/e2e/fixtures/app" && find . -type f | sed 's|^\./||') >"$work/app-user-files"
+	(cd "$OPBUILDER_ROOT/e2e/fixtures/app" && find . -type f | sed 's|^\./||') >"$work/$name-user-files"
 }
 
 app_check() {
@@ -261,9 +266,28 @@ app_check() {
 	log_info "app: user code kept"
 }
 
+app_0_3_0_code() {
+	app_code
+	! grep -q 'StartedChecker' cmd/main.go || fail "app-0.3.0: the 0.3.0 project already checks the webhook server; the check below would prove nothing"
+	[[ ! -e .custom-gcl.yml ]] || fail "app-0.3.0: the 0.3.0 project already has .custom-gcl.yml"
+}
+
+app_0_3_0_check() {
+	app_check
+	# Template changes since 0.3.0 that must arrive in files the user did not touch.
+	grep -q 'mgr.AddReadyzCheck("webhook-server", mgr.GetWebhookServer().StartedChecker())' cmd/main.go ||
+		fail "app-0.3.0: the manager's webhook readiness check did not arrive in cmd/main.go"
+	grep -q 'sigs.k8s.io/logtools' .custom-gcl.yml || fail "app-0.3.0: .custom-gcl.yml did not arrive"
+	log_info "app-0.3.0: user code kept; /readyz checks the webhook server; .custom-gcl.yml added"
+}
+
 RELEASE=0.1.0 OLD=${OLD_BIN[0.1.0]}
 upgrade mycronjob "$work/mycronjob.commands" mycronjob_code mycronjob_check
 RELEASE=0.2.0 OLD=${OLD_BIN[0.2.0]}
 upgrade app "$work/app.commands" app_code app_check
+RELEASE=0.3.0 OLD=${OLD_BIN[0.3.0]}
+upgrade app-0.3.0 "$work/app.commands" app_0_3_0_code app_0_3_0_check
+RELEASE=0.4.0 OLD=${OLD_BIN[0.4.0]}
+upgrade app-0.4.0 "$work/app.commands" app_code app_check
 rm -rf "$work"
 log_info "alpha-update: all checks passed"
