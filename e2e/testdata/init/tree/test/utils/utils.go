@@ -162,9 +162,8 @@ func UncommentCode(filename, target, prefix string) error {
 		return fmt.Errorf("cannot read %s: %w", filename, err)
 	}
 
-	text := string(content)
-	idx := strings.Index(text, target)
-	if idx < 0 {
+	before, after, found := strings.Cut(string(content), target)
+	if !found {
 		return fmt.Errorf("%s does not contain the text to uncomment:\n%s", filename, target)
 	}
 
@@ -172,7 +171,7 @@ func UncommentCode(filename, target, prefix string) error {
 	for i, line := range lines {
 		lines[i] = strings.TrimPrefix(line, prefix)
 	}
-	updated := text[:idx] + strings.Join(lines, "\n") + text[idx+len(target):]
+	updated := before + strings.Join(lines, "\n") + after
 
 	info, err := os.Stat(filename)
 	if err != nil {
