@@ -66,7 +66,8 @@ lease=$(sed -n 's/^const LEADER_ELECTION_ID: &str = "\(.*\)";$/\1/p' src/main.rs
 
 "$scripts/control-plane.sh" start "$cp_dir"
 eval "$("$scripts/control-plane.sh" env "$cp_dir")"
-apiserver=$(<"$cp_dir/kube-apiserver.pid")
+# The pid file holds "PID BINARY" (daemons.sh): the PID alone.
+read -r apiserver _ <"$cp_dir/kube-apiserver.pid"
 
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 fail() {
