@@ -39,6 +39,17 @@
 #    commit did before, waits for all of the other process's data). Paired, the order
 #    alternating; the ratio is taken per pair.
 #
+# 8. The inner loop (section "innerloop", not in the default list: it needs root and the e2e node
+#    of e2e/scripts/cluster.sh, which it starts and stops, waiting for the machine's node lock):
+#    for a go/v4 project and a Rust-layout one, each a kind with a controller, on the node: the
+#    cold image (`make docker-build` after `docker builder prune -af`, which empties BuildKit's
+#    layer cache and cache mounts and keeps the base images), then INNERLOOP_REPS (default 3)
+#    times: one edit of the controller, and from it `make docker-build`, `cluster.sh load` (what
+#    `kind load docker-image` does), `make deploy`, until the pod whose template carries the new
+#    image ID is Ready. Medians, with each step's. The host's cargo builds as the e2e tests do
+#    (use_rust_target: a shared target directory, no debug info) for the Rust layout's
+#    `make manifests`; the image builds use the projects' own Dockerfiles, unchanged.
+#
 # BENCH_SECTIONS picks sections (default "paired floor durability alone wait rust neighbour"),
 # e.g. `BENCH_SECTIONS=wait bash e2e/bench.sh`. BENCH_OPBUILDER=PATH benchmarks that opbuilder
 # binary instead of building this checkout (to compare two versions).
@@ -348,6 +359,113 @@ if want rust; then
 		awk -v t=$((t3 - t2)) 'BEGIN { printf "| %-58s | %10.1f s |\n", "cargo build after one more create api (goal: 20 s)", t / 1e9 }'
 		awk -v b="$size" 'BEGIN { printf "\nthe manager (debug): %.1f MB\n", b / 1e6 }'
 	)
+fi
+
+# The inner loop on the e2e node: edit -> image -> pod Ready, for both layouts.
+if want innerloop; then
+(
+	# shellcheck source-path=SCRIPTDIR source=scripts/lib.sh
+	source "$root/e2e/scripts/lib.sh"
+	((EUID == 0)) || die "the innerloop section needs root (it starts the e2e node)"
+	cs="$root/e2e/scripts/cluster.sh"
+	node="$work/node"
+	reps=${INNERLOOP_REPS:-3}
+	trap '"$cs" stop "$node" >"$work/node-stop.log" 2>&1 || cat "$work/node-stop.log" >&2' EXIT
+	"$cs" start "$node" >"$work/node-start.log" 2>&1 || {
+		tail -n 40 "$work/node-start.log" >&2
+		die "cluster.sh start failed"
+	}
+	eval "$("$cs" env "$node")"
+	use_rust_target
+	k() { "$(k8s_bin_dir)/kubectl" --kubeconfig "$node/kubeconfig" --request-timeout=30s "$@"; }
+	now() { date +%s%N; }
+	secs() { awk -v n="$1" 'BEGIN { printf "%.1f s", n / 1e9 }'; }
+
+	# ready_with ID NS: a pod of the manager whose template carried image ID is Ready.
+	ready_with() {
+		k -n "$2" get pods -l control-plane=controller-manager -o \
+			'jsonpath={range .items[*]}{.metadata.annotations.opbuilder\.io/image-id} {.status.conditions[?(@.type=="Ready")].status}{"\n"}{end}' |
+			grep -qx "$1 True"
+	}
+
+	# layout NAME: the numbers of one layout, as table rows.
+	layout() {
+		local name=$1 dir="$work/innerloop/bench$1" img="example.com/bench$1:dev" ns="bench$1-system" i id
+		local t0 t1 t2 t3 t4 cold size
+		mkdir -p "$dir"
+		cd "$dir"
+		{
+			case $name in
+			go)
+				"$op" init --domain example.com --repo example.com/benchgo --project-name benchgo
+				"$op" create api --group ship --version v1 --kind Frigate --resource --controller
+				edit() { sed -i -E "s/\"Reconciling[^\"]*\"/\"Reconciling (edit $1)\"/" internal/controller/frigate_controller.go; }
+				;;
+			rust)
+				"$op" init --plugins=rust.opbuilder.io/v1-alpha --domain example.com --project-name benchrust
+				"$op" create api --group ship --version v1 --kind Frigate --resource --controller
+				edit() { sed -i -E "s/\"the Frigate is reconciled[^\"]*\"/\"the Frigate is reconciled (edit $1)\"/" src/controllers/frigate.rs; }
+				;;
+			esac
+			"$root/e2e/scripts/seed-tools.sh" "$dir"
+			make manifests
+		} >"$work/innerloop-$name.log" 2>&1 || { tail -n 30 "$work/innerloop-$name.log" >&2; die "$name: the project could not be made"; }
+		run() { "$@" >>"$work/innerloop-$name.log" 2>&1 || { tail -n 30 "$work/innerloop-$name.log" >&2; die "$name: $* failed"; }; }
+		docker builder prune -af >/dev/null
+		t0=$(now)
+		run make docker-build IMG="$img"
+		cold=$(($(now) - t0))
+		size=$(docker image inspect -f '{{ .Size }}' "$img")
+		run "$cs" load "$node" "$img"
+		run make deploy IMG="$img"
+		wait_for 300 "the $name manager" ready_with "$(docker image inspect -f '{{ .Id }}' "$img")" "$ns" ||
+			die "$name: the first deploy did not become Ready"
+		: >"$work/il-$name.build" && : >"$work/il-$name.load" && : >"$work/il-$name.deploy"
+		: >"$work/il-$name.ready" && : >"$work/il-$name.total"
+		for ((i = 1; i <= reps; i++)); do
+			t0=$(now)
+			edit "$i"
+			run make docker-build IMG="$img"
+			t1=$(now)
+			run "$cs" load "$node" "$img"
+			t2=$(now)
+			run make deploy IMG="$img"
+			t3=$(now)
+			id=$(docker image inspect -f '{{ .Id }}' "$img")
+			until ready_with "$id" "$ns"; do
+				(($(now) - t3 < 300 * 1000000000)) || die "$name: edit $i did not become Ready"
+				sleep 0.2
+			done
+			t4=$(now)
+			echo $((t1 - t0)) >>"$work/il-$name.build"
+			echo $((t2 - t1)) >>"$work/il-$name.load"
+			echo $((t3 - t2)) >>"$work/il-$name.deploy"
+			echo $((t4 - t3)) >>"$work/il-$name.ready"
+			echo $((t4 - t0)) >>"$work/il-$name.total"
+			printf '  %s, edit %d: image %s, load %s, deploy %s, to Ready %s: %s (load %s)\n' "$name" "$i" \
+				"$(secs $((t1 - t0)))" "$(secs $((t2 - t1)))" "$(secs $((t3 - t2)))" "$(secs $((t4 - t3)))" \
+				"$(secs $((t4 - t0)))" "$(cut -d' ' -f1-3 /proc/loadavg)" >&2
+		done
+		run make undeploy
+		printf '| %-8s | %9s | %8s | %10s | %10s | %10s | %10s | %10s | %14s |\n' "$name" \
+			"$(awk -v b="$size" 'BEGIN { printf "%.1f MB", b / 1e6 }')" "$(secs "$cold")" \
+			"$(secs "$(median <"$work/il-$name.build")")" "$(secs "$(median <"$work/il-$name.load")")" \
+			"$(secs "$(median <"$work/il-$name.deploy")")" "$(secs "$(median <"$work/il-$name.ready")")" \
+			"$(secs "$(median <"$work/il-$name.total")")" "${goal[$name]}"
+	}
+	declare -A goal=([go]="30 s" [rust]="45 s")
+	echo
+	echo "The inner loop on the e2e node, $reps edits per layout, medians (load $(cut -d' ' -f1-3 /proc/loadavg)):"
+	echo "cold image after docker builder prune -af; after an edit: make docker-build, cluster.sh load,"
+	echo "make deploy, and until the pod with the new image ID is Ready."
+	echo
+	printf '| %-8s | %9s | %8s | %10s | %10s | %10s | %10s | %10s | %14s |\n' layout image cold "edit: image" load deploy "to Ready" "edit -> Ready" "goal"
+	printf '|%s|%s|%s|%s|%s|%s|%s|%s|%s|\n' "$(printf -- '-%.0s' {1..10})" "$(printf -- '-%.0s' {1..11})" \
+		"$(printf -- '-%.0s' {1..10})" "$(printf -- '-%.0s' {1..12})" "$(printf -- '-%.0s' {1..12})" \
+		"$(printf -- '-%.0s' {1..12})" "$(printf -- '-%.0s' {1..12})" "$(printf -- '-%.0s' {1..12})" "$(printf -- '-%.0s' {1..16})"
+	for l in ${INNERLOOP_LAYOUTS:-go rust}; do layout "$l"; done
+	echo "(load at the end: $(cut -d' ' -f1-3 /proc/loadavg))"
+)
 fi
 
 # The noisy neighbour: `create api` right after another process left unsynced data behind.

@@ -11,6 +11,8 @@
 //   - the Helm chart of the helm plugin (dist/chart): its file set, its values.yaml keys, and
 //     `helm template` of both charts (helm from $OPBUILDER_PARITY_HELM), with the default values
 //     and with every toggle on: the same object set, each object equal;
+//   - the Dockerfile by its instructions (continuation lines joined, runs of blanks made one,
+//     comments aside): an instruction only one of the two files has is a difference;
 //   - Go files by their declarations: package name, exported identifiers with their signatures,
 //     struct fields with their types and tags, and the +kubebuilder markers of the file;
 //   - the files matching an -exact glob (repeatable; `*` matches any text), byte for byte: what
@@ -243,6 +245,8 @@ func compareTrees(d *differ, kb, op string) {
 			compareYAMLFiles(d, f, kb, op, f, nil)
 		case strings.HasSuffix(f, ".go"):
 			compareGo(d, kb, op, f)
+		case f == "Dockerfile":
+			compareDockerfile(d, kb, op, f)
 		}
 	}
 	for _, k := range []string{"config/default", "config/crd", "config/rbac", "config/samples"} {
@@ -292,6 +296,62 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// ---- Dockerfile
+
+// dockerInstructions reads a Dockerfile as its instructions: comment lines dropped, continuation
+// lines joined, each run of blanks made one space.
+func dockerInstructions(path string) ([]string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	cur := ""
+	for _, line := range strings.Split(string(data), "\n") {
+		t := strings.TrimSpace(line)
+		if strings.HasPrefix(t, "#") || (t == "" && cur == "") {
+			continue
+		}
+		if strings.HasSuffix(t, "\\") {
+			cur += strings.TrimSuffix(t, "\\") + " "
+			continue
+		}
+		if i := strings.Join(strings.Fields(cur+t), " "); i != "" {
+			out = append(out, i)
+		}
+		cur = ""
+	}
+	return out, nil
+}
+
+// compareDockerfile reports each instruction that only one of the two Dockerfiles has.
+func compareDockerfile(d *differ, kb, op, rel string) {
+	a, errA := dockerInstructions(filepath.Join(kb, rel))
+	b, errB := dockerInstructions(filepath.Join(op, rel))
+	if errA != nil || errB != nil {
+		d.add(rel, "cannot read: %v %v", errA, errB)
+		return
+	}
+	count := func(l []string) map[string]int {
+		m := map[string]int{}
+		for _, i := range l {
+			m[i]++
+		}
+		return m
+	}
+	ca, cb := count(a), count(b)
+	for _, i := range a {
+		if cb[i] == 0 {
+			d.add(rel+": only in kubebuilder: "+i, "opbuilder's %s has no instruction %q", rel, i)
+		}
+	}
+	for _, i := range b {
+		if ca[i] == 0 {
+			d.add(rel+": only in opbuilder: "+i, "kubebuilder's %s has no instruction %q", rel, i)
+		}
+	}
 }
 
 // ---- YAML

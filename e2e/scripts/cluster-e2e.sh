@@ -17,8 +17,12 @@
 #      the local registry): 200 to a token bound to the metrics-reader ClusterRole, 403 to a
 #      token without it, 401 without a token;
 #   6. two replicas with leader election: exactly one holds the Lease;
-#   7. `make undeploy` leaves none of the project's objects;
-#   8. cluster.sh stop: the host's state (processes, mounts, iptables, interfaces, CNI files, lo
+#   7. the inner loop (check_rebuild_rolls_out_same_tag): after an edit of the controller, its own
+#      `make docker-build` under the same tag, `cluster.sh load`, `make deploy`: a new pod with the
+#      new image ID in its template becomes Ready and runs the new code; `make deploy` of an image
+#      the container engine does not have deploys it by name, without the annotation;
+#   8. `make undeploy` leaves none of the project's objects;
+#   9. cluster.sh stop: the host's state (processes, mounts, iptables, interfaces, CNI files, lo
 #      addresses, sysctls) is what it was before the node started.
 #
 # Usage: cluster-e2e.sh     Environment: OPBUILDER_BIN, OPBUILDER_E2E_CACHE, CLUSTER_KEEP=1 (keep
@@ -92,6 +96,59 @@ sa=$name-controller-manager
 img=example.com/$name:v0.0.1
 k() { "$(k8s_bin_dir)/kubectl" --kubeconfig "$node/kubeconfig" --request-timeout=30s "$@"; }
 
+# ---------------------------------------------------------------- the inner loop (issue 36)
+
+# check_rebuild_rolls_out_same_tag DIR IMG NS DEPLOYMENT EDIT PROOF: what a user repeats all day,
+# in a project already deployed with `make deploy IMG=IMG`: the Deployment's pod template carries
+# the image ID of IMG (opbuilder.io/image-id); EDIT (a command run in DIR) changes the code; the
+# project's own `make docker-build IMG=IMG` (the same tag), `cluster.sh load`, `make deploy
+# IMG=IMG`; then the template carries the new image ID, a new pod replaces the old one and becomes
+# Ready, and PROOF (a function of this script, polled up to 120 s) sees the new code at work. Last, `make deploy`
+# of an image the container engine does not have deploys it by name without the annotation (its
+# output is read, not applied). Shared by the projects of this stage: give it the Rust layout's.
+check_rebuild_rolls_out_same_tag() {
+	local dir=$1 img=$2 ns=$3 deploy=$4 edit=$5 proof=$6 old_id new_id old_pods p new_pod t=$SECONDS
+	local annotation='{.spec.template.metadata.annotations.opbuilder\.io/image-id}'
+	old_id=$(docker image inspect -f '{{ .Id }}' "$img")
+	[[ $(k -n "$ns" get deployment "$deploy" -o "jsonpath=$annotation") == "$old_id" ]] ||
+		fail "make deploy did not put the image ID of $img ($old_id) into the pod template: $(k -n "$ns" get deployment "$deploy" -o "jsonpath=$annotation")"
+	old_pods=" $(k -n "$ns" get pods -l control-plane=controller-manager -o 'jsonpath={.items[*].metadata.name}') "
+	(cd "$dir" && bash -c "$edit") || fail "the edit of the inner loop failed: $edit"
+	timed "make docker-build IMG=$img after an edit (same tag)" make -C "$dir" docker-build IMG="$img"
+	new_id=$(docker image inspect -f '{{ .Id }}' "$img")
+	[[ $new_id != "$old_id" ]] || fail "the edit did not change the image $img"
+	timed "cluster.sh load $img (rebuilt)" "$here/cluster.sh" load "$node" "$img"
+	timed "make deploy IMG=$img (same tag)" make -C "$dir" deploy IMG="$img"
+	[[ $(k -n "$ns" get deployment "$deploy" -o "jsonpath=$annotation") == "$new_id" ]] ||
+		fail "make deploy did not put the new image ID ($new_id) into the pod template"
+	k -n "$ns" rollout status "deployment/$deploy" --timeout=180s >>"$work/stage.log" 2>&1 ||
+		fail "the rebuilt image did not roll out: $(k -n "$ns" get pods -o wide 2>&1)"
+	only_new_pods() {
+		local names
+		names=$(k -n "$ns" get pods -l control-plane=controller-manager -o 'jsonpath={.items[*].metadata.name}')
+		[[ -n $names ]] || return 1
+		for p in $names; do [[ $old_pods != *" $p "* ]] || return 1; done
+	}
+	wait_for 120 "the old manager pod to be gone" only_new_pods || fail "the old manager pod is still there"
+	new_pod=$(k -n "$ns" get pods -l control-plane=controller-manager -o 'jsonpath={.items[0].metadata.name}')
+	[[ $(k -n "$ns" get pod "$new_pod" -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}') == True ]] ||
+		fail "the new pod $new_pod is not Ready"
+	wait_for 120 "the new code at work" "$proof" || fail "the new pod $new_pod does not run the new code ($proof)"
+	timings+=("$(printf '%-52s %s' "edit, docker-build, load, deploy, new pod Ready" "$(fmt_duration $((SECONDS - t)))")")
+	ok "after an edit, make docker-build and make deploy under the same tag $img: a new pod $new_pod (image ${new_id:0:19}) Ready, running the new code"
+
+	printf '#!/bin/sh\ncat >%q\n' "$work/deploy-by-name.yaml" >"$work/kubectl-print"
+	chmod +x "$work/kubectl-print"
+	make -C "$dir" deploy IMG=example.com/never-built:v9 KUBECTL="$work/kubectl-print" >"$work/deploy-by-name.log" 2>&1 ||
+		fail "make deploy of an image never built failed: $(cat "$work/deploy-by-name.log")"
+	(cd "$dir/config/manager" && "$dir/bin/kustomize" edit set image controller="$img")
+	grep -q 'has no image example.com/never-built:v9: deploying it by name' "$work/deploy-by-name.log" ||
+		fail "make deploy did not say it deploys an image it does not have by name: $(cat "$work/deploy-by-name.log")"
+	grep -q 'image: example.com/never-built:v9$' "$work/deploy-by-name.yaml" && ! grep -q 'opbuilder.io/image-id' "$work/deploy-by-name.yaml" ||
+		fail "make deploy of an image never built did not deploy it by name without the annotation"
+	ok "make deploy of an image the container engine does not have deploys it by name, without the annotation"
+}
+
 # ---------------------------------------------------------------- the node
 
 timed "cluster.sh start (builds what is missing)" "$here/cluster.sh" start "$node"
@@ -160,6 +217,11 @@ EOF
 timed "make build (generate, manifests, vet, compile)" make build
 ok "project built with the user code"
 
+# Test infrastructure, not the project: BuildKit's Go caches filled from the host's (the modules
+# and packages `make build` just used), so CI does not compile controller-runtime a second time in
+# the container. The generated Dockerfile is used as it is.
+timed "seed the Dockerfile's Go cache mounts from the host (seed-go-build-cache.sh)" \
+	"$here/seed-go-build-cache.sh" "$proj"
 timed "make docker-build IMG=$img" make docker-build IMG="$img"
 docker image inspect "$img" >/dev/null || fail "make docker-build made no image $img"
 ok "image $img built from the generated Dockerfile ($(docker image inspect -f '{{ .Size }}' "$img" | awk '{ printf "%.1f MB", $1 / 1e6 }'))"
@@ -262,6 +324,15 @@ for l in "Applying defaults" "Validating creation" "Reconciling"; do
 	grep -q "$l" <<<"$logs" || fail "the manager's log lacks \"$l\""
 done
 ok "the controller set Available=Reconciled; the manager logged the defaulting, validation and reconcile calls"
+
+# ---------------------------------------------------------------- the inner loop
+
+rebuilt_condition() {
+	[[ $(k get ships.v1.ops.example.com defaulted -o 'jsonpath={.status.conditions[?(@.type=="Available")].message}') == "seen by the rebuilt manager" ]]
+}
+check_rebuild_rolls_out_same_tag "$proj" "$img" "$ns" "$name-controller-manager" \
+	"sed -i 's/seen by the manager/seen by the rebuilt manager/' internal/controller/ship_controller.go" \
+	rebuilt_condition
 
 # ---------------------------------------------------------------- metrics from a curl pod
 
