@@ -22,6 +22,7 @@
 #      new image ID in its template becomes Ready and runs the new code; `make deploy` of an image
 #      the container engine does not have deploys it by name, without the annotation;
 #   8. `make undeploy` leaves none of the project's objects;
+#   then, on the same node, the projects of cluster-projects.sh (each a function; see there);
 #   9. cluster.sh stop: the host's state (processes, mounts, iptables, interfaces, CNI files, lo
 #      addresses, sysctls) is what it was before the node started.
 #
@@ -31,8 +32,10 @@ set -euo pipefail
 
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# shellcheck source-path=SCRIPTDIR source=cluster-projects.sh
+source "$(dirname "${BASH_SOURCE[0]}")/cluster-projects.sh"
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-need_cmd go make curl python3
+need_cmd go cargo make curl python3
 opbuilder=${OPBUILDER_BIN:-$OPBUILDER_TARGET_DIR/debug/opbuilder}
 [[ -x $opbuilder ]] || die "opbuilder binary not found at $opbuilder (cargo build first)"
 
@@ -234,9 +237,7 @@ timed "make deploy IMG=$img" make deploy IMG="$img"
 
 # ---------------------------------------------------------------- the manager, its certificate
 
-deploy_available() {
-	[[ $(k -n "$ns" get deployment "$name-controller-manager" -o 'jsonpath={.status.availableReplicas}') == "${1:-1}" ]]
-}
+deploy_available() { deploy_available_in "$ns" "$name-controller-manager" "${1:-1}"; }
 ca_injected() { # KIND NAME JSONPATH
 	[[ -n $(k get "$1" "$2" -o "jsonpath=$3") ]]
 }
@@ -337,22 +338,8 @@ check_rebuild_rolls_out_same_tag "$proj" "$img" "$ns" "$name-controller-manager"
 # ---------------------------------------------------------------- metrics from a curl pod
 
 metrics_svc=$name-controller-manager-metrics-service
-# scrape NAME TOKEN: a curl pod as the generated test/e2e runs it; prints its output.
-scrape() {
-	local pod=$1 token=$2 auth=""
-	[[ -z $token ]] || auth="-H 'Authorization: Bearer $token'"
-	k -n "$ns" run "$pod" --restart=Never --image=curlimages/curl:latest --overrides "$(
-		python3 -c 'import json, sys; print(json.dumps({"spec": {"containers": [{"name": "curl",
-			"image": "curlimages/curl:latest", "command": ["/bin/sh", "-c"], "args": [sys.argv[1]],
-			"securityContext": {"allowPrivilegeEscalation": False, "readOnlyRootFilesystem": True,
-			"runAsNonRoot": True, "runAsUser": 1000, "capabilities": {"drop": ["ALL"]},
-			"seccompProfile": {"type": "RuntimeDefault"}}}]}}))' \
-			"curl -v -k $auth https://$metrics_svc.$ns.svc.cluster.local:8443/metrics"
-	)" >/dev/null
-	done_() { [[ $(k -n "$ns" get pod "$pod" -o 'jsonpath={.status.phase}') =~ ^(Succeeded|Failed)$ ]]; }
-	wait_for 180 "pod $pod to complete" done_ || fail "pod $pod did not complete: $(k -n "$ns" describe pod "$pod" | tail -n 15)"
-	k -n "$ns" logs "$pod"
-}
+# scrape NAME TOKEN: the metrics from a curl pod NAME (cluster-projects.sh); prints its output.
+scrape() { scrape_metrics "$ns" "$metrics_svc" "$1" "$2"; }
 t=$SECONDS
 k create clusterrolebinding "$name-metrics-binding" --clusterrole="$name-metrics-reader" \
 	--serviceaccount="$ns:$sa" >/dev/null
@@ -408,6 +395,10 @@ no_leftovers() { [[ -z $(leftovers) ]]; }
 wait_for 180 "make undeploy to remove everything" no_leftovers || true
 [[ -z $(leftovers) ]] || fail "make undeploy left: $(leftovers | xargs)"
 ok "make undeploy removed the namespace, the CRD, the cluster roles and bindings and the webhook configurations"
+
+# ---------------------------------------------------------------- the other projects (cluster-projects.sh)
+
+cluster_test_e2e "$proj"
 
 # ---------------------------------------------------------------- stop: nothing left behind
 
