@@ -40,7 +40,11 @@ pub fn run(root: &Path, args: &InitArgs) -> Result<()> {
         &plan,
         args.dry_run,
         "init",
-        &if project.layout.iter().any(|k| k == plugins::rust::KEY) {
+        &if project
+            .layout
+            .iter()
+            .any(|k| crate::project::is_rust_layout(k))
+        {
             format!(
                 "Scaffolded project {:?} (a Cargo package, Rust on kube-rs):",
                 project.project_name

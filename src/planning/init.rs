@@ -261,7 +261,7 @@ pub fn new_project(
             return Err(usage(format!(
                 "--repo {r:?}: --repo names a Go module, and the Rust layout has none (its Cargo package is named \
                  after --project-name); leave --repo out, for example: opbuilder init \
-                 --plugins=rust.opbuilder.io/v1-alpha --domain example.com --project-name guestbook"
+                 --plugins=rust.opbuilder.io/v1-beta --domain example.com --project-name guestbook"
             )))
         }
         None if !go_module => String::new(),
