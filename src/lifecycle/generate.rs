@@ -565,11 +565,20 @@ fn generate_cmd(cwd_root: impl FnOnce() -> Result<PathBuf>, args: &GenerateArgs)
     let generated = generate(&input, output)?;
     report(&generated.done);
     report_not_run(&generated.not_run);
+    let rust = Project::load(output)
+        .map(|p| p.layout.iter().any(|k| project::is_rust_layout(k)))
+        .unwrap_or(false);
     outln!(
-        "\nGenerated the project of {} in {}. Copy your code over (the types' fields, the Reconcile \
-         bodies, webhook logic), then run `go mod tidy` and `make generate manifests` there.",
+        "\nGenerated the project of {} in {}. Copy your code over (the types' fields, the {} \
+         bodies, webhook logic), then run {} there.",
         input.display(),
-        output.display()
+        output.display(),
+        if rust { "reconcile" } else { "Reconcile" },
+        if rust {
+            "`make manifests`"
+        } else {
+            "`go mod tidy` and `make generate manifests`"
+        }
     );
     Ok(())
 }

@@ -431,9 +431,14 @@ pub fn run_update(root: &Path, args: &UpdateArgs) -> Result<()> {
     summary(&o, false);
     let c = conflicts(&o);
     if !c.is_empty() {
+        let make = if o.layout.iter().any(|k| project::is_rust_layout(k)) {
+            "make manifests"
+        } else {
+            "make generate manifests"
+        };
         bail!(
             "{} file(s) have conflicts (marked <<<<<<< yours / ======= / >>>>>>> {}): resolve them, then run \
-             `make generate manifests` and your tests",
+             `{make}` and your tests",
             c.len(),
             format_args!("opbuilder {} templates", o.to)
         );
