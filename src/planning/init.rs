@@ -52,7 +52,7 @@ pub struct InitArgs {
     /// Do not check that the installed Go is recent enough
     #[arg(long)]
     pub skip_go_version_check: bool,
-    /// Do not run `go mod tidy` after writing the files
+    /// Do not run `go mod tidy` (`cargo generate-lockfile` for the Rust layout) after writing the files
     #[arg(long)]
     pub skip_post_steps: bool,
     /// Show what would be written, write nothing
