@@ -142,7 +142,7 @@ same_as_release app-0.3.0 "$work/app.commands"
 RELEASE=0.4.0 OLD=${OLD_BIN[0.4.0]}
 same_as_release app-0.4.0 "$work/app.commands"
 cat >"$work/rust-app.commands" <<'EOF'
-opbuilder init --plugins=rust.opbuilder.io/v1-alpha --domain example.com --project-name app-operator
+opbuilder init --plugins=rust.opbuilder.io/v1-alpha --domain example.com --project-name app-upgrade
 opbuilder create api --group ingress --version v1beta1 --kind App --resource --controller
 opbuilder create webhook --group ingress --version v1beta1 --kind App --defaulting --programmatic-validation
 EOF
@@ -312,7 +312,11 @@ upgrade_rust() {
 	: >"$work/$name-user-files"
 	for f in src/api/ingress/v1beta1/app.rs src/controllers/app.rs tests/app_controller_test.rs \
 		src/webhooks/ingress_v1beta1_app.rs tests/ingress_v1beta1_app_webhook_test.rs config/samples/ingress_v1beta1_app.yaml; do
-		"$here/tutorial.sh" --rust --file "$f" >"$f" || fail "no block for $f in docs/rust-tutorial.md"
+		# The crate is app-upgrade, not the tutorial's app-operator: the Rust projects of the e2e
+		# tests share one cargo target directory, where two packages of one name and version
+		# (the tutorial's, built at the same time) would overwrite each other's artifacts.
+		"$here/tutorial.sh" --rust --file "$f" | sed 's/\bapp_operator\b/app_upgrade/g' >"$f" ||
+			fail "no block for $f in docs/rust-tutorial.md"
 		echo "$f" >>"$work/$name-user-files"
 	done
 	git init -q . && git add -A && git -c user.name=e2e -c user.email=e2e@example.invalid commit -qm "made by opbuilder $RELEASE"
