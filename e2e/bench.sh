@@ -340,7 +340,7 @@ if want rust; then
 	mkdir -p "$rust_dir"
 	(
 		cd "$rust_dir"
-		"$op" init --plugins=rust.opbuilder.io/v1-alpha --domain example.com --project-name bench >/dev/null
+		"$op" init --plugins=rust.opbuilder.io/v1-beta --domain example.com --project-name bench >/dev/null
 		"$op" create api --group ship --version v1 --kind Frigate --resource --controller >/dev/null
 		export CARGO_TARGET_DIR="$work/rust/target"
 		cargo fetch --quiet

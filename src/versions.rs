@@ -35,7 +35,7 @@ pub struct E2e {
     pub kubebuilder: String,
 }
 
-/// Crates and images written into projects of the Rust layout (rust.opbuilder.io/v1-alpha).
+/// Crates and images written into projects of the Rust layout (rust.opbuilder.io/v1-beta).
 /// Absent from the versions.toml of releases before 0.4.0 (empty strings then).
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(default, rename_all(serialize = "camelCase"))]

@@ -17,8 +17,14 @@
 #     /readyz checks the webhook server and .custom-gcl.yml arrives), `make generate manifests
 #     build test` passes on the envtest control plane, and `opbuilder alpha check` is clean (it
 #     was not before the update).
+#  3. Rust: a project of the Rust layout made by 0.4.0 (rust.opbuilder.io/v1-alpha) with the
+#     App of docs/rust-tutorial.md (a field added to the types, the controller and the webhooks
+#     written) is updated the same way: user code kept, PROJECT's layout moved to
+#     rust.opbuilder.io/v1-beta, `make manifests test` (cargo build, unit tests and the
+#     integration tests on the envtest control plane) passes, `alpha check` clean.
 #
-# Needs: git with the history of the release commit, cargo, go, make, kubectl.
+# Needs: git with the history of the release commit, cargo, go, make, kubectl (and crates.io or
+# a warm cargo cache for the Rust project).
 set -euo pipefail
 
 # shellcheck source-path=SCRIPTDIR source=lib.sh
@@ -135,6 +141,12 @@ RELEASE=0.3.0 OLD=${OLD_BIN[0.3.0]}
 same_as_release app-0.3.0 "$work/app.commands"
 RELEASE=0.4.0 OLD=${OLD_BIN[0.4.0]}
 same_as_release app-0.4.0 "$work/app.commands"
+cat >"$work/rust-app.commands" <<'EOF'
+opbuilder init --plugins=rust.opbuilder.io/v1-alpha --domain example.com --project-name app-upgrade
+opbuilder create api --group ingress --version v1beta1 --kind App --resource --controller
+opbuilder create webhook --group ingress --version v1beta1 --kind App --defaulting --programmatic-validation
+EOF
+same_as_release rust-app-0.4.0 "$work/rust-app.commands"
 
 # ---------------------------------------------------------------- 2. upgrade with user code
 export KUBEBUILDER_CONTROLPLANE_START_TIMEOUT=${KUBEBUILDER_CONTROLPLANE_START_TIMEOUT:-180s}
@@ -289,5 +301,72 @@ RELEASE=0.3.0 OLD=${OLD_BIN[0.3.0]}
 upgrade app-0.3.0 "$work/app.commands" app_0_3_0_code app_0_3_0_check
 RELEASE=0.4.0 OLD=${OLD_BIN[0.4.0]}
 upgrade app-0.4.0 "$work/app.commands" app_code app_check
+# ---------------------------------------------------------------- 3. a Rust project with user code
+# upgrade_rust NAME COMMANDS: a Rust project made by $OLD with the tutorial's App, updated.
+upgrade_rust() {
+	local name=$1 commands=$2 proj="$work/$1-project" f rc
+	log_info "$name: made by opbuilder $RELEASE, the App of docs/rust-tutorial.md added, committed"
+	run_script "$OLD" "$proj" "$commands"
+	cd "$proj"
+	grep -qx -- '- rust.opbuilder.io/v1-alpha' PROJECT || fail "$name: the $RELEASE project does not record rust.opbuilder.io/v1-alpha"
+	: >"$work/$name-user-files"
+	for f in src/api/ingress/v1beta1/app.rs src/controllers/app.rs tests/app_controller_test.rs \
+		src/webhooks/ingress_v1beta1_app.rs tests/ingress_v1beta1_app_webhook_test.rs config/samples/ingress_v1beta1_app.yaml; do
+		# The crate is app-upgrade, not the tutorial's app-operator: the Rust projects of the e2e
+		# tests share one cargo target directory, where two packages of one name and version
+		# (the tutorial's, built at the same time) would overwrite each other's artifacts.
+		"$here/tutorial.sh" --rust --file "$f" | sed 's/\bapp_operator\b/app_upgrade/g' >"$f" ||
+			fail "no block for $f in docs/rust-tutorial.md"
+		echo "$f" >>"$work/$name-user-files"
+	done
+	git init -q . && git add -A && git -c user.name=e2e -c user.email=e2e@example.invalid commit -qm "made by opbuilder $RELEASE"
+	local before
+	before=$(git rev-parse HEAD)
+	set +e
+	"$NEW" alpha check >"$work/$name-check-before.log" 2>&1
+	rc=$?
+	set -e
+	[[ $rc == 1 ]] || fail "$name: alpha check before the update exited $rc, want 1: $(cat "$work/$name-check-before.log")"
+	set +e
+	"$NEW" alpha update >"$work/$name-update.log" 2>&1
+	rc=$?
+	set -e
+	log_info "$name: alpha update exited $rc:"
+	sed 's/^/    /' "$work/$name-update.log" >&2
+	local conflicted
+	conflicted=$(grep -rl '^<<<<<<< yours$' --exclude-dir=target --exclude-dir=.git . | sed 's|^\./||' | sort || true)
+	if [[ -n $conflicted ]]; then
+		[[ $rc == 1 ]] || fail "$name: conflicts but exit $rc"
+		for f in $conflicted; do
+			grep -qxF "$f" "$work/$name-user-files" ||
+				fail "$name: conflict in $f, which the user did not write (the template-only files must merge cleanly)"
+			keep_yours "$f"
+		done
+	else
+		[[ $rc == 0 ]] || fail "$name: alpha update exited $rc without conflicts"
+	fi
+	grep -q "^cliVersion: $("$NEW" version | head -1 | cut -d' ' -f2)\$" PROJECT || fail "$name: PROJECT cliVersion not moved"
+	grep -qx -- '- rust.opbuilder.io/v1-beta' PROJECT ||
+		fail "$name: PROJECT's layout did not move to rust.opbuilder.io/v1-beta: $(grep -A2 '^layout' PROJECT)"
+	# The user's code is the user's (a conflict resolved for them is their code).
+	while read -r f; do
+		git diff --quiet "$before" -- "$f" || {
+			git diff "$before" -- "$f" | head -40 >&2
+			log_info "$name: $f merged with template changes (above)"
+		}
+	done <"$work/$name-user-files"
+	grep -q 'enable_ingress' src/api/ingress/v1beta1/app.rs || fail "$name: the user's field is gone"
+	grep -q 'layout `rust.opbuilder.io/v1-beta`' README.md || fail "$name: the README's template change did not arrive"
+	log_info "$name: make manifests test (cargo build, unit and integration tests)"
+	use_rust_target
+	"$OPBUILDER_ROOT/e2e/scripts/link-envtest.sh" "$proj"
+	make manifests test >"$work/$name-make.log" 2>&1 || fail "$name: make manifests test: $(tail -40 "$work/$name-make.log")"
+	"$NEW" alpha check >"$work/$name-check.log" 2>&1 || fail "$name: alpha check after the update: $(cat "$work/$name-check.log")"
+	log_info "PASS $name: updated $RELEASE -> current (rust.opbuilder.io/v1-alpha -> v1-beta), user code kept, make manifests test, alpha check clean"
+	cd "$work"
+}
+
+RELEASE=0.4.0 OLD=${OLD_BIN[0.4.0]}
+upgrade_rust rust-app-0.4.0 "$work/rust-app.commands"
 rm -rf "$work"
 log_info "alpha-update: all checks passed"

@@ -88,7 +88,7 @@ scaffold "$work/go" --repo example.com/guestbook --skip-post-steps
 	render go
 )
 log_info "Rust project: scaffold, make manifests"
-scaffold "$work/rust" --plugins=rust.opbuilder.io/v1-alpha
+scaffold "$work/rust" --plugins=rust.opbuilder.io/v1-beta
 (
 	cd "$work/rust"
 	use_rust_target

@@ -19,7 +19,7 @@ if [[ ${1:-} == --no-test ]]; then
 	shift
 fi
 [[ $# -eq 1 && -d $1 ]] || die "usage: $0 [--no-test] PROJECT_DIR"
-if grep -qx -- '- rust.opbuilder.io/v1-alpha' "$1/PROJECT" 2>/dev/null; then
+if grep -qx -- '- rust.opbuilder.io/v1-\(alpha\|beta\)' "$1/PROJECT" 2>/dev/null; then
 	# The Rust layout has its own checks.
 	if ((run_tests)); then
 		exec "$scripts/verify-rust-project.sh" "$1"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Prove a project of the Rust layout (rust.opbuilder.io/v1-alpha) works with the real tools:
+# Prove a project of the Rust layout (rust.opbuilder.io/v1-beta) works with the real tools:
 #   cargo fmt --check; make vet (clippy, warnings are errors); make manifests writes one CRD
 #   per kind with types in PROJECT, and leaves config/rbac/role.yaml and
 #   leader_election_role.yaml as opbuilder wrote them (the RBAC of the code); kubectl kustomize renders

@@ -35,12 +35,16 @@ pub fn run(root: &Path, args: &InitArgs) -> Result<()> {
             others.join(", ")
         );
     }
+    let rust = project
+        .layout
+        .iter()
+        .any(|k| crate::project::is_rust_layout(k));
     if !super::execute(
         root,
         &plan,
         args.dry_run,
         "init",
-        &if project.layout.iter().any(|k| k == plugins::rust::KEY) {
+        &if rust {
             format!(
                 "Scaffolded project {:?} (a Cargo package, Rust on kube-rs):",
                 project.project_name
@@ -58,6 +62,9 @@ pub fn run(root: &Path, args: &InitArgs) -> Result<()> {
     }
     if go && !args.skip_post_steps {
         post::run(root, &[Step::GoModTidy], true)?;
+    }
+    if rust && !args.skip_post_steps {
+        post::cargo_lockfile(root);
     }
     // What comes next, as the plugin that planned the files says it.
     if let Some(next) = &plan.next {

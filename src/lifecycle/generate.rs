@@ -65,9 +65,25 @@ fn is_layout_key(key: &str) -> bool {
         project::LAYOUT,
         project::BASE_GO,
         "kustomize.common.kubebuilder.io/v2",
-        project::RUST_LAYOUT,
     ]
     .contains(&key)
+        || project::is_rust_layout(key)
+}
+
+/// PROJECT's layout as the templates in use record it: the Rust layout's key is the one of
+/// those templates (v1-alpha for release 0.4.0's, v1-beta for later ones), whichever the
+/// project had, so that a v1-alpha project is carried to v1-beta and back to its own.
+pub fn layout_for_templates(layout: &[String]) -> Vec<String> {
+    layout
+        .iter()
+        .map(|k| {
+            if project::is_rust_layout(k) {
+                plugins::rust::key_for_templates().to_string()
+            } else {
+                k.clone()
+            }
+        })
+        .collect()
 }
 
 /// The commands that rebuild `project` (input boilerplate at `license_file`, if any), in order,
@@ -80,8 +96,7 @@ fn replay(project: &Project, license_file: Option<&Path>, skip: &[String]) -> Re
             copy_first: None,
         })
     };
-    let known: Vec<String> = project
-        .layout
+    let known: Vec<String> = layout_for_templates(&project.layout)
         .iter()
         .filter(|k| !skip.contains(k))
         .cloned()
@@ -444,7 +459,7 @@ pub fn generate(input: &Path, output: &Path) -> Result<Generated> {
     // Resources that have webhooks only join PROJECT in the webhook pass: put every entry back
     // at its place in the input's list; external plugins that could not run stay in the layout.
     let mut out = Project::load(output)?;
-    out.layout = project.layout.clone();
+    out.layout = layout_for_templates(&project.layout);
     let place = |r: &Resource| {
         project
             .resources
@@ -550,11 +565,20 @@ fn generate_cmd(cwd_root: impl FnOnce() -> Result<PathBuf>, args: &GenerateArgs)
     let generated = generate(&input, output)?;
     report(&generated.done);
     report_not_run(&generated.not_run);
+    let rust = Project::load(output)
+        .map(|p| p.layout.iter().any(|k| project::is_rust_layout(k)))
+        .unwrap_or(false);
     outln!(
-        "\nGenerated the project of {} in {}. Copy your code over (the types' fields, the Reconcile \
-         bodies, webhook logic), then run `go mod tidy` and `make generate manifests` there.",
+        "\nGenerated the project of {} in {}. Copy your code over (the types' fields, the {} \
+         bodies, webhook logic), then run {} there.",
         input.display(),
-        output.display()
+        output.display(),
+        if rust { "reconcile" } else { "Reconcile" },
+        if rust {
+            "`make manifests`"
+        } else {
+            "`go mod tidy` and `make generate manifests`"
+        }
     );
     Ok(())
 }

@@ -63,6 +63,8 @@ struct Outcome {
     project: Project,
     from: String,
     to: String,
+    /// PROJECT's layout as the `to` templates record it (the Rust layout's key moves with them).
+    layout: Vec<String>,
 }
 
 /// A scratch directory removed when dropped.
@@ -208,6 +210,9 @@ fn versions(
 
 /// Compute the merge of every file; writes nothing (only the scratch trees).
 fn compute(root: &Path, from: &str, to: &str, project: Project) -> Result<Outcome> {
+    let layout = releases::with(to, || {
+        super::generate::layout_for_templates(&project.layout)
+    });
     if from == to {
         return Ok(Outcome {
             changes: BTreeMap::new(),
@@ -216,6 +221,7 @@ fn compute(root: &Path, from: &str, to: &str, project: Project) -> Result<Outcom
             project,
             from: from.to_string(),
             to: to.to_string(),
+            layout,
         });
     }
     let scratch = Scratch::new()?;
@@ -260,6 +266,7 @@ fn compute(root: &Path, from: &str, to: &str, project: Project) -> Result<Outcom
         project,
         from: from.to_string(),
         to: to.to_string(),
+        layout,
     })
 }
 
@@ -331,9 +338,10 @@ fn plan(o: &Outcome) -> Plan {
             Change::Remove => plan.remove(path),
         }
     }
-    if o.project.cli_version != o.to {
+    if o.project.cli_version != o.to || o.project.layout != o.layout {
         let mut p = o.project.clone();
         p.cli_version = o.to.clone();
+        p.layout = o.layout.clone();
         plan.project = Some(p.to_yaml());
     }
     plan
@@ -423,9 +431,14 @@ pub fn run_update(root: &Path, args: &UpdateArgs) -> Result<()> {
     summary(&o, false);
     let c = conflicts(&o);
     if !c.is_empty() {
+        let make = if o.layout.iter().any(|k| project::is_rust_layout(k)) {
+            "make manifests"
+        } else {
+            "make generate manifests"
+        };
         bail!(
             "{} file(s) have conflicts (marked <<<<<<< yours / ======= / >>>>>>> {}): resolve them, then run \
-             `make generate manifests` and your tests",
+             `{make}` and your tests",
             c.len(),
             format_args!("opbuilder {} templates", o.to)
         );
@@ -458,7 +471,15 @@ fn summary(o: &Outcome, dry_run: bool) {
         };
         outln!("  {what:<26} {}", path.display());
     }
-    if o.project.cli_version != o.to {
+    if o.project.layout != o.layout {
+        outln!(
+            "  {:<26} {} (cliVersion: {}; layout: {})",
+            "updated",
+            project::FILE,
+            o.to,
+            o.layout.join(", ")
+        );
+    } else if o.project.cli_version != o.to {
         outln!(
             "  {:<26} {} (cliVersion: {})",
             "updated",
@@ -474,7 +495,7 @@ fn summary(o: &Outcome, dry_run: bool) {
 pub fn run_check(root: &Path, args: &CheckArgs) -> Result<()> {
     let (project, from, to) = versions(root, args.from_version.as_deref(), None)?;
     let o = compute(root, &from, &to, project)?;
-    if o.changes.is_empty() && o.project.cli_version == o.to {
+    if o.changes.is_empty() && o.project.cli_version == o.to && o.project.layout == o.layout {
         outln!("The project is on the current templates ({}).", o.to);
         return Ok(());
     }

@@ -52,7 +52,7 @@ pub struct InitArgs {
     /// Do not check that the installed Go is recent enough
     #[arg(long)]
     pub skip_go_version_check: bool,
-    /// Do not run `go mod tidy` after writing the files
+    /// Do not run `go mod tidy` (`cargo generate-lockfile` for the Rust layout) after writing the files
     #[arg(long)]
     pub skip_post_steps: bool,
     /// Show what would be written, write nothing
@@ -261,7 +261,7 @@ pub fn new_project(
             return Err(usage(format!(
                 "--repo {r:?}: --repo names a Go module, and the Rust layout has none (its Cargo package is named \
                  after --project-name); leave --repo out, for example: opbuilder init \
-                 --plugins=rust.opbuilder.io/v1-alpha --domain example.com --project-name guestbook"
+                 --plugins=rust.opbuilder.io/v1-beta --domain example.com --project-name guestbook"
             )))
         }
         None if !go_module => String::new(),

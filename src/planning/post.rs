@@ -194,6 +194,56 @@ pub fn run(root: &Path, steps: &[Step], prepare_tools: bool) -> Result<()> {
     Ok(())
 }
 
+/// The command that writes a Rust project's Cargo.lock.
+pub const CARGO_LOCKFILE: &str = "cargo generate-lockfile";
+
+/// The Rust layout's post-step: `cargo generate-lockfile`, so that every build of the commit
+/// (the image's `cargo build --locked` too) uses the same crates. It never fails the command:
+/// without cargo, or when the registry cannot be reached, one line says so and what to run.
+pub fn cargo_lockfile(root: &Path) {
+    let later = |why: &str, when: &str| {
+        crate::out::errln!(
+            "{} {why}, so Cargo.lock was not written; the project is in place: run `{CARGO_LOCKFILE}` in it {when}",
+            crate::term::label("warning")
+        )
+    };
+    if which("cargo").is_none() {
+        later(
+            "cargo is not on PATH",
+            "once Rust is installed (https://rustup.rs)",
+        );
+        return;
+    }
+    outln!("\n[1/1] {CARGO_LOCKFILE} (resolving the crates for Cargo.lock; the first run reads the crates.io index)");
+    let out = Command::new("cargo")
+        .arg("generate-lockfile")
+        .current_dir(root)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .output();
+    match out {
+        Ok(o) if o.status.success() => {}
+        Ok(o) => {
+            let err = String::from_utf8_lossy(&o.stderr);
+            let first = err
+                .lines()
+                .find(|l| l.starts_with("error"))
+                .unwrap_or("")
+                .trim_start_matches("error: ")
+                .to_string();
+            later(
+                &format!("`{CARGO_LOCKFILE}` failed ({})", first.trim()),
+                "when crates.io (or your registry) can be reached",
+            )
+        }
+        Err(e) => later(
+            &format!("`{CARGO_LOCKFILE}` could not start ({e})"),
+            "when cargo runs",
+        ),
+    }
+}
+
 /// Say that a post-step is not run because it would change nothing.
 pub fn skipped(step: &Step, why: &str) {
     outln!("\nNot running `{}`: {why}.", step.display());

@@ -90,9 +90,44 @@ pub fn choose(f: &Facts) -> Templates {
     }
 }
 
+/// The choice for a project of the Rust layout whose PROJECT records `layout` (and
+/// `cli_version`): one still on the layout's v1-alpha key (made by opbuilder 0.4.0, not
+/// updated since) gets 0.4.0's templates, as a go/v4 project pinned to an earlier release's
+/// controller-runtime gets that release's; `None` for any other project.
+pub fn for_rust_layout(layout: &[String], current_version: &str) -> Option<Templates> {
+    use crate::project::{RUST_LAYOUT, RUST_LAYOUT_V1_ALPHA, RUST_LAYOUT_V1_ALPHA_RELEASE};
+    if !layout.iter().any(|k| k == RUST_LAYOUT_V1_ALPHA)
+        || current_version == RUST_LAYOUT_V1_ALPHA_RELEASE
+    {
+        return None;
+    }
+    Some(Templates::Release {
+        version: RUST_LAYOUT_V1_ALPHA_RELEASE.to_string(),
+        note: format!(
+            "this project's layout is {RUST_LAYOUT_V1_ALPHA}, which opbuilder {RUST_LAYOUT_V1_ALPHA_RELEASE} made: \
+             the new files come from the templates of opbuilder {RUST_LAYOUT_V1_ALPHA_RELEASE}, so that they fit \
+             the project's other files. Then `opbuilder alpha update` carries the project to opbuilder \
+             {current_version}'s templates ({RUST_LAYOUT}), keeping your code."
+        ),
+    })
+}
+
 /// The choice for the project at `root`, from its go.mod and PROJECT's `cliVersion` (read only
-/// when the go.mod pins an older controller-runtime).
+/// when the go.mod pins an older controller-runtime), or for a Rust project from its layout.
 pub fn for_project(root: &std::path::Path) -> Templates {
+    let current_version = crate::releases::current_version();
+    // PROJECT is parsed only when its text names the old key (a go/v4 project never does).
+    let names_v1_alpha = crate::fsx::read_text(&root.join(crate::project::FILE), 1 << 24)
+        .ok()
+        .flatten()
+        .is_some_and(|t| t.contains(crate::project::RUST_LAYOUT_V1_ALPHA));
+    if names_v1_alpha && crate::releases::is_known(crate::project::RUST_LAYOUT_V1_ALPHA_RELEASE) {
+        if let Ok(p) = crate::project::Project::load(root) {
+            if let Some(t) = for_rust_layout(&p.layout, &current_version) {
+                return t;
+            }
+        }
+    }
     let go_mod = crate::fsx::read_text(&root.join("go.mod"), 1 << 20)
         .ok()
         .flatten();
@@ -122,7 +157,6 @@ pub fn for_project(root: &std::path::Path) -> Templates {
             )
         })
         .collect();
-    let current_version = crate::releases::current_version();
     choose(&Facts {
         project: project.as_deref(),
         current,
@@ -155,6 +189,32 @@ mod tests {
         .iter()
         .map(|(a, b)| (a.to_string(), b.to_string()))
         .collect()
+    }
+
+    #[test]
+    fn a_rust_project_on_the_v1_alpha_key_gets_release_0_4_0s_templates() {
+        let l = |k: &str| vec![k.to_string()];
+        match for_rust_layout(&l("rust.opbuilder.io/v1-alpha"), "0.5.0") {
+            Some(Templates::Release { version, note }) => {
+                assert_eq!(version, "0.4.0");
+                assert!(
+                    note.contains("opbuilder alpha update")
+                        && note.contains("rust.opbuilder.io/v1-beta"),
+                    "{note}"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(
+            for_rust_layout(&l("rust.opbuilder.io/v1-beta"), "0.5.0"),
+            None
+        );
+        assert_eq!(for_rust_layout(&l("go.kubebuilder.io/v4"), "0.5.0"), None);
+        // 0.4.0 itself writes v1-alpha with its current templates.
+        assert_eq!(
+            for_rust_layout(&l("rust.opbuilder.io/v1-alpha"), "0.4.0"),
+            None
+        );
     }
 
     #[test]

@@ -26,7 +26,7 @@ pub struct Chain {
     plugins: Vec<&'static Known>,
     /// Whether the chain holds the go/v4 layout (go/v4, or base.go/v4 with kustomize/v2).
     pub has_go: bool,
-    /// Whether the chain is the Rust layout (rust.opbuilder.io/v1-alpha), which runs alone
+    /// Whether the chain is the Rust layout (rust.opbuilder.io/v1-beta), which runs alone
     /// (external plugins may join it).
     pub has_rust: bool,
     /// Whether the chain holds an external plugin.
@@ -139,8 +139,8 @@ impl Chain {
                 .map(|k| k.key())
                 .collect();
             return Err(usage(format!(
-                "--plugins: the Rust layout (rust.opbuilder.io/v1-alpha) runs alone, and {} adds to go/v4's \
-                 files only; leave it out, for example --plugins=rust.opbuilder.io/v1-alpha",
+                "--plugins: the Rust layout (rust.opbuilder.io/v1-beta) runs alone, and {} adds to go/v4's \
+                 files only; leave it out, for example --plugins=rust.opbuilder.io/v1-beta",
                 others.join(" and ")
             )));
         }
@@ -160,7 +160,7 @@ impl Chain {
                 _ => "create webhook",
             };
             return Err(usage(format!(
-                "--plugins: `{what}` needs a layout in the chain, go/v4 or rust.opbuilder.io/v1-alpha (the other \
+                "--plugins: `{what}` needs a layout in the chain, go/v4 or rust.opbuilder.io/v1-beta (the other \
                  plugins only add to one), or an external plugin; for example --plugins=go/v4"
             )));
         }

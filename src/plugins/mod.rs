@@ -231,7 +231,11 @@ pub fn plan_edit(root: &Path, args: &EditArgs) -> Result<(Plan, Vec<String>)> {
     let flag = parse_flag(args.plugins.as_deref())?;
     let explicit = flag.is_some();
     let mut project = Project::load(root)?;
-    if project.layout.iter().any(|k| k == rust::KEY) {
+    if project
+        .layout
+        .iter()
+        .any(|k| crate::project::is_rust_layout(k))
+    {
         // Its hook says why there is nothing to edit; no other plugin may join the layout.
         let chain = Chain::for_command(Some(&project), None, Command::Edit)?;
         run_hook(root, &mut project, &args.plugin_args, |cx| {

@@ -82,11 +82,17 @@ pub static KNOWN: &[Known] = &[
         version: "v1-alpha",
         support: Support::Runs(&typed_clients::TypedClients),
     },
-    // opbuilder's own layout for operators written in Rust on kube-rs.
+    // opbuilder's own layout for operators written in Rust on kube-rs, and its key in projects
+    // made by opbuilder 0.4.0.
+    Known {
+        name: "rust.opbuilder.io",
+        version: "v1-beta",
+        support: Support::Runs(&rust::V1_BETA),
+    },
     Known {
         name: "rust.opbuilder.io",
         version: "v1-alpha",
-        support: Support::Runs(&rust::RustV1Alpha),
+        support: Support::Runs(&rust::V1_ALPHA),
     },
     Known {
         name: "deploy-image.go.kubebuilder.io",
@@ -165,8 +171,10 @@ fn lookup_builtin(key: &str) -> Result<Option<&'static Known>> {
                 || k.name
                     .strip_prefix(name)
                     .is_some_and(|rest| rest.starts_with('.'));
-            // go/v3 is known only to explain that it was removed: a key without version means go/v4.
-            let removed = k.name == "go.kubebuilder.io" && k.version == "v3";
+            // go/v3 is known only to explain that it was removed: a key without version means go/v4;
+            // likewise the Rust layout's v1-alpha (projects of 0.4.0): `rust` means v1-beta.
+            let removed = (k.name == "go.kubebuilder.io" && k.version == "v3")
+                || (k.name == rust::NAME && k.version == "v1-alpha");
             name_ok && version.map_or(!removed, |v| v == k.version)
         })
         .collect();
@@ -192,7 +200,7 @@ pub fn parse_flag(value: Option<&str>) -> Result<Option<Vec<&'static Known>>> {
             usage(format!(
                 "invalid value {key:?} for --plugins: no plugin has this key. It is none of Kubebuilder's plugins \
                  (go/v4, kustomize/v2, grafana/v1-alpha, autoupdate/v1-alpha, deploy-image/v1-alpha, helm/v2-alpha), nor \
-                 opbuilder's own (typed-clients/v1-alpha, rust/v1-alpha), and {}\n  \
+                 opbuilder's own (typed-clients/v1-alpha, rust/v1-beta), and {}\n  \
                  example of a valid value: --plugins=go/v4",
                 external::discover::not_found(key)
             ))
@@ -269,8 +277,11 @@ mod tests {
                 "deploy-image.go.kubebuilder.io/v1-alpha",
             ),
             ("helm/v2-alpha", "helm.kubebuilder.io/v2-alpha"),
+            ("rust/v1-beta", "rust.opbuilder.io/v1-beta"),
+            ("rust", "rust.opbuilder.io/v1-beta"),
+            ("rust.opbuilder.io", "rust.opbuilder.io/v1-beta"),
             ("rust/v1-alpha", "rust.opbuilder.io/v1-alpha"),
-            ("rust", "rust.opbuilder.io/v1-alpha"),
+            ("rust.opbuilder.io/v1-alpha", "rust.opbuilder.io/v1-alpha"),
             (
                 "helm.kubebuilder.io/v1-alpha",
                 "helm.kubebuilder.io/v1-alpha",

@@ -18,7 +18,10 @@ pub mod read;
 pub mod scalar;
 pub mod version;
 
-pub use model::{Api, Controller, Project, Resource, Webhooks, BASE_GO, FILE, LAYOUT, RUST_LAYOUT};
+pub use model::{
+    is_rust_layout, Api, Controller, Project, Resource, Webhooks, BASE_GO, FILE, LAYOUT,
+    RUST_LAYOUT, RUST_LAYOUT_V1_ALPHA, RUST_LAYOUT_V1_ALPHA_RELEASE,
+};
 pub use read::find_root;
 
 #[cfg(test)]

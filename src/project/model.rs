@@ -8,7 +8,17 @@ use serde_yaml::{Mapping, Value};
 pub const FILE: &str = "PROJECT";
 pub const LAYOUT: &str = "go.kubebuilder.io/v4";
 /// opbuilder's layout for operators written in Rust on kube-rs.
-pub const RUST_LAYOUT: &str = "rust.opbuilder.io/v1-alpha";
+pub const RUST_LAYOUT: &str = "rust.opbuilder.io/v1-beta";
+/// The Rust layout's key in projects made by opbuilder 0.4.0 (its first release); `alpha
+/// update` carries them to [`RUST_LAYOUT`].
+pub const RUST_LAYOUT_V1_ALPHA: &str = "rust.opbuilder.io/v1-alpha";
+/// The release whose templates are the Rust layout's v1-alpha.
+pub const RUST_LAYOUT_V1_ALPHA_RELEASE: &str = "0.4.0";
+
+/// Whether `key` is the Rust layout, of any version.
+pub fn is_rust_layout(key: &str) -> bool {
+    key == RUST_LAYOUT || key == RUST_LAYOUT_V1_ALPHA
+}
 /// go/v4 without kustomize: the layout `--plugins=kustomize/v2,base.go.kubebuilder.io/v4` records.
 pub const BASE_GO: &str = "base.go.kubebuilder.io/v4";
 

@@ -86,7 +86,7 @@ fn check_supported(res: &ResolvedResource) -> Result<()> {
     };
     match what {
         Some(w) => Err(usage(format!(
-            "the Rust layout (rust.opbuilder.io/v1-alpha) does not support {w}.\n  Example of what it does: \
+            "the Rust layout (rust.opbuilder.io/v1-beta) does not support {w}.\n  Example of what it does: \
              opbuilder create api --group webapp --version v1 --kind Guestbook"
         ))),
         None => Ok(()),

@@ -26,7 +26,7 @@ pub fn plan_files(cx: &mut Cx, boilerplate_file: Option<&str>) -> Result<()> {
         return Err(crate::error::usage(
             "--namespaced: the Rust layout's manager watches the whole cluster; a namespace-scoped manager \
              is not available for it yet. Leave --namespaced out, for example: opbuilder init \
-             --plugins=rust.opbuilder.io/v1-alpha --domain example.com --project-name guestbook",
+             --plugins=rust.opbuilder.io/v1-beta --domain example.com --project-name guestbook",
         ));
     }
     // APIs always live in src/api/<group>/<version>: the layout is multigroup from the start.

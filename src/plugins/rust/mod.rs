@@ -1,9 +1,14 @@
-//! rust.opbuilder.io/v1-alpha: operators written in Rust on kube-rs. `init` writes a Cargo
+//! rust.opbuilder.io/v1-beta: operators written in Rust on kube-rs. `init` writes a Cargo
 //! project (a manager binary, a manifests binary that writes the CRDs and RBAC from the Rust
 //! source, the envtest-style test harness) beside go/v4's kustomize tree; `create api` adds a
 //! kind's types module, its controller and their wiring above `+kubebuilder:scaffold:` markers.
 //! Its templates are the `rust/init`, `rust/api`, `rust/controller`, `rust/webhook` and
 //! `rust/conversion` trees and `rust/fragments/` of scaffolds/ (with go/v4's trees for config/).
+//!
+//! Projects made by opbuilder 0.4.0 record the layout's first key, rust.opbuilder.io/v1-alpha:
+//! they are extended with 0.4.0's templates (see `crate::planning::release`) until `alpha
+//! update` carries them to v1-beta, and `alpha generate --templates-version 0.4.0` replays them
+//! under their own key.
 
 use crate::error::usage;
 use crate::planning::api::ResolvedResource;
@@ -22,15 +27,55 @@ pub mod webhook;
 pub const NAME: &str = "rust.opbuilder.io";
 /// Its key, as PROJECT's `layout` records it.
 pub const KEY: &str = crate::project::RUST_LAYOUT;
+/// Its key in projects made by opbuilder 0.4.0.
+pub const KEY_V1_ALPHA: &str = crate::project::RUST_LAYOUT_V1_ALPHA;
+/// The release whose templates are the layout's v1-alpha.
+pub const V1_ALPHA_RELEASE: &str = crate::project::RUST_LAYOUT_V1_ALPHA_RELEASE;
 
-/// `rust.opbuilder.io/v1-alpha`.
-pub struct RustV1Alpha;
-
-impl Plugin for RustV1Alpha {
-    fn key(&self) -> &'static str {
+/// The layout's key for the templates in use: v1-alpha while release 0.4.0's templates are
+/// active (`alpha update` from 0.4.0, `alpha generate --templates-version 0.4.0`, `create` in a
+/// v1-alpha project), v1-beta otherwise.
+pub fn key_for_templates() -> &'static str {
+    if crate::releases::active_version() == Some(V1_ALPHA_RELEASE) {
+        KEY_V1_ALPHA
+    } else {
         KEY
     }
+}
+
+/// The Rust layout under one of its keys: `rust.opbuilder.io/v1-beta`, and
+/// `rust.opbuilder.io/v1-alpha` for projects made by 0.4.0.
+pub struct RustLayout {
+    key: &'static str,
+}
+
+pub static V1_BETA: RustLayout = RustLayout { key: KEY };
+pub static V1_ALPHA: RustLayout = RustLayout { key: KEY_V1_ALPHA };
+
+impl RustLayout {
+    /// A key of another version than the templates in use write: `init` refuses it (a new
+    /// project gets the current layout), the other hooks are not reached with it (a v1-alpha
+    /// project is extended with 0.4.0's templates).
+    fn check_key(&self) -> Result<()> {
+        let want = key_for_templates();
+        if self.key == want {
+            return Ok(());
+        }
+        Err(usage(format!(
+            "--plugins {}: that key is the Rust layout of projects made by opbuilder {V1_ALPHA_RELEASE}; \
+             a new project gets {want}, which `alpha update` carries those projects to. For example: \
+             opbuilder init --plugins={want} --domain example.com --project-name guestbook",
+            self.key
+        )))
+    }
+}
+
+impl Plugin for RustLayout {
+    fn key(&self) -> &'static str {
+        self.key
+    }
     fn init(&self, cx: &mut Cx, boilerplate: Option<&str>) -> Result<()> {
+        self.check_key()?;
         init::plan_files(cx, boilerplate)?;
         cx.plan.next = Some(
             "Next: add an API with\n  opbuilder create api --group <group> --version v1 --kind <Kind>\n\
@@ -57,7 +102,7 @@ impl Plugin for RustV1Alpha {
     }
     fn edit(&self, _cx: &mut Cx, _args: &EditArgs) -> Result<()> {
         Err(usage(
-            "`edit` has nothing to change in a Rust project (rust.opbuilder.io/v1-alpha): it always lays out \
+            "`edit` has nothing to change in a Rust project (rust.opbuilder.io/v1-beta): it always lays out \
              APIs by group (src/api/<group>/<version>), and the other plugins do not run with it yet",
         ))
     }

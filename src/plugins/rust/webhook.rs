@@ -35,7 +35,7 @@ fn check_supported(hook: &ResolvedWebhook, project: &crate::project::Project) ->
     };
     match what {
         Some(w) => Err(usage(format!(
-            "the Rust layout (rust.opbuilder.io/v1-alpha) does not support {w}.\n  Example of what it does: \
+            "the Rust layout (rust.opbuilder.io/v1-beta) does not support {w}.\n  Example of what it does: \
              opbuilder create webhook --group webapp --version v1 --kind Guestbook --defaulting --programmatic-validation"
         ))),
         None => Ok(()),
