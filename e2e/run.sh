@@ -179,5 +179,13 @@ else
 	done
 	mapfile -t failed <"$run_dir/failed"
 fi
+# A CI log is often read from its end: the end of each failed job's output once more, last.
+if ((workers > 1)); then
+	for job in "${failed[@]}"; do
+		printf '\n=== the last 150 lines of the failed job %s (whole above):\n' "$job"
+		tail -n 150 "$run_dir/${job//[:\/]/-}.log"
+		printf '=== end of the failed job %s\n' "$job"
+	done
+fi
 ((${#failed[@]} == 0)) || die "e2e failed after $(fmt_duration $((SECONDS - start))): ${failed[*]}"
 log_info "e2e finished in $(fmt_duration $((SECONDS - start)))"

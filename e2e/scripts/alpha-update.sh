@@ -66,7 +66,10 @@ release_binary() {
 		rm -rf "$src"
 	fi
 	flock -u 9
-	[[ $("$dir/opbuilder" version | head -1) == "opbuilder $release"* ]] || die "$dir/opbuilder is not opbuilder $release"
+	# Read whole: the releases before 0.3.0 panic when stdout closes early (`| head -1`).
+	local said
+	said=$("$dir/opbuilder" version) || die "$dir/opbuilder version failed"
+	[[ ${said%%$'\n'*} == "opbuilder $release"* ]] || die "$dir/opbuilder is not opbuilder $release"
 	printf '%s\n' "$dir/opbuilder"
 }
 

@@ -158,18 +158,24 @@ pki_sign() {
 	rm -f "$1.csr" "$1.ext"
 }
 
-# rust_target_dir: the cargo target directory every generated Rust project of the e2e tests
-# shares, keyed by the crates they pin (their dependencies are built once per version).
+# rust_target_dir: the cargo build directory (build.build-dir: dependencies, fingerprints, test
+# binaries) every generated Rust project of the e2e tests shares, keyed by the crates they pin
+# (their dependencies are built once per version).
 rust_target_dir() {
 	printf '%s/rust-target/kube-%s-k8s-openapi-%s\n' "$E2E_CACHE" "$(pin rust.kube)" "$(pin rust.k8s_openapi)"
 }
 
-# use_rust_target: export how every generated Rust project of the e2e tests builds: in
-# rust_target_dir, without debug info (CARGO_PROFILE_DEV_DEBUG=0: the dependencies compile and
-# the test binaries link faster; a user's `make test` keeps cargo's defaults).
+# use_rust_target: export how every generated Rust project of the e2e tests builds: its
+# intermediate artifacts in the shared rust_target_dir (CARGO_BUILD_BUILD_DIR), its final ones
+# (target/debug/<bin>, what `cargo run` executes) in the project's own target/, without debug
+# info (CARGO_PROFILE_DEV_DEBUG=0: the dependencies compile and the test binaries link faster; a
+# user's `make test` keeps cargo's defaults). A shared target directory would hold one
+# target/debug/manifests for every project: two jobs at once ran each other's (`cargo run`
+# executes it after releasing cargo's lock, when another cargo may already have replaced it).
 use_rust_target() {
-	export CARGO_TARGET_DIR CARGO_PROFILE_DEV_DEBUG=0
-	CARGO_TARGET_DIR=$(rust_target_dir)
+	export CARGO_BUILD_BUILD_DIR CARGO_PROFILE_DEV_DEBUG=0
+	CARGO_BUILD_BUILD_DIR=$(rust_target_dir)
+	unset CARGO_TARGET_DIR
 }
 
 # wait_for SECS DESC CMD [ARGS...]

@@ -60,7 +60,7 @@ use_rust_target
 log_info "make manifests; cargo build (the manager)"
 make manifests
 cargo build --quiet --bin guestbook
-manager="$CARGO_TARGET_DIR/debug/guestbook"
+manager="$dir/target/debug/guestbook"
 lease=$(sed -n 's/^const LEADER_ELECTION_ID: &str = "\(.*\)";$/\1/p' src/main.rs)
 [[ -n $lease ]] || die "no LEADER_ELECTION_ID in src/main.rs"
 

@@ -7,7 +7,7 @@
 #   how to get them; and, unless --no-test, `make test` (unit tests and integration tests on a
 #   real kube-apiserver and etcd, the e2e control-plane binaries).
 #
-# Every Rust project of one run shares a cargo target directory keyed by the kube and
+# Every Rust project of one run shares a cargo build directory (build.build-dir) keyed by the kube and
 # k8s-openapi pins ($E2E_CACHE/rust-target/...), so the dependencies are built once.
 #
 # Usage: verify-rust-project.sh [--no-test] PROJECT_DIR
