@@ -104,7 +104,7 @@ run_job() {
 	# One golangci-lint cache for the golden trees of this run (see check-golden.sh).
 	golden:*) OPBUILDER_LINT_CACHE="$run_dir/golangci-cache" "$s/check-golden.sh" "${1#golden:}" ;;
 	scenarios) "$s/scenarios.sh" ;;
-	rust) "$s/rust-live.sh" && "$s/rust-parity.sh" ;;
+	rust) "$s/rust-live.sh" && "$s/rust-parity.sh" && "$s/rust-nogo.sh" ;;
 	envtest-offline) "$s/envtest-offline.sh" ;;
 	# The Go and Rust tutorials both run a manager on the default ports (:8080, :8081): one at a time.
 	tutorial) flock "$run_dir/default-ports.lock" "$s/tutorial.sh" ;;

@@ -374,3 +374,69 @@ fn check_is_clean_on_a_current_project() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(stdout(&out).contains("on the current templates"));
 }
+
+/// A Rust project's license header is hack/boilerplate.rs.txt. One made by 0.4.0 (v1-alpha) has
+/// it as hack/boilerplate.go.txt: new files take their header from that until `alpha update`
+/// moves the user's text to the new name (and removes the old one).
+#[test]
+fn rust_license_header_moves_to_boilerplate_rs_txt() {
+    let t = tempfile::tempdir().unwrap();
+    let cur = t.path().join("cur");
+    fs::create_dir(&cur).unwrap();
+    opbuilder(&cur)
+        .args([
+            "init",
+            "--plugins=rust.opbuilder.io/v1-beta",
+            "--domain",
+            "example.com",
+        ])
+        .args(["--project-name", "guestbook", "--skip-post-steps"])
+        .args(["--license", "copyright", "--owner", "Acme Rockets"])
+        .assert()
+        .success();
+    let header = fs::read_to_string(cur.join("hack/boilerplate.rs.txt")).unwrap();
+    assert!(header.contains("Acme Rockets"), "{header}");
+    assert!(!cur.join("hack/boilerplate.go.txt").exists());
+    let create = |dir: &Path, version: &str| {
+        opbuilder(dir)
+            .args(["create", "api", "--group", "ship", "--version", version])
+            .args(["--kind", "Frigate", "--resource", "--controller=false"])
+            .assert()
+            .success();
+        fs::read_to_string(dir.join(format!("src/api/ship/{version}/frigate.rs"))).unwrap()
+    };
+    let first = create(&cur, "v1");
+    assert!(
+        first.starts_with("/*\nCopyright 2026 Acme Rockets."),
+        "{first}"
+    );
+
+    // The same project as 0.4.0 made it: the header under go/v4's name, used by `create`.
+    let old = t.path().join("old");
+    opbuilder(&cur)
+        .args([
+            "alpha",
+            "generate",
+            "--templates-version",
+            "0.4.0",
+            "--output-dir",
+        ])
+        .arg(&old)
+        .assert()
+        .success();
+    assert_eq!(
+        fs::read_to_string(old.join("hack/boilerplate.go.txt")).unwrap(),
+        header
+    );
+    assert!(!old.join("hack/boilerplate.rs.txt").exists());
+    assert!(create(&old, "v2").starts_with("/*\nCopyright 2026 Acme Rockets."));
+
+    opbuilder(&old).args(["alpha", "update"]).assert().success();
+    assert_eq!(
+        fs::read_to_string(old.join("hack/boilerplate.rs.txt")).unwrap(),
+        header
+    );
+    assert!(!old.join("hack/boilerplate.go.txt").exists());
+    assert!(create(&old, "v3").starts_with("/*\nCopyright 2026 Acme Rockets."));
+    opbuilder(&old).args(["alpha", "check"]).assert().success();
+}

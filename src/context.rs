@@ -6,6 +6,23 @@ use serde::Serialize;
 use std::path::Path;
 
 pub const BOILERPLATE_FILE: &str = "hack/boilerplate.go.txt";
+/// The license header of a Rust project (rust.opbuilder.io/v1-beta): not named after Go.
+pub const RUST_BOILERPLATE_FILE: &str = "hack/boilerplate.rs.txt";
+
+/// The license header file of the project `p` at `root`, relative to it: go/v4's
+/// hack/boilerplate.go.txt; for the Rust layout hack/boilerplate.rs.txt, or the
+/// hack/boilerplate.go.txt of a project made by 0.4.0 (v1-alpha) when it has no .rs.txt (`alpha
+/// update` moves it).
+pub fn boilerplate_file(root: &Path, p: &Project) -> &'static str {
+    let rust = p.layout.iter().any(|k| crate::project::is_rust_layout(k));
+    if rust && !root.join(RUST_BOILERPLATE_FILE).exists() && root.join(BOILERPLATE_FILE).exists() {
+        BOILERPLATE_FILE
+    } else if rust {
+        RUST_BOILERPLATE_FILE
+    } else {
+        BOILERPLATE_FILE
+    }
+}
 /// The manager's Deployment, which `edit --namespaced` and deploy-image edit.
 /// The manager's entry point, where `create` wires types, controllers and webhooks.
 pub const MAIN_GO: &str = "cmd/main.go";
@@ -60,9 +77,10 @@ impl ProjectCtx {
     /// boilerplate file that cannot be read (permissions, not UTF-8, not a regular file) is an
     /// error: new files would silently lose their license header.
     pub fn load(root: &Path, p: &Project) -> anyhow::Result<ProjectCtx> {
-        let b = crate::fsx::read_text(&root.join(BOILERPLATE_FILE), 64 * 1024).map_err(|e| {
+        let file = boilerplate_file(root, p);
+        let b = crate::fsx::read_text(&root.join(file), 64 * 1024).map_err(|e| {
             anyhow::anyhow!(
-                "{BOILERPLATE_FILE}: cannot use it as the license header of new files ({e}); \
+                "{file}: cannot use it as the license header of new files ({e}); \
                  fix it (a UTF-8 /* */ comment), or remove it to scaffold without a header"
             )
         })?;

@@ -386,7 +386,17 @@ mod tests {
 
     /// The values the Rust layout's templates see besides the go/v4 ones (what
     /// `plugins::rust` puts in its contexts), for a template named `name`.
+    /// The parameters a partial gets from the template that includes it (`{{> name k=v}}`).
+    fn add_partial_params(name: &str, json: &mut Json) {
+        if name == "fragments/makefile_deploy" {
+            let m = json.as_object_mut().unwrap();
+            m.insert("setImage".into(), Json::from("$(SET_IMAGE)"));
+            m.insert("build".into(), Json::from("$(BUILD)"));
+        }
+    }
+
     fn add_rust_values(name: &str, json: &mut Json, core: bool) {
+        add_partial_params(name, json);
         if !name.starts_with("rust/") {
             return;
         }
@@ -465,7 +475,9 @@ mod tests {
                         let out = if stem.starts_with("rust/fragments/") {
                             render(stem, &rust)
                         } else {
-                            render(stem, &rctx)
+                            let mut json = handlebars::to_json(&rctx);
+                            add_partial_params(stem, &mut json);
+                            render(stem, &json)
                         };
                         out.unwrap_or_else(|e| panic!("{name}: {e:#}"));
                         rendered += 1;

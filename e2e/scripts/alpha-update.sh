@@ -20,7 +20,8 @@
 #  3. Rust: a project of the Rust layout made by 0.4.0 (rust.opbuilder.io/v1-alpha) with the
 #     App of docs/rust-tutorial.md (a field added to the types, the controller and the webhooks
 #     written) is updated the same way: user code kept, PROJECT's layout moved to
-#     rust.opbuilder.io/v1-beta, `make manifests test` (cargo build, unit tests and the
+#     rust.opbuilder.io/v1-beta, the user's license header (hack/boilerplate.go.txt, edited)
+#     moved to hack/boilerplate.rs.txt, `make manifests test` (cargo build, unit tests and the
 #     integration tests on the envtest control plane) passes, `alpha check` clean.
 #
 # Needs: git with the history of the release commit, cargo, go, make, kubectl (and crates.io or
@@ -322,6 +323,12 @@ upgrade_rust() {
 			fail "no block for $f in docs/rust-tutorial.md"
 		echo "$f" >>"$work/$name-user-files"
 	done
+	# The user's license text, in 0.4.0's hack/boilerplate.go.txt: the update moves it to
+	# hack/boilerplate.rs.txt.
+	[[ -f hack/boilerplate.go.txt ]] || fail "$name: the $RELEASE project has no hack/boilerplate.go.txt"
+	sed -i 's/^Copyright YEAR.*/Copyright YEAR The App Upgrade Authors, all rights reserved./' hack/boilerplate.go.txt
+	grep -q 'App Upgrade Authors' hack/boilerplate.go.txt || fail "$name: no Copyright line in hack/boilerplate.go.txt"
+	cp hack/boilerplate.go.txt "$work/$name-boilerplate"
 	git init -q . && git add -A && git -c user.name=e2e -c user.email=e2e@example.invalid commit -qm "made by opbuilder $RELEASE"
 	local before
 	before=$(git rev-parse HEAD)
@@ -359,6 +366,9 @@ upgrade_rust() {
 		}
 	done <"$work/$name-user-files"
 	grep -q 'enable_ingress' src/api/ingress/v1beta1/app.rs || fail "$name: the user's field is gone"
+	cmp -s "$work/$name-boilerplate" hack/boilerplate.rs.txt ||
+		fail "$name: hack/boilerplate.rs.txt is not the user's license header: $(cat hack/boilerplate.rs.txt 2>&1)"
+	[[ ! -e hack/boilerplate.go.txt ]] || fail "$name: the update left hack/boilerplate.go.txt"
 	grep -q 'layout `rust.opbuilder.io/v1-beta`' README.md || fail "$name: the README's template change did not arrive"
 	log_info "$name: make manifests test (cargo build, unit and integration tests)"
 	use_rust_target

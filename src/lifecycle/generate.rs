@@ -5,7 +5,7 @@
 //! The result goes to a new directory. Regenerating in place needs `--in-place`, and then the
 //! old tree is kept whole as a backup next to the new one: nothing is ever deleted.
 
-use crate::context::BOILERPLATE_FILE;
+use crate::context::boilerplate_file;
 use crate::error::usage;
 use crate::out::{errln, outln};
 use crate::plan::{apply, ApplyOptions, Plan};
@@ -410,7 +410,7 @@ pub struct Generated {
 /// Generate the project of `input` into `output` (which must be empty or absent).
 pub fn generate(input: &Path, output: &Path) -> Result<Generated> {
     let project = Project::load(input)?;
-    let boilerplate = input.join(BOILERPLATE_FILE);
+    let boilerplate = input.join(boilerplate_file(input, &project));
     let license = boilerplate.is_file().then_some(boilerplate.as_path());
     let not_run = missing_externals(&project.layout);
     let skip: Vec<String> = not_run.iter().map(|(k, _)| k.clone()).collect();

@@ -3,7 +3,7 @@
 
 use super::context::{crate_name, RustProjectCtx};
 use super::rbac;
-use crate::context::BOILERPLATE_FILE;
+use crate::context::{BOILERPLATE_FILE, RUST_BOILERPLATE_FILE};
 use crate::error::bad_flag;
 use crate::plan::IfExists;
 use crate::planning::plugin::Cx;
@@ -35,7 +35,14 @@ pub fn plan_files(cx: &mut Cx, boilerplate_file: Option<&str>) -> Result<()> {
     let mut files =
         templates::render_tree("init", &ctx, |t| shared(t, boilerplate_file.is_some()))?;
     files.extend(templates::render_tree("rust/init", &ctx, |_| true)?);
+    // The license header: hack/boilerplate.rs.txt; projects of v1-alpha (0.4.0's templates,
+    // which `alpha update` replays) had go/v4's name for it.
+    let rust_header =
+        crate::releases::active_version() != Some(crate::project::RUST_LAYOUT_V1_ALPHA_RELEASE);
     for mut f in files {
+        if f.template == BOILERPLATE_FILE && rust_header {
+            f.path = RUST_BOILERPLATE_FILE.into();
+        }
         // The RBAC the project's `make manifests` writes from the code, as it writes it: the
         // manager's rules (no controller yet) and leader election's.
         match f.template.as_str() {
