@@ -11,6 +11,7 @@ use crate::planning::webhook::ResolvedWebhook;
 use crate::templates;
 use anyhow::{bail, Result};
 use serde::Serialize;
+use std::path::Path;
 
 /// Refuse what the Rust layout's webhooks cannot do yet.
 fn check_supported(hook: &ResolvedWebhook, project: &crate::project::Project) -> Result<()> {
@@ -80,17 +81,16 @@ pub fn plan_files(cx: &mut Cx, hook: &ResolvedWebhook) -> Result<()> {
         }
     }
     let module = format!("src/webhooks/{}.rs", ctx.webhook_mod);
-    // Admission webhooks asked for now: the kind's module is written (again).
+    let test = format!("tests/{}_webhook_test.rs", ctx.webhook_mod);
+    // Admission webhooks asked for now: added to the kind's module, or the module is written.
     let admission = hook.defaulting || hook.programmatic_validation;
     let had = hook.had.defaulting || hook.had.validation;
-    if admission && had && !hook.force && cx.root.join(&module).exists() {
-        bail!(
-            "{}/{} {} already has webhooks in {module}; pass --force to write it again with every webhook \
-             type asked for now and before (the file is replaced: move your code aside first)",
-            g.group,
-            g.version,
-            g.kind
-        );
+    // A kind with webhooks already: the new types are merged into its module and test above
+    // their markers, and the user's code stays (go/v4 merges likewise). With --force, or for a
+    // kind's first webhooks, both files are written with every type, now and before.
+    let merge = admission && had && !hook.force && cx.root.join(&module).exists();
+    if merge {
+        check_mergeable(cx.root, g, &module, &test)?;
     }
     ctx.res.conversion = hook.conversion || hook.had.conversion;
     let plan = &mut *cx.plan;
@@ -100,8 +100,21 @@ pub fn plan_files(cx: &mut Cx, hook: &ResolvedWebhook) -> Result<()> {
         IfExists::Error
     };
     if admission {
-        for f in templates::render_tree("rust/webhook", &ctx, |_| true)? {
-            plan.create(f.path, f.content, policy);
+        if !merge {
+            for f in templates::render_tree("rust/webhook", &ctx, |_| true)? {
+                plan.create(f.path, f.content, policy);
+            }
+        }
+        // The sections of each webhook type the files gain, defaulting first.
+        let (defaulting, validation) = if merge {
+            (hook.defaulting, hook.programmatic_validation)
+        } else {
+            (ctx.res.defaulting, ctx.res.validation)
+        };
+        for (wanted, is_defaulting) in [(defaulting, true), (validation, false)] {
+            if wanted {
+                webhook_type(plan, &ctx, is_defaulting, &module, &test)?;
+            }
         }
         plan.update(
             "src/webhooks/mod.rs",
@@ -135,6 +148,64 @@ pub fn plan_files(cx: &mut Cx, hook: &ResolvedWebhook) -> Result<()> {
         },
     );
     hook.record(cx.project);
+    Ok(())
+}
+
+/// The markers a webhook type's sections go above, by file: the kind's module and its test.
+const MODULE_MARKERS: [&str; 4] = [
+    "webhook-configurations",
+    "webhook-routes",
+    "webhook-handlers",
+    "webhook-tests",
+];
+const TEST_MARKERS: [&str; 1] = ["webhook-checks"];
+
+/// Refuse to merge into a kind's webhook files that lack the markers new sections go above
+/// (written by opbuilder 0.4.0, or the markers removed), before anything is written.
+fn check_mergeable(root: &Path, g: &crate::resource::Gvk, module: &str, test: &str) -> Result<()> {
+    for (file, markers) in [(module, &MODULE_MARKERS[..]), (test, &TEST_MARKERS[..])] {
+        let text = std::fs::read_to_string(root.join(file)).unwrap_or_default();
+        if let Some(m) = markers
+            .iter()
+            .find(|m| !crate::markers::scaffold::has_marker(&text, "//", m))
+        {
+            bail!(
+                "{}/{} {} already has webhooks, and {file} has no line `// +kubebuilder:scaffold:{m}` \
+                 to add the new webhook type above (files written by opbuilder 0.4.0 have none); \
+                 put the markers back as a new project has them, or pass --force to write the kind's \
+                 webhook files again with every type asked for now and before (they are replaced: \
+                 move your code aside first)",
+                g.group,
+                g.version,
+                g.kind
+            );
+        }
+    }
+    Ok(())
+}
+
+/// One admission webhook type's sections in the kind's module (its configuration, route,
+/// handler and unit tests) and in its test (the check on an API server), each above its marker.
+fn webhook_type(
+    plan: &mut crate::plan::Plan,
+    ctx: &RustResourceCtx,
+    defaulting: bool,
+    module: &str,
+    test: &str,
+) -> Result<()> {
+    let mut one = ctx.clone();
+    one.res.defaulting = defaulting;
+    one.res.validation = !defaulting;
+    for (file, marker, fragment) in [
+        (module, "webhook-configurations", "configuration"),
+        (module, "webhook-routes", "route"),
+        (module, "webhook-handlers", "handler"),
+        (module, "webhook-tests", "tests"),
+        (test, "webhook-checks", "check"),
+    ] {
+        let text = templates::render(&format!("rust/fragments/webhook/{fragment}.rs"), &one)?;
+        plan.above_marker(file, marker, vec![text]);
+    }
     Ok(())
 }
 

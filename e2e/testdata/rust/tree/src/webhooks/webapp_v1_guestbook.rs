@@ -14,16 +14,12 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-//! The webhooks of Guestbook (webapp.example.com/v1): defaulting and validation.
-//! The API server calls them through the webhook server of src/webhook.rs.
+//! The admission webhooks of Guestbook (webapp.example.com/v1). The API server calls them
+//! through the webhook server of src/webhook.rs. `opbuilder create webhook` adds a webhook type
+//! later above the marker lines; keep them.
 
 use crate::api::webapp::v1::Guestbook;
-use crate::webhook::{self, FieldError, Route, Validation, Webhook};
-
-/// The path of the defaulting webhook.
-pub const DEFAULTING_PATH: &str = "/mutate-webapp-example-com-v1-guestbook";
-/// The path of the validating webhook.
-pub const VALIDATION_PATH: &str = "/validate-webapp-example-com-v1-guestbook";
+use crate::webhook::{self, Route, Webhook};
 
 /// The webhooks' configurations, written to config/webhook/manifests.yaml by `make manifests`.
 pub const WEBHOOKS: &[Webhook] = &[
@@ -55,6 +51,7 @@ pub const WEBHOOKS: &[Webhook] = &[
         namespace_selector: &[],
         object_selector: &[],
     },
+    // +kubebuilder:scaffold:webhook-configurations
 ];
 
 /// The paths the webhook server answers, and their handlers.
@@ -68,8 +65,12 @@ pub fn routes() -> Vec<Route> {
             path: VALIDATION_PATH,
             handler: |body| webhook::validating(body, validate),
         },
+        // +kubebuilder:scaffold:webhook-routes
     ]
 }
+
+/// The path of the defaulting webhook.
+pub const DEFAULTING_PATH: &str = "/mutate-webapp-example-com-v1-guestbook";
 
 /// Fill in what a new or changed Guestbook leaves out; the API server stores the result.
 pub fn default(obj: &mut Guestbook) {
@@ -79,16 +80,20 @@ pub fn default(obj: &mut Guestbook) {
     }
 }
 
+/// The path of the validating webhook.
+pub const VALIDATION_PATH: &str = "/validate-webapp-example-com-v1-guestbook";
+
 /// Accept (with warnings to show the user) or refuse a new or changed Guestbook: `new` is the
 /// object as it would be stored, `old` the stored one on an update.
-pub fn validate(new: Option<&Guestbook>, old: Option<&Guestbook>) -> Validation {
+pub fn validate(new: Option<&Guestbook>, old: Option<&Guestbook>) -> webhook::Validation {
     let _ = old;
     // TODO(user): the rules. For example, an empty foo is refused:
     match new.and_then(|o| o.spec.foo.as_deref()) {
-        Some("") => Err(FieldError::invalid("spec.foo", "", "must not be empty").into()),
+        Some("") => Err(webhook::FieldError::invalid("spec.foo", "", "must not be empty").into()),
         _ => Ok(vec![]),
     }
 }
+// +kubebuilder:scaffold:webhook-handlers
 
 #[cfg(test)]
 mod tests {
@@ -97,6 +102,12 @@ mod tests {
 
     fn object() -> Guestbook {
         Guestbook::new("test", GuestbookSpec::default())
+    }
+
+    #[test]
+    fn every_route_has_its_configuration() {
+        let paths: Vec<&str> = routes().iter().map(|r| r.path).collect();
+        assert_eq!(paths, WEBHOOKS.iter().map(|w| w.path).collect::<Vec<_>>());
     }
 
     #[test]
@@ -115,13 +126,8 @@ mod tests {
     fn validation_refuses_an_empty_foo() {
         let mut obj = object();
         obj.spec.foo = Some(String::new());
-        let refused = FieldError::invalid("spec.foo", "", "must not be empty");
+        let refused = webhook::FieldError::invalid("spec.foo", "", "must not be empty");
         assert_eq!(validate(Some(&obj), None), Err(refused.into()));
     }
-
-    #[test]
-    fn every_route_has_its_configuration() {
-        let paths: Vec<&str> = routes().iter().map(|r| r.path).collect();
-        assert_eq!(paths, WEBHOOKS.iter().map(|w| w.path).collect::<Vec<_>>());
-    }
+    // +kubebuilder:scaffold:webhook-tests
 }
