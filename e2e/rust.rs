@@ -4,37 +4,37 @@ use crate::support::{ok, read, refused, snapshot};
 use std::fs;
 use std::path::Path;
 
-const RUST: &str = "--plugins=rust.opbuilder.io/v1-beta";
+/// The layout by name, so that its version follows the release.
+const RUST: &str = "--plugins=rust.opbuilder.io";
 
-/// A Rust project with a namespaced kind ship/v1 Frigate (and a controller).
+/// A Rust project named fleet, namespace-scoped or not, with a namespaced kind ship/v1 Frigate
+/// and its controller.
+fn fleet(dir: &Path, namespaced: bool) {
+    let mut init = vec![
+        "init",
+        RUST,
+        "--domain",
+        "example.com",
+        "--project-name",
+        "fleet",
+        "--skip-post-steps",
+    ];
+    if namespaced {
+        init.push("--namespaced");
+    }
+    ok(dir, &init);
+    ok(
+        dir,
+        &words("create api --group ship --version v1 --kind Frigate --resource --controller"),
+    );
+}
+
+fn words(line: &str) -> Vec<&str> {
+    line.split_whitespace().collect()
+}
+
 fn rust_project(dir: &Path) {
-    ok(
-        dir,
-        &[
-            "init",
-            RUST,
-            "--domain",
-            "example.com",
-            "--project-name",
-            "fleet",
-            "--skip-post-steps",
-        ],
-    );
-    ok(
-        dir,
-        &[
-            "create",
-            "api",
-            "--group",
-            "ship",
-            "--version",
-            "v1",
-            "--kind",
-            "Frigate",
-            "--resource",
-            "--controller",
-        ],
-    );
+    fleet(dir, false);
 }
 
 fn webhook(dir: &Path, types: &[&str]) {
@@ -184,5 +184,52 @@ fn merging_into_webhook_files_without_markers_is_refused_untouched() {
     assert!(
         text.contains("pub fn default(") && text.contains("pub fn validate("),
         "{text}"
+    );
+}
+
+/// [`fleet`] with a controller for the core type apps/v1 Deployment.
+fn scoped_project(dir: &Path, namespaced: bool) {
+    fleet(dir, namespaced);
+    ok(
+        dir,
+        &words(
+            "create api --group apps --version v1 --kind Deployment --resource=false --controller",
+        ),
+    );
+}
+
+#[test]
+fn edit_namespaced_turns_one_scope_into_the_other() {
+    // `edit --namespaced` on a cluster-scoped project gives what `init --namespaced` gives, and
+    // `--namespaced=false` back; the manager's other settings and the user's code stay.
+    let (cluster, namespaced) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    scoped_project(cluster.path(), false);
+    scoped_project(namespaced.path(), true);
+    let (c, n) = (cluster.path(), namespaced.path());
+    assert!(read(n, "src/rbac.rs").contains("pub const NAMESPACED: bool = true;"));
+    assert!(read(n, "config/rbac/role.yaml").contains("\nkind: Role\n"));
+    assert!(read(c, "config/rbac/role.yaml").contains("\nkind: ClusterRole\n"));
+    let before = snapshot(c);
+    ok(c, &["edit", "--namespaced"]);
+    assert_eq!(snapshot(c), snapshot(n));
+    ok(c, &["edit", "--namespaced=false"]);
+    assert_eq!(snapshot(c), before);
+    // Again: nothing changes.
+    ok(c, &["edit", "--namespaced=false"]);
+    assert_eq!(snapshot(c), before);
+}
+
+#[test]
+fn edit_namespaced_refuses_a_changed_rbac_constant_untouched() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    scoped_project(d, false);
+    let text = read(d, "src/rbac.rs").replace("pub const NAMESPACED: bool = false;", "");
+    fs::write(d.join("src/rbac.rs"), text).unwrap();
+    refused(
+        d,
+        &["edit", "--namespaced"],
+        1,
+        &["src/rbac.rs has no line `pub const NAMESPACED: bool = false;`"],
     );
 }
