@@ -24,11 +24,11 @@ fn namespaced_line(on: bool) -> String {
 }
 
 /// Refuse what `edit` cannot do in a Rust project, before anything is planned (exit 2).
-fn check_flags(cx: &Cx, args: &EditArgs) -> Result<()> {
+fn check_flags(cx: &Cx, args: &EditArgs, key: &str) -> Result<()> {
     let example = "for example: opbuilder edit --namespaced";
     if let Some(keys) = args.plugins.as_deref() {
         return Err(usage(format!(
-            "--plugins={keys}: no plugin joins the Rust layout ({KEY}) in `edit` yet \
+            "--plugins={keys}: no plugin joins the Rust layout ({key}) in `edit` yet \
              (helm/v2-alpha, grafana/v1-alpha and autoupdate/v1-alpha add to go/v4's files only); leave \
              --plugins out and edit the layout's own settings, {example}"
         )));
@@ -36,30 +36,30 @@ fn check_flags(cx: &Cx, args: &EditArgs) -> Result<()> {
     if args.manifests.is_some() || args.output_dir.is_some() || args.skip_build_installer {
         return Err(usage(format!(
             "--manifests, --output-dir and --skip-build-installer belong to the helm plugin, which does not \
-             run with the Rust layout ({KEY}) yet; {example}"
+             run with the Rust layout ({key}) yet; {example}"
         )));
     }
     if args.use_gh_models {
         return Err(usage(format!(
             "--use-gh-models belongs to the autoupdate plugin, which does not run with the Rust layout \
-             ({KEY}) yet; {example}"
+             ({key}) yet; {example}"
         )));
     }
     if args.multigroup.is_some() {
         return Err(usage(format!(
-            "--multigroup: a Rust project ({KEY}) always lays out APIs by group \
+            "--multigroup: a Rust project ({key}) always lays out APIs by group \
              (src/api/<group>/<version>); there is nothing to switch. Leave it out, {example}"
         )));
     }
     if args.license.is_some() || args.license_file.is_some() || args.owner.is_some() {
         return Err(usage(format!(
-            "--license, --license-file and --owner: the Rust layout ({KEY}) cannot change the license header \
+            "--license, --license-file and --owner: the Rust layout ({key}) cannot change the license header \
              of a project yet; edit hack/boilerplate.go.txt and the headers of the files by hand"
         )));
     }
     let Some(on) = args.namespaced else {
         return Err(usage(format!(
-            "nothing to edit: a Rust project ({KEY}) takes --namespaced or \
+            "nothing to edit: a Rust project ({key}) takes --namespaced or \
              --namespaced=false; {example}"
         )));
     };
@@ -83,14 +83,14 @@ fn check_flags(cx: &Cx, args: &EditArgs) -> Result<()> {
 
 /// The Rust layout's `edit`, in a project whose layout is `key`.
 pub fn plan(cx: &mut Cx, args: &EditArgs, key: &str) -> Result<()> {
-    check_flags(cx, args)?;
+    check_flags(cx, args, key)?;
     if key != KEY {
         // A project of 0.4.0 (v1-alpha): its manager and src/rbac.rs know no namespace.
         bail!(
             "--namespaced: this project's layout is {key}, made by opbuilder {}, whose manager always watches \
              the whole cluster; carry the project to {KEY} first with `opbuilder alpha update` (it keeps your \
              code), then run the edit again",
-            super::V1_ALPHA_RELEASE
+            crate::project::RUST_LAYOUT_V1_ALPHA_RELEASE
         );
     }
     let on = args.namespaced.unwrap_or_default();

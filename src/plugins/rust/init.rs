@@ -27,14 +27,16 @@ fn shared(template: &str, boilerplate: bool) -> bool {
 pub fn plan_files(cx: &mut Cx, boilerplate_file: Option<&str>) -> Result<()> {
     crate_name(&cx.project.project_name)
         .map_err(|r| bad_flag("--project-name", &cx.project.project_name, &r, "guestbook"))?;
-    if cx.project.namespaced && crate::releases::active_version() == Some(super::V1_ALPHA_RELEASE) {
+    if cx.project.namespaced
+        && crate::releases::active_version() == Some(crate::project::RUST_LAYOUT_V1_ALPHA_RELEASE)
+    {
         // Only reached by `alpha generate --templates-version 0.4.0` of a namespaced project.
         anyhow::bail!(
             "--namespaced: the Rust layout of opbuilder {} ({}) has no namespace-scoped manager; \
              generate the project with the current templates ({})",
-            super::V1_ALPHA_RELEASE,
-            super::KEY_V1_ALPHA,
-            super::KEY
+            crate::project::RUST_LAYOUT_V1_ALPHA_RELEASE,
+            crate::project::RUST_LAYOUT_V1_ALPHA,
+            crate::project::RUST_LAYOUT
         );
     }
     // APIs always live in src/api/<group>/<version>: the layout is multigroup from the start.

@@ -88,7 +88,25 @@ pub fn plan_files(cx: &mut Cx, hook: &ResolvedWebhook) -> Result<()> {
     // A kind with webhooks already: the new types are merged into its module and test above
     // their markers, and the user's code stays (go/v4 merges likewise). With --force, or for a
     // kind's first webhooks, both files are written with every type, now and before.
-    let merge = admission && had && !hook.force && cx.root.join(&module).exists();
+    let exists = cx.root.join(&module).exists();
+    // Release 0.4.0's templates (a v1-alpha project, or `alpha update`'s ancestor) write the
+    // module whole, with every type, and have no markers to merge above: planned as 0.4.0 did.
+    let whole =
+        crate::releases::active_version() == Some(crate::project::RUST_LAYOUT_V1_ALPHA_RELEASE);
+    if whole && admission && had && !hook.force && exists {
+        bail!(
+            "{}/{} {} already has webhooks in {module}, whose layout ({}) cannot merge a second type into it; \
+             carry the project to {} with `opbuilder alpha update` first (it keeps your code), or pass --force \
+             to write the file again with every webhook type asked for now and before (it is replaced: move \
+             your code aside first)",
+            g.group,
+            g.version,
+            g.kind,
+            crate::project::RUST_LAYOUT_V1_ALPHA,
+            crate::project::RUST_LAYOUT
+        );
+    }
+    let merge = admission && had && !hook.force && exists && !whole;
     if merge {
         check_mergeable(cx.root, g, &module, &test)?;
     }
@@ -105,8 +123,11 @@ pub fn plan_files(cx: &mut Cx, hook: &ResolvedWebhook) -> Result<()> {
                 plan.create(f.path, f.content, policy);
             }
         }
-        // The sections of each webhook type the files gain, defaulting first.
-        let (defaulting, validation) = if merge {
+        // The sections of each webhook type the files gain, defaulting first (0.4.0's module
+        // template has them all).
+        let (defaulting, validation) = if whole {
+            (false, false)
+        } else if merge {
             (hook.defaulting, hook.programmatic_validation)
         } else {
             (ctx.res.defaulting, ctx.res.validation)
