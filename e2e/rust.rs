@@ -37,18 +37,15 @@ fn rust_project(dir: &Path) {
     fleet(dir, false);
 }
 
-fn webhook(dir: &Path, types: &[&str]) {
-    let mut args = vec![
-        "create",
-        "webhook",
-        "--group",
-        "ship",
-        "--version",
-        "v1",
-        "--kind",
-        "Frigate",
-    ];
+/// `create webhook` for ship/v1 Frigate with the webhook types' flags `types`.
+fn webhook_args<'a>(types: &[&'a str]) -> Vec<&'a str> {
+    let mut args = words("create webhook --group ship --version v1 --kind Frigate");
     args.extend_from_slice(types);
+    args
+}
+
+fn webhook(dir: &Path, types: &[&str]) {
+    let args = webhook_args(types);
     ok(dir, &args);
 }
 
@@ -126,18 +123,9 @@ fn merged_webhook_types_are_what_one_command_writes() {
         rust_project(d);
         ok(
             d,
-            &[
-                "create",
-                "api",
-                "--group",
-                "ship",
-                "--version",
-                "v2",
-                "--kind",
-                "Frigate",
-                "--resource",
-                "--controller=false",
-            ],
+            &words(
+                "create api --group ship --version v2 --kind Frigate --resource --controller=false",
+            ),
         );
     }
     webhook(a.path(), &["--defaulting", "--programmatic-validation"]);
@@ -160,17 +148,7 @@ fn merging_into_webhook_files_without_markers_is_refused_untouched() {
     fs::write(d.join(MODULE), text).unwrap();
     refused(
         d,
-        &[
-            "create",
-            "webhook",
-            "--group",
-            "ship",
-            "--version",
-            "v1",
-            "--kind",
-            "Frigate",
-            "--programmatic-validation",
-        ],
+        &webhook_args(&["--programmatic-validation"]),
         1,
         &[
             "ship/v1 Frigate already has webhooks",
