@@ -138,13 +138,27 @@ fn merged_webhook_types_are_what_one_command_writes() {
 
 #[test]
 fn merging_into_webhook_files_without_markers_is_refused_untouched() {
-    // A module as opbuilder 0.4.0 wrote it has no markers for the new sections: refused, exit 1,
-    // naming --force; nothing written.
+    // A module as opbuilder 0.4.0 wrote it has no markers for the new sections (or the import
+    // line was changed): refused, exit 1, naming --force; nothing written.
     let t = tempfile::tempdir().unwrap();
     let d = t.path();
     rust_project(d);
     webhook(d, &["--defaulting"]);
-    let text = read(d, MODULE).replace("    // +kubebuilder:scaffold:webhook-routes\n", "");
+    let scaffolded = read(d, MODULE);
+    // The validation's import goes beside the module's import of the webhook server.
+    let import = "use crate::webhook::{self, Route, Webhook};";
+    let text = scaffolded.replace(
+        import,
+        "use crate::webhook::{Route, Webhook};\nuse crate::webhook;",
+    );
+    fs::write(d.join(MODULE), text).unwrap();
+    refused(
+        d,
+        &webhook_args(&["--programmatic-validation"]),
+        1,
+        &[import, "FieldError", "--force"],
+    );
+    let text = scaffolded.replace("    // +kubebuilder:scaffold:webhook-routes\n", "");
     fs::write(d.join(MODULE), text).unwrap();
     refused(
         d,

@@ -109,6 +109,9 @@ pub fn plan_files(cx: &mut Cx, hook: &ResolvedWebhook) -> Result<()> {
     let merge = admission && had && !hook.force && exists && !whole;
     if merge {
         check_mergeable(cx.root, g, &module, &test)?;
+        if hook.programmatic_validation {
+            check_import_line(cx.root, &module, hook.core)?;
+        }
     }
     ctx.res.conversion = hook.conversion || hook.had.conversion;
     let plan = &mut *cx.plan;
@@ -173,7 +176,8 @@ pub fn plan_files(cx: &mut Cx, hook: &ResolvedWebhook) -> Result<()> {
 }
 
 /// The markers a webhook type's sections go above, by file: the kind's module and its test.
-const MODULE_MARKERS: [&str; 4] = [
+const MODULE_MARKERS: [&str; 5] = [
+    "webhook-paths",
     "webhook-configurations",
     "webhook-routes",
     "webhook-handlers",
@@ -205,6 +209,42 @@ fn check_mergeable(root: &Path, g: &crate::resource::Gvk, module: &str, test: &s
     Ok(())
 }
 
+/// The module's import of the webhook server, as its template writes it.
+const WEBHOOK_IMPORT: &str = "use crate::webhook::{self, Route, Webhook};";
+
+/// The import a validating webhook adds to its module, and where: after [`WEBHOOK_IMPORT`], or
+/// before it for a core kind (whose validation names no `FieldError`), as rustfmt orders them.
+fn validation_import(core: bool) -> (fn(String, String) -> Edit, &'static str) {
+    if core {
+        (
+            |anchor, text| Edit::BeforeLine { anchor, text },
+            "use crate::webhook::Validation;",
+        )
+    } else {
+        (
+            |anchor, text| Edit::AfterLine { anchor, text },
+            "use crate::webhook::{FieldError, Validation};",
+        )
+    }
+}
+
+/// Refuse to merge a validating webhook into a module without the line its import goes beside.
+fn check_import_line(root: &Path, module: &str, core: bool) -> Result<()> {
+    let text = std::fs::read_to_string(root.join(module)).unwrap_or_default();
+    let import = validation_import(core).1;
+    if text
+        .lines()
+        .any(|l| l.trim() == import || l.trim() == WEBHOOK_IMPORT)
+    {
+        return Ok(());
+    }
+    bail!(
+        "{module} has no line `{WEBHOOK_IMPORT}` to add the validation's `{import}` beside; put the line \
+         back as a new project has it, or pass --force to write the kind's webhook files again with every \
+         type asked for now and before (they are replaced: move your code aside first)"
+    )
+}
+
 /// One admission webhook type's sections in the kind's module (its configuration, route,
 /// handler and unit tests) and in its test (the check on an API server), each above its marker.
 fn webhook_type(
@@ -217,7 +257,14 @@ fn webhook_type(
     let mut one = ctx.clone();
     one.res.defaulting = defaulting;
     one.res.validation = !defaulting;
+    if !defaulting {
+        // The names the validation uses, beside the module's import of the webhook server (in
+        // rustfmt's order), as 0.4.0 imported them: its modules merge with these.
+        let (edit, text) = validation_import(ctx.res.core);
+        plan.update(module, edit(WEBHOOK_IMPORT.to_string(), text.to_string()));
+    }
     for (file, marker, fragment) in [
+        (module, "webhook-paths", "path"),
         (module, "webhook-configurations", "configuration"),
         (module, "webhook-routes", "route"),
         (module, "webhook-handlers", "handler"),

@@ -21,6 +21,10 @@ limitations under the License.
 use crate::webhook::{self, Route, Webhook};
 use k8s_openapi::api::core::v1::ConfigMap;
 
+/// The path of the defaulting webhook.
+pub const DEFAULTING_PATH: &str = "/mutate--v1-configmap";
+// +kubebuilder:scaffold:webhook-paths
+
 /// The webhooks' configurations, written to config/webhook/manifests.yaml by `make manifests`.
 pub const WEBHOOKS: &[Webhook] = &[
     Webhook {
@@ -53,9 +57,6 @@ pub fn routes() -> Vec<Route> {
     ]
 }
 
-/// The path of the defaulting webhook.
-pub const DEFAULTING_PATH: &str = "/mutate--v1-configmap";
-
 /// Fill in what a new or changed ConfigMap leaves out; the API server stores the result.
 pub fn default(obj: &mut ConfigMap) {
     // TODO(user): set the defaults. For example, a label on every object:
@@ -76,16 +77,16 @@ mod tests {
     }
 
     #[test]
-    fn every_route_has_its_configuration() {
-        let paths: Vec<&str> = routes().iter().map(|r| r.path).collect();
-        assert_eq!(paths, WEBHOOKS.iter().map(|w| w.path).collect::<Vec<_>>());
-    }
-
-    #[test]
     fn defaulting_fills_in_the_example_field() {
         let mut obj = object();
         default(&mut obj);
         assert_ne!(obj.metadata.labels, object().metadata.labels);
     }
     // +kubebuilder:scaffold:webhook-tests
+
+    #[test]
+    fn every_route_has_its_configuration() {
+        let paths: Vec<&str> = routes().iter().map(|r| r.path).collect();
+        assert_eq!(paths, WEBHOOKS.iter().map(|w| w.path).collect::<Vec<_>>());
+    }
 }

@@ -20,6 +20,13 @@ limitations under the License.
 
 use crate::api::webapp::v1::Guestbook;
 use crate::webhook::{self, Route, Webhook};
+use crate::webhook::{FieldError, Validation};
+
+/// The path of the defaulting webhook.
+pub const DEFAULTING_PATH: &str = "/mutate-webapp-example-com-v1-guestbook";
+/// The path of the validating webhook.
+pub const VALIDATION_PATH: &str = "/validate-webapp-example-com-v1-guestbook";
+// +kubebuilder:scaffold:webhook-paths
 
 /// The webhooks' configurations, written to config/webhook/manifests.yaml by `make manifests`.
 pub const WEBHOOKS: &[Webhook] = &[
@@ -69,9 +76,6 @@ pub fn routes() -> Vec<Route> {
     ]
 }
 
-/// The path of the defaulting webhook.
-pub const DEFAULTING_PATH: &str = "/mutate-webapp-example-com-v1-guestbook";
-
 /// Fill in what a new or changed Guestbook leaves out; the API server stores the result.
 pub fn default(obj: &mut Guestbook) {
     // TODO(user): set the defaults. For example:
@@ -80,16 +84,13 @@ pub fn default(obj: &mut Guestbook) {
     }
 }
 
-/// The path of the validating webhook.
-pub const VALIDATION_PATH: &str = "/validate-webapp-example-com-v1-guestbook";
-
 /// Accept (with warnings to show the user) or refuse a new or changed Guestbook: `new` is the
 /// object as it would be stored, `old` the stored one on an update.
-pub fn validate(new: Option<&Guestbook>, old: Option<&Guestbook>) -> webhook::Validation {
+pub fn validate(new: Option<&Guestbook>, old: Option<&Guestbook>) -> Validation {
     let _ = old;
     // TODO(user): the rules. For example, an empty foo is refused:
     match new.and_then(|o| o.spec.foo.as_deref()) {
-        Some("") => Err(webhook::FieldError::invalid("spec.foo", "", "must not be empty").into()),
+        Some("") => Err(FieldError::invalid("spec.foo", "", "must not be empty").into()),
         _ => Ok(vec![]),
     }
 }
@@ -102,12 +103,6 @@ mod tests {
 
     fn object() -> Guestbook {
         Guestbook::new("test", GuestbookSpec::default())
-    }
-
-    #[test]
-    fn every_route_has_its_configuration() {
-        let paths: Vec<&str> = routes().iter().map(|r| r.path).collect();
-        assert_eq!(paths, WEBHOOKS.iter().map(|w| w.path).collect::<Vec<_>>());
     }
 
     #[test]
@@ -126,8 +121,14 @@ mod tests {
     fn validation_refuses_an_empty_foo() {
         let mut obj = object();
         obj.spec.foo = Some(String::new());
-        let refused = webhook::FieldError::invalid("spec.foo", "", "must not be empty");
+        let refused = FieldError::invalid("spec.foo", "", "must not be empty");
         assert_eq!(validate(Some(&obj), None), Err(refused.into()));
     }
     // +kubebuilder:scaffold:webhook-tests
+
+    #[test]
+    fn every_route_has_its_configuration() {
+        let paths: Vec<&str> = routes().iter().map(|r| r.path).collect();
+        assert_eq!(paths, WEBHOOKS.iter().map(|w| w.path).collect::<Vec<_>>());
+    }
 }
