@@ -40,7 +40,7 @@ use_rust_target
 log_info "make manifests; cargo build (the manager)"
 make manifests
 cargo build --quiet --bin fleet
-manager="$CARGO_TARGET_DIR/debug/fleet"
+manager="$dir/target/debug/fleet"
 namespace=fleet-system
 
 fail() {
