@@ -54,7 +54,7 @@ fn check_flags(cx: &Cx, args: &EditArgs, key: &str) -> Result<()> {
     if args.license.is_some() || args.license_file.is_some() || args.owner.is_some() {
         return Err(usage(format!(
             "--license, --license-file and --owner: the Rust layout ({key}) cannot change the license header \
-             of a project yet; edit hack/boilerplate.go.txt and the headers of the files by hand"
+             of a project yet; edit hack/boilerplate.rs.txt and the headers of the files by hand"
         )));
     }
     let Some(on) = args.namespaced else {
