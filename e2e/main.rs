@@ -12,6 +12,7 @@ mod firsthour;
 mod generate;
 mod golden;
 mod plugins;
+mod rust;
 mod ssa;
 mod typed_clients;
 mod ui;

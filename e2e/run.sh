@@ -5,8 +5,8 @@
 #   bash e2e/run.sh smoke        # only the control-plane smoke test
 #   bash e2e/run.sh golden       # only the golden-tree checks (with make test)
 #   bash e2e/run.sh scenarios    # only the scenarios on a live control plane
-#   bash e2e/run.sh rust         # the Rust layout's manager on a live control plane (its golden
-#                                # tree's make test runs in `golden`) and its webhook and
+#   bash e2e/run.sh rust         # the Rust layout's managers (cluster- and namespace-scoped) on a live control plane (their golden
+#                                # trees' make test runs in `golden`) and its webhook and
 #                                # metrics objects against go/v4's
 #   bash e2e/run.sh parity [SCENARIO...]  # only the differential suite against Kubebuilder ([e2e] kubebuilder)
 #                                         # (and generate-parity below, for Kubebuilder's scripts)
@@ -104,7 +104,7 @@ run_job() {
 	# One golangci-lint cache for the golden trees of this run (see check-golden.sh).
 	golden:*) OPBUILDER_LINT_CACHE="$run_dir/golangci-cache" "$s/check-golden.sh" "${1#golden:}" ;;
 	scenarios) "$s/scenarios.sh" ;;
-	rust) "$s/rust-live.sh" && "$s/rust-parity.sh" && "$s/rust-nogo.sh" ;;
+	rust) "$s/rust-live.sh" && "$s/rust-namespaced-live.sh" && "$s/rust-parity.sh" && "$s/rust-nogo.sh" ;;
 	envtest-offline) "$s/envtest-offline.sh" ;;
 	# The Go and Rust tutorials both run a manager on the default ports (:8080, :8081): one at a time.
 	tutorial) flock "$run_dir/default-ports.lock" "$s/tutorial.sh" ;;

@@ -18,11 +18,14 @@
 #     build test` passes on the envtest control plane, and `opbuilder alpha check` is clean (it
 #     was not before the update).
 #  3. Rust: a project of the Rust layout made by 0.4.0 (rust.opbuilder.io/v1-alpha) with the
-#     App of docs/rust-tutorial.md (a field added to the types, the controller and the webhooks
-#     written) is updated the same way: user code kept, PROJECT's layout moved to
-#     rust.opbuilder.io/v1-beta, the user's license header (hack/boilerplate.go.txt, edited)
-#     moved to hack/boilerplate.rs.txt, `make manifests test` (cargo build, unit tests and the
-#     integration tests on the envtest control plane) passes, `alpha check` clean.
+#     App of docs/rust-tutorial.md as 0.4.0 had it (a field added to the types, the controller
+#     and the webhooks written against 0.4.0's templates: webhook files without the markers that
+#     merging a webhook type needs) is updated the same way: user code kept, PROJECT's layout
+#     moved to rust.opbuilder.io/v1-beta, the user's license header (hack/boilerplate.go.txt,
+#     edited) moved to hack/boilerplate.rs.txt, every marker line of the new webhook templates
+#     either in the user's resolved files or named by a note of the update, `make manifests test`
+#     (cargo build, unit tests and the integration tests on the envtest control plane) passes,
+#     `alpha check` clean.
 #
 # Needs: git with the history of the release commit, cargo, go, make, kubectl (and crates.io or
 # a warm cargo cache for the Rust project).
@@ -108,12 +111,13 @@ same_as_release() {
 }
 
 # ---------------------------------------------------------------- 1. reproduce each release
-declare -A OLD_BIN
+declare -A OLD_BIN COMMIT
 for entry in "${RELEASES[@]}"; do
 	RELEASE=${entry%%:*}
 	RELEASE_COMMIT=${entry#*:}
 	OLD=$(release_binary "$RELEASE" "$RELEASE_COMMIT")
 	OLD_BIN[$RELEASE]=$OLD
+	COMMIT[$RELEASE]=$RELEASE_COMMIT
 	scripts=0
 	for t in $(git -C "$OPBUILDER_ROOT" ls-tree --name-only "$RELEASE_COMMIT" e2e/testdata/); do
 		name=$(basename "$t")
@@ -314,12 +318,14 @@ upgrade_rust() {
 	cd "$proj"
 	grep -qx -- '- rust.opbuilder.io/v1-alpha' PROJECT || fail "$name: the $RELEASE project does not record rust.opbuilder.io/v1-alpha"
 	: >"$work/$name-user-files"
+	# The user's code as the release's tutorial wrote it.
+	git -C "$OPBUILDER_ROOT" show "$RELEASE_COMMIT:docs/rust-tutorial.md" >"$work/$name-tutorial.md"
 	for f in src/api/ingress/v1beta1/app.rs src/controllers/app.rs tests/app_controller_test.rs \
 		src/webhooks/ingress_v1beta1_app.rs tests/ingress_v1beta1_app_webhook_test.rs config/samples/ingress_v1beta1_app.yaml; do
 		# The crate is app-upgrade, not the tutorial's app-operator: the Rust projects of the e2e
 		# tests share one cargo target directory, where two packages of one name and version
 		# (the tutorial's, built at the same time) would overwrite each other's artifacts.
-		"$here/tutorial.sh" --rust --file "$f" | sed 's/\bapp_operator\b/app_upgrade/g' >"$f" ||
+		TUTORIAL_DOC="$work/$name-tutorial.md" "$here/tutorial.sh" --rust --file "$f" | sed 's/\bapp_operator\b/app_upgrade/g' >"$f" ||
 			fail "no block for $f in docs/rust-tutorial.md"
 		echo "$f" >>"$work/$name-user-files"
 	done
@@ -369,6 +375,17 @@ upgrade_rust() {
 	cmp -s "$work/$name-boilerplate" hack/boilerplate.rs.txt ||
 		fail "$name: hack/boilerplate.rs.txt is not the user's license header: $(cat hack/boilerplate.rs.txt 2>&1)"
 	[[ ! -e hack/boilerplate.go.txt ]] || fail "$name: the update left hack/boilerplate.go.txt"
+	# The markers `create webhook` merges a second webhook type above: in the resolved files, or
+	# named by the update, which says to keep them.
+	local m file
+	for m in src/webhooks/ingress_v1beta1_app.rs:webhook-configurations src/webhooks/ingress_v1beta1_app.rs:webhook-routes \
+		src/webhooks/ingress_v1beta1_app.rs:webhook-handlers src/webhooks/ingress_v1beta1_app.rs:webhook-tests \
+		tests/ingress_v1beta1_app_webhook_test.rs:webhook-checks; do
+		file=${m%%:*} m=${m#*:}
+		grep -q "// +kubebuilder:scaffold:$m\$" "$file" ||
+			grep -q "^note: $file: .*\`+kubebuilder:scaffold:$m\`.*keep them" "$work/$name-update.log" ||
+			fail "$name: $file lost the marker $m and the update did not say to keep it"
+	done
 	grep -q 'layout `rust.opbuilder.io/v1-beta`' README.md || fail "$name: the README's template change did not arrive"
 	log_info "$name: make manifests test (cargo build, unit and integration tests)"
 	use_rust_target
@@ -379,7 +396,7 @@ upgrade_rust() {
 	cd "$work"
 }
 
-RELEASE=0.4.0 OLD=${OLD_BIN[0.4.0]}
+RELEASE=0.4.0 RELEASE_COMMIT=${COMMIT[0.4.0]} OLD=${OLD_BIN[0.4.0]}
 upgrade_rust rust-app-0.4.0 "$work/rust-app.commands"
 rm -rf "$work"
 log_info "alpha-update: all checks passed"

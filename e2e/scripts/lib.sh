@@ -17,6 +17,7 @@
 #   wait_for SECS DESC CMD...  poll CMD until it succeeds, at most SECS seconds
 #   need_cmd NAME...      fail early when a required tool is missing
 #   rust_target_dir, use_rust_target   the cargo target of the generated Rust projects
+#   manager_identity, token_kubeconfig  a manager's ServiceAccount and RBAC, and a kubeconfig as it
 #
 # Nothing here talks to the network.
 
@@ -176,6 +177,42 @@ use_rust_target() {
 	export CARGO_BUILD_BUILD_DIR CARGO_PROFILE_DEV_DEBUG=0
 	CARGO_BUILD_BUILD_DIR=$(rust_target_dir)
 	unset CARGO_TARGET_DIR
+}
+
+# manager_identity RENDERED: apply the Namespace, ServiceAccount and RBAC objects of RENDERED
+# (a `kubectl kustomize config/default` output): the manager's identity as config/ deploys it,
+# without its Deployment. Needs python3 with PyYAML.
+manager_identity() {
+	python3 -c '
+import sys, yaml
+kinds = {"Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"}
+print(yaml.safe_dump_all(d for d in yaml.safe_load_all(sys.stdin) if d and d["kind"] in kinds))
+' <"$1" | kubectl apply --server-side -f - >/dev/null
+}
+
+# token_kubeconfig SA NAMESPACE: print a kubeconfig for the cluster of the current one that
+# acts as ServiceAccount SA of NAMESPACE, through a token valid for 2 hours.
+token_kubeconfig() {
+	cat <<KC
+apiVersion: v1
+kind: Config
+clusters:
+- name: plane
+  cluster:
+    server: $(kubectl config view --raw --minify -o jsonpath='{.clusters[0].cluster.server}')
+    certificate-authority-data: $(kubectl config view --raw --minify -o jsonpath='{.clusters[0].cluster.certificate-authority-data}')
+users:
+- name: manager
+  user:
+    token: $(kubectl create token "$1" -n "$2" --duration=2h)
+contexts:
+- name: manager
+  context:
+    cluster: plane
+    user: manager
+    namespace: $2
+current-context: manager
+KC
 }
 
 # wait_for SECS DESC CMD [ARGS...]

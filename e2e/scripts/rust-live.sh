@@ -80,32 +80,9 @@ fail() {
 
 log_info "the manager's identity as config/default deploys it: Namespace, ServiceAccount, RBAC, and a token"
 namespace=guestbook-system
-kubectl kustomize config/default | python3 -c '
-import sys, yaml
-kinds = {"Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"}
-print(yaml.safe_dump_all(d for d in yaml.safe_load_all(sys.stdin) if d and d["kind"] in kinds))
-' >"$work/identity.yaml"
-kubectl apply --server-side -f "$work/identity.yaml" >/dev/null
-cat >"$work/manager.kubeconfig" <<EOF
-apiVersion: v1
-kind: Config
-clusters:
-- name: plane
-  cluster:
-    server: $(kubectl config view --raw --minify -o jsonpath='{.clusters[0].cluster.server}')
-    certificate-authority-data: $(kubectl config view --raw --minify -o jsonpath='{.clusters[0].cluster.certificate-authority-data}')
-users:
-- name: manager
-  user:
-    token: $(kubectl create token guestbook-controller-manager -n "$namespace" --duration=2h)
-contexts:
-- name: manager
-  context:
-    cluster: plane
-    user: manager
-    namespace: $namespace
-current-context: manager
-EOF
+kubectl kustomize config/default >"$work/default.yaml"
+manager_identity "$work/default.yaml"
+token_kubeconfig guestbook-controller-manager "$namespace" >"$work/manager.kubeconfig"
 
 # certificate DIR: a self-signed serving certificate for 127.0.0.1 in DIR (tls.crt, tls.key, as
 # cert-manager writes them), replaced as a renewal does: new files renamed over the old ones.

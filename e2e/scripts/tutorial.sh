@@ -22,7 +22,8 @@
 #   --print      print the script and exit
 #   --file PATH  print the code block for PATH and exit (the mycronjob scenario builds these)
 # Environment: OPBUILDER_BIN (default $OPBUILDER_TARGET_DIR/debug/opbuilder), TUTORIAL_KEEP=1 keeps the
-# directory, TUTORIAL_JOBS_TIMEOUT (seconds to wait for the Jobs, default 120).
+# directory, TUTORIAL_JOBS_TIMEOUT (seconds to wait for the Jobs, default 120), TUTORIAL_DOC (the
+# page to read instead of docs/tutorial.md or docs/rust-tutorial.md).
 set -euo pipefail
 
 # shellcheck source-path=SCRIPTDIR source=lib.sh
@@ -35,6 +36,8 @@ if [[ ${1:-} == --rust ]]; then
 	doc="$OPBUILDER_ROOT/docs/rust-tutorial.md"
 	shift
 fi
+# Another text of the page (alpha-update.sh: the page of an earlier release).
+doc=${TUTORIAL_DOC:-$doc}
 
 # extract DOC: print the bash script that performs the page.
 extract() {

@@ -62,7 +62,13 @@ if [[ -d config/crd/bases ]]; then
 fi
 step "CRDs: $crds for $apis kind(s) with types in PROJECT"
 [[ $crds -eq $apis ]] || die "[$name] expected $apis CRD file(s) in config/crd/bases, found $crds"
-grep -q '^kind: ClusterRole' config/rbac/role.yaml || die "[$name] make manifests wrote no ClusterRole"
+# A namespace-scoped manager (PROJECT namespaced: true) gets a Role, bound by a RoleBinding.
+if grep -qx 'namespaced: true' PROJECT; then
+	grep -qx 'kind: Role' config/rbac/role.yaml || die "[$name] make manifests wrote no Role for a namespace-scoped manager"
+	grep -qx 'kind: RoleBinding' config/rbac/role_binding.yaml || die "[$name] no RoleBinding for a namespace-scoped manager"
+else
+	grep -q '^kind: ClusterRole' config/rbac/role.yaml || die "[$name] make manifests wrote no ClusterRole"
+fi
 
 step "kubectl kustomize config/default and config/samples"
 kubectl kustomize config/default >"$dir/.rendered-default.yaml"

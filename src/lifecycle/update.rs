@@ -320,6 +320,9 @@ fn merge_file(
         }
         (b, Some(t), Some(o)) => {
             let m = merge::merge3(b.map_or("", String::as_str), o, t, "yours", label);
+            if let Some(note) = markers_left_out(&show.to_string(), t, &m.text, m.conflicts, to) {
+                kept.push(note);
+            }
             match m.conflicts {
                 0 if m.text == *o => None,
                 0 => Some(Change::Write(m.text)),
@@ -327,6 +330,67 @@ fn merge_file(
             }
         }
     }
+}
+
+/// The `+kubebuilder:scaffold:<name>` marker lines of `text`, by name.
+fn scaffold_markers(text: &str) -> BTreeSet<&str> {
+    text.lines()
+        .filter_map(|l| l.split_once("+kubebuilder:scaffold:"))
+        .map(|(_, rest)| {
+            let end = rest
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_'))
+                .unwrap_or(rest.len());
+            &rest[..end]
+        })
+        .filter(|name| !name.is_empty())
+        .collect()
+}
+
+/// The note for a merged file that lacks marker lines the new templates have (the user's code
+/// replaced the lines around them, or a conflict holds them): later `create` commands add their
+/// code above those lines, and refuse without them. `merged` is the merge's text, with `conflicts`
+/// regions; the markers counted are those outside the templates' side of each conflict.
+fn markers_left_out(
+    show: &str,
+    theirs: &str,
+    merged: &str,
+    conflicts: usize,
+    to: &str,
+) -> Option<String> {
+    let mut yours = String::new();
+    let mut side = 0; // 0 outside a conflict, 1 on the user's side, 2 on the templates'
+    for line in merged.lines() {
+        match (side, line) {
+            (0, "<<<<<<< yours") => side = 1,
+            (1, "=======") => side = 2,
+            (2, l) if l.starts_with(">>>>>>> ") => side = 0,
+            (2, _) => {}
+            _ => {
+                yours.push_str(line);
+                yours.push('\n');
+            }
+        }
+    }
+    let have = scaffold_markers(&yours);
+    let missing: Vec<String> = scaffold_markers(theirs)
+        .into_iter()
+        .filter(|m| !have.contains(m))
+        .map(|m| format!("`+kubebuilder:scaffold:{m}`"))
+        .collect();
+    if missing.is_empty() {
+        return None;
+    }
+    let what = if conflicts > 0 {
+        "keep them (the templates' side of the conflicts) as you resolve the conflicts"
+    } else {
+        "your version has none: put them back where the templates have them"
+    };
+    Some(format!(
+        "{show}: the {to} templates have the marker line(s) {}, above which `opbuilder create` adds code later \
+         (it refuses a file without them); {what} (`opbuilder alpha generate --output-dir DIR` shows the \
+         templates' file)",
+        missing.join(", ")
+    ))
 }
 
 /// The plan of an outcome: every merged file, and PROJECT's cliVersion moved to the target.
@@ -509,6 +573,32 @@ pub fn run_check(root: &Path, args: &CheckArgs) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn marker_lines_the_merge_left_out_are_named() {
+        let theirs = "fn a() {}\n// +kubebuilder:scaffold:webhook-handlers\n\nmod tests {\n    // +kubebuilder:scaffold:webhook-tests\n}\n";
+        // Both markers kept, one outside a conflict and one on the user's side: nothing said.
+        let kept = "fn a() {}\n// +kubebuilder:scaffold:webhook-handlers\n<<<<<<< yours\n    // +kubebuilder:scaffold:webhook-tests\n=======\n>>>>>>> opbuilder 9.9.9 templates\n";
+        assert_eq!(markers_left_out("f.rs", theirs, kept, 1, "9.9.9"), None);
+        // A marker only on the templates' side of a conflict: keep it while resolving.
+        let conflict = "fn a() {}\n// +kubebuilder:scaffold:webhook-handlers\n<<<<<<< yours\nmod tests {}\n=======\nmod tests {\n    // +kubebuilder:scaffold:webhook-tests\n}\n>>>>>>> opbuilder 9.9.9 templates\n";
+        let note = markers_left_out("f.rs", theirs, conflict, 1, "9.9.9").expect("a note");
+        assert!(
+            note.starts_with("f.rs: the 9.9.9 templates have the marker line(s) `+kubebuilder:scaffold:webhook-tests`,")
+                && note.contains("keep them (the templates' side of the conflicts)")
+                && !note.contains("webhook-handlers"),
+            "{note}"
+        );
+        // A clean merge without them: put them back. Text that names the marker prefix is no marker.
+        let clean = "fn a() {}\n// markers: `+kubebuilder:scaffold:`\n";
+        let note = markers_left_out("f.rs", theirs, clean, 0, "9.9.9").expect("a note");
+        assert!(
+            note.contains(
+                "`+kubebuilder:scaffold:webhook-handlers`, `+kubebuilder:scaffold:webhook-tests`"
+            ) && note.contains("put them back"),
+            "{note}"
+        );
+    }
 
     #[test]
     fn go_mod_takes_the_new_pins_where_a_line_merge_would_conflict() {

@@ -236,11 +236,13 @@ pub fn plan_edit(root: &Path, args: &EditArgs) -> Result<(Plan, Vec<String>)> {
         .iter()
         .any(|k| crate::project::is_rust_layout(k))
     {
-        // Its hook says why there is nothing to edit; no other plugin may join the layout.
+        // Its hook checks every flag: no other plugin joins the layout in `edit` yet.
         let chain = Chain::for_command(Some(&project), None, Command::Edit)?;
-        run_hook(root, &mut project, &args.plugin_args, |cx| {
+        let (mut plan, notes) = run_hook(root, &mut project, &args.plugin_args, |cx| {
             chain.edit(cx, args)
         })?;
+        plan.project = Some(project.to_yaml());
+        return Ok((plan, notes));
     }
     let chain = Chain::for_command(Some(&project), flag, Command::Edit)?;
     if args.go_flags() && !chain.has_go {

@@ -13,7 +13,7 @@ use std::path::Path;
 
 /// The manager's WATCH_NAMESPACE variable as `init --namespaced` writes it (the list item, at
 /// the indentation of the container's fields).
-const WATCH_NAMESPACE: &str = "# The manager only watches its own namespace (see cmd/main.go).
+pub const WATCH_NAMESPACE: &str = "# The manager only watches its own namespace (see cmd/main.go).
 - name: WATCH_NAMESPACE
   valueFrom:
     fieldRef:
@@ -24,6 +24,12 @@ const WATCH_NAMESPACE: &str = "# The manager only watches its own namespace (see
 /// (`on`) or removed, everything else as it was; None when no container named manager is found.
 /// Line-based, like the rest of opbuilder's YAML edits, so comments and layout survive.
 fn watch_namespace(text: &str, on: bool) -> Option<Cow<'_, str>> {
+    watch_namespace_with(text, on, WATCH_NAMESPACE)
+}
+
+/// [`watch_namespace`] with the variable's block `block` (its first line a comment): the Rust
+/// layout's comment names src/main.rs.
+pub fn watch_namespace_with<'a>(text: &'a str, on: bool, block: &str) -> Option<Cow<'a, str>> {
     let lines: Vec<&str> = text.split_inclusive('\n').collect();
     let indent = |l: &str| l.len() - l.trim_start().len();
     let blank = |l: &str| l.trim().is_empty() || l.trim_start().starts_with('#');
@@ -62,7 +68,7 @@ fn watch_namespace(text: &str, on: bool) -> Option<Cow<'_, str>> {
                 .map_or(col, |l| indent(l));
             let mut out = lines[..=e].concat();
             out.push_str(eol(e));
-            out.push_str(&pad(WATCH_NAMESPACE, item));
+            out.push_str(&pad(block, item));
             out.push_str(&lines[e + 1..].concat());
             Some(Cow::Owned(out))
         }
@@ -70,14 +76,14 @@ fn watch_namespace(text: &str, on: bool) -> Option<Cow<'_, str>> {
             let mut out = lines[..=at].concat();
             out.push_str(eol(at));
             out.push_str(&format!("{:col$}env:\n", ""));
-            out.push_str(&pad(WATCH_NAMESPACE, col));
+            out.push_str(&pad(block, col));
             out.push_str(&lines[at + 1..].concat());
             Some(Cow::Owned(out))
         }
         (false, _, Some(v)) => {
             let dash = indent(lines[v]);
             let mut from = v;
-            let comment = WATCH_NAMESPACE.lines().next().expect("a comment line");
+            let comment = block.lines().next().expect("a comment line");
             if v > 0 && lines[v - 1].trim() == comment {
                 from = v - 1;
             }
@@ -98,6 +104,44 @@ fn watch_namespace(text: &str, on: bool) -> Option<Cow<'_, str>> {
             Some(Cow::Owned(kept.concat()))
         }
     }
+}
+
+/// The admin, editor and viewer roles of every kind with types (config/rbac), written again for
+/// the project's scope: Roles for a namespace-scoped manager, else ClusterRoles.
+pub fn helper_roles(
+    plan: &mut crate::plan::Plan,
+    project: &crate::project::Project,
+    ctx: &ProjectCtx,
+) -> Result<()> {
+    for r in project.resources.iter().filter(|r| r.api.is_some()) {
+        let gvk = Gvk {
+            group: r.group.clone(),
+            version: r.version.clone(),
+            kind: r.kind.clone(),
+            domain: r.domain.clone(),
+        };
+        let plural = if r.plural.is_empty() {
+            crate::flect::pluralize(&r.kind.to_ascii_lowercase())
+        } else {
+            r.plural.clone()
+        };
+        let rctx = ResourceCtx::new(CtxInput {
+            project,
+            pctx: ctx.clone(),
+            gvk: &gvk,
+            plural: &plural,
+            api_path: &r.path,
+            cluster_scoped: !r.api.as_ref().is_some_and(|a| a.namespaced),
+            core: r.core,
+            external: r.external,
+            controller_name: None,
+            has_api: true,
+        });
+        for f in templates::render_tree("api", &rctx, |t| t.starts_with("config/rbac/"))? {
+            plan.create(f.path, f.content, IfExists::Overwrite);
+        }
+    }
+    Ok(())
 }
 
 /// go/v4's part of `edit`: multigroup, namespaced and the license header.
@@ -151,34 +195,7 @@ pub fn plan(cx: &mut Cx, args: &EditArgs) -> Result<()> {
             }
             plan.create(f.path, f.content, IfExists::Overwrite);
         }
-        for r in project.resources.iter().filter(|r| r.api.is_some()) {
-            let gvk = Gvk {
-                group: r.group.clone(),
-                version: r.version.clone(),
-                kind: r.kind.clone(),
-                domain: r.domain.clone(),
-            };
-            let plural = if r.plural.is_empty() {
-                crate::flect::pluralize(&r.kind.to_ascii_lowercase())
-            } else {
-                r.plural.clone()
-            };
-            let rctx = ResourceCtx::new(CtxInput {
-                project,
-                pctx: ctx.clone(),
-                gvk: &gvk,
-                plural: &plural,
-                api_path: &r.path,
-                cluster_scoped: !r.api.as_ref().is_some_and(|a| a.namespaced),
-                core: r.core,
-                external: r.external,
-                controller_name: None,
-                has_api: true,
-            });
-            for f in templates::render_tree("api", &rctx, |t| t.starts_with("config/rbac/"))? {
-                plan.create(f.path, f.content, IfExists::Overwrite);
-            }
-        }
+        helper_roles(plan, project, &ctx)?;
         if ns {
             notes.push(format!(
                 "Next steps for a namespace-scoped manager:\n  - add namespace={}-system to the +kubebuilder:rbac markers of your controllers, then run make manifests\n  - make sure cmd/main.go restricts the cache to WATCH_NAMESPACE (projects made by `opbuilder init --namespaced` do)",

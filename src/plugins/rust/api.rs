@@ -208,6 +208,15 @@ pub fn plan_files(cx: &mut Cx, res: &ResolvedResource) -> Result<()> {
     } else {
         res.namespaced
     };
+    if cx.project.namespaced && !namespaced && (res.do_resource || res.do_controller) {
+        return Err(usage(format!(
+            "--namespaced=false: {}/{} {} is cluster-scoped, and this project's manager watches one namespace \
+             (PROJECT namespaced: true), whose Role cannot grant a cluster-scoped kind. Make the kind \
+             namespaced (leave --namespaced=false out), or make the manager cluster-scoped first: \
+             opbuilder edit --namespaced=false",
+            g.group, g.version, g.kind
+        )));
+    }
     let ctx = context(
         cx,
         Kind {
@@ -298,7 +307,11 @@ pub fn plan_files(cx: &mut Cx, res: &ResolvedResource) -> Result<()> {
             &ctx.res.plural,
             res.core,
         ));
-        plan.create(role, rbac::cluster_role_yaml(&rules), IfExists::Overwrite);
+        plan.create(
+            role,
+            rbac::role_yaml(&rules, cx.project.namespaced),
+            IfExists::Overwrite,
+        );
     }
     let mut recorded = res.clone();
     recorded.api_path = type_module(&ctx.lib_name, &res.gvk, res.core);

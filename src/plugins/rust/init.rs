@@ -10,6 +10,11 @@ use crate::planning::plugin::Cx;
 use crate::templates;
 use anyhow::Result;
 
+/// The comment above config/manager's WATCH_NAMESPACE as go/v4 writes it, and as this layout
+/// does (`edit --namespaced` adds and removes the Rust one).
+pub const GO_WATCH_COMMENT: &str = "(see cmd/main.go)";
+pub const RUST_WATCH_COMMENT: &str = "(see src/main.rs)";
+
 /// The files of go/v4's `init` tree that the Rust layout shares: the kustomize tree, the
 /// license header and the script that builds the envtest control plane from source.
 fn shared(template: &str, boilerplate: bool) -> bool {
@@ -22,12 +27,17 @@ fn shared(template: &str, boilerplate: bool) -> bool {
 pub fn plan_files(cx: &mut Cx, boilerplate_file: Option<&str>) -> Result<()> {
     crate_name(&cx.project.project_name)
         .map_err(|r| bad_flag("--project-name", &cx.project.project_name, &r, "guestbook"))?;
-    if cx.project.namespaced {
-        return Err(crate::error::usage(
-            "--namespaced: the Rust layout's manager watches the whole cluster; a namespace-scoped manager \
-             is not available for it yet. Leave --namespaced out, for example: opbuilder init \
-             --plugins=rust.opbuilder.io/v1-beta --domain example.com --project-name guestbook",
-        ));
+    if cx.project.namespaced
+        && crate::releases::active_version() == Some(crate::project::RUST_LAYOUT_V1_ALPHA_RELEASE)
+    {
+        // Only reached by `alpha generate --templates-version 0.4.0` of a namespaced project.
+        anyhow::bail!(
+            "--namespaced: the Rust layout of opbuilder {} ({}) has no namespace-scoped manager; \
+             generate the project with the current templates ({})",
+            crate::project::RUST_LAYOUT_V1_ALPHA_RELEASE,
+            crate::project::RUST_LAYOUT_V1_ALPHA,
+            crate::project::RUST_LAYOUT
+        );
     }
     // APIs always live in src/api/<group>/<version>: the layout is multigroup from the start.
     cx.project.multigroup = true;
@@ -46,7 +56,13 @@ pub fn plan_files(cx: &mut Cx, boilerplate_file: Option<&str>) -> Result<()> {
         // The RBAC the project's `make manifests` writes from the code, as it writes it: the
         // manager's rules (no controller yet) and leader election's.
         match f.template.as_str() {
-            "config/rbac/role.yaml" => f.content = rbac::cluster_role_yaml(&rbac::manager_rules()),
+            "config/rbac/role.yaml" => {
+                f.content = rbac::role_yaml(&rbac::manager_rules(), cx.project.namespaced)
+            }
+            // The manager's WATCH_NAMESPACE is read by src/main.rs.
+            "config/manager/manager.yaml" => {
+                f.content = f.content.replace(GO_WATCH_COMMENT, RUST_WATCH_COMMENT)
+            }
             "config/rbac/leader_election_role.yaml" => {
                 f.content = rbac::leader_election_role_yaml(&cx.project.project_name)
             }

@@ -19,6 +19,7 @@ use anyhow::Result;
 
 pub mod api;
 pub mod context;
+pub mod edit;
 pub mod init;
 pub mod rbac;
 pub mod webhook;
@@ -100,10 +101,7 @@ impl Plugin for RustLayout {
         );
         Ok(())
     }
-    fn edit(&self, _cx: &mut Cx, _args: &EditArgs) -> Result<()> {
-        Err(usage(
-            "`edit` has nothing to change in a Rust project (rust.opbuilder.io/v1-beta): it always lays out \
-             APIs by group (src/api/<group>/<version>), and the other plugins do not run with it yet",
-        ))
+    fn edit(&self, cx: &mut Cx, args: &EditArgs) -> Result<()> {
+        edit::plan(cx, args, self.key)
     }
 }

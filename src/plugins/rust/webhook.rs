@@ -11,6 +11,7 @@ use crate::planning::webhook::ResolvedWebhook;
 use crate::templates;
 use anyhow::{bail, Result};
 use serde::Serialize;
+use std::path::Path;
 
 /// Refuse what the Rust layout's webhooks cannot do yet.
 fn check_supported(hook: &ResolvedWebhook, project: &crate::project::Project) -> Result<()> {
@@ -80,17 +81,37 @@ pub fn plan_files(cx: &mut Cx, hook: &ResolvedWebhook) -> Result<()> {
         }
     }
     let module = format!("src/webhooks/{}.rs", ctx.webhook_mod);
-    // Admission webhooks asked for now: the kind's module is written (again).
+    let test = format!("tests/{}_webhook_test.rs", ctx.webhook_mod);
+    // Admission webhooks asked for now: added to the kind's module, or the module is written.
     let admission = hook.defaulting || hook.programmatic_validation;
     let had = hook.had.defaulting || hook.had.validation;
-    if admission && had && !hook.force && cx.root.join(&module).exists() {
+    // A kind with webhooks already: the new types are merged into its module and test above
+    // their markers, and the user's code stays (go/v4 merges likewise). With --force, or for a
+    // kind's first webhooks, both files are written with every type, now and before.
+    let exists = cx.root.join(&module).exists();
+    // Release 0.4.0's templates (a v1-alpha project, or `alpha update`'s ancestor) write the
+    // module whole, with every type, and have no markers to merge above: planned as 0.4.0 did.
+    let whole =
+        crate::releases::active_version() == Some(crate::project::RUST_LAYOUT_V1_ALPHA_RELEASE);
+    if whole && admission && had && !hook.force && exists {
         bail!(
-            "{}/{} {} already has webhooks in {module}; pass --force to write it again with every webhook \
-             type asked for now and before (the file is replaced: move your code aside first)",
+            "{}/{} {} already has webhooks in {module}, whose layout ({}) cannot merge a second type into it; \
+             carry the project to {} with `opbuilder alpha update` first (it keeps your code), or pass --force \
+             to write the file again with every webhook type asked for now and before (it is replaced: move \
+             your code aside first)",
             g.group,
             g.version,
-            g.kind
+            g.kind,
+            crate::project::RUST_LAYOUT_V1_ALPHA,
+            crate::project::RUST_LAYOUT
         );
+    }
+    let merge = admission && had && !hook.force && exists && !whole;
+    if merge {
+        check_mergeable(cx.root, g, &module, &test)?;
+        if hook.programmatic_validation {
+            check_import_line(cx.root, &module, hook.core)?;
+        }
     }
     ctx.res.conversion = hook.conversion || hook.had.conversion;
     let plan = &mut *cx.plan;
@@ -100,8 +121,24 @@ pub fn plan_files(cx: &mut Cx, hook: &ResolvedWebhook) -> Result<()> {
         IfExists::Error
     };
     if admission {
-        for f in templates::render_tree("rust/webhook", &ctx, |_| true)? {
-            plan.create(f.path, f.content, policy);
+        if !merge {
+            for f in templates::render_tree("rust/webhook", &ctx, |_| true)? {
+                plan.create(f.path, f.content, policy);
+            }
+        }
+        // The sections of each webhook type the files gain, defaulting first (0.4.0's module
+        // template has them all).
+        let (defaulting, validation) = if whole {
+            (false, false)
+        } else if merge {
+            (hook.defaulting, hook.programmatic_validation)
+        } else {
+            (ctx.res.defaulting, ctx.res.validation)
+        };
+        for (wanted, is_defaulting) in [(defaulting, true), (validation, false)] {
+            if wanted {
+                webhook_type(plan, &ctx, is_defaulting, &module, &test)?;
+            }
         }
         plan.update(
             "src/webhooks/mod.rs",
@@ -135,6 +172,108 @@ pub fn plan_files(cx: &mut Cx, hook: &ResolvedWebhook) -> Result<()> {
         },
     );
     hook.record(cx.project);
+    Ok(())
+}
+
+/// The markers a webhook type's sections go above, by file: the kind's module and its test.
+const MODULE_MARKERS: [&str; 5] = [
+    "webhook-paths",
+    "webhook-configurations",
+    "webhook-routes",
+    "webhook-handlers",
+    "webhook-tests",
+];
+const TEST_MARKERS: [&str; 1] = ["webhook-checks"];
+
+/// Refuse to merge into a kind's webhook files that lack the markers new sections go above
+/// (written by opbuilder 0.4.0, or the markers removed), before anything is written.
+fn check_mergeable(root: &Path, g: &crate::resource::Gvk, module: &str, test: &str) -> Result<()> {
+    for (file, markers) in [(module, &MODULE_MARKERS[..]), (test, &TEST_MARKERS[..])] {
+        let text = std::fs::read_to_string(root.join(file)).unwrap_or_default();
+        if let Some(m) = markers
+            .iter()
+            .find(|m| !crate::markers::scaffold::has_marker(&text, "//", m))
+        {
+            bail!(
+                "{}/{} {} already has webhooks, and {file} has no line `// +kubebuilder:scaffold:{m}` \
+                 to add the new webhook type above (files written by opbuilder 0.4.0 have none); \
+                 put the markers back as a new project has them, or pass --force to write the kind's \
+                 webhook files again with every type asked for now and before (they are replaced: \
+                 move your code aside first)",
+                g.group,
+                g.version,
+                g.kind
+            );
+        }
+    }
+    Ok(())
+}
+
+/// The module's import of the webhook server, as its template writes it.
+const WEBHOOK_IMPORT: &str = "use crate::webhook::{self, Route, Webhook};";
+
+/// The import a validating webhook adds to its module, and where: after [`WEBHOOK_IMPORT`], or
+/// before it for a core kind (whose validation names no `FieldError`), as rustfmt orders them.
+fn validation_import(core: bool) -> (fn(String, String) -> Edit, &'static str) {
+    if core {
+        (
+            |anchor, text| Edit::BeforeLine { anchor, text },
+            "use crate::webhook::Validation;",
+        )
+    } else {
+        (
+            |anchor, text| Edit::AfterLine { anchor, text },
+            "use crate::webhook::{FieldError, Validation};",
+        )
+    }
+}
+
+/// Refuse to merge a validating webhook into a module without the line its import goes beside.
+fn check_import_line(root: &Path, module: &str, core: bool) -> Result<()> {
+    let text = std::fs::read_to_string(root.join(module)).unwrap_or_default();
+    let import = validation_import(core).1;
+    if text
+        .lines()
+        .any(|l| l.trim() == import || l.trim() == WEBHOOK_IMPORT)
+    {
+        return Ok(());
+    }
+    bail!(
+        "{module} has no line `{WEBHOOK_IMPORT}` to add the validation's `{import}` beside; put the line \
+         back as a new project has it, or pass --force to write the kind's webhook files again with every \
+         type asked for now and before (they are replaced: move your code aside first)"
+    )
+}
+
+/// One admission webhook type's sections in the kind's module (its configuration, route,
+/// handler and unit tests) and in its test (the check on an API server), each above its marker.
+fn webhook_type(
+    plan: &mut crate::plan::Plan,
+    ctx: &RustResourceCtx,
+    defaulting: bool,
+    module: &str,
+    test: &str,
+) -> Result<()> {
+    let mut one = ctx.clone();
+    one.res.defaulting = defaulting;
+    one.res.validation = !defaulting;
+    if !defaulting {
+        // The names the validation uses, beside the module's import of the webhook server (in
+        // rustfmt's order), as 0.4.0 imported them: its modules merge with these.
+        let (edit, text) = validation_import(ctx.res.core);
+        plan.update(module, edit(WEBHOOK_IMPORT.to_string(), text.to_string()));
+    }
+    for (file, marker, fragment) in [
+        (module, "webhook-paths", "path"),
+        (module, "webhook-configurations", "configuration"),
+        (module, "webhook-routes", "route"),
+        (module, "webhook-handlers", "handler"),
+        (module, "webhook-tests", "tests"),
+        (test, "webhook-checks", "check"),
+    ] {
+        let text = templates::render(&format!("rust/fragments/webhook/{fragment}.rs"), &one)?;
+        plan.above_marker(file, marker, vec![text]);
+    }
     Ok(())
 }
 

@@ -174,7 +174,18 @@ async fn main() -> anyhow::Result<()> {
         }
     });
 
-    let ctx = manager::Context::new(client.clone(), metrics).with_health(health);
+    // A namespace-scoped manager (config/manager sets WATCH_NAMESPACE to its own namespace)
+    // watches that namespace only, with the Role of `make manifests`.
+    let watched = std::env::var("WATCH_NAMESPACE")
+        .ok()
+        .filter(|n| !n.is_empty());
+    match &watched {
+        Some(namespace) => tracing::info!(%namespace, "watching one namespace (WATCH_NAMESPACE)"),
+        None => tracing::info!("watching every namespace"),
+    }
+    let ctx = manager::Context::new(client.clone(), metrics)
+        .with_health(health)
+        .watching(watched);
     if flags.leader_elect {
         let namespace = flags
             .leader_election_namespace

@@ -18,6 +18,7 @@ limitations under the License.
 //! the controllers, readiness ([`Health`]), the metrics, the logs, and the shutdown signal.
 
 use futures::{Stream, StreamExt};
+use k8s_openapi::NamespaceResourceScope;
 use kube::api::Api;
 use kube::runtime::controller::Action;
 use kube::runtime::events::{Recorder, Reporter};
@@ -49,6 +50,9 @@ pub struct Context {
     pub metrics: Arc<Metrics>,
     pub backoff: Arc<Backoff>,
     pub health: Arc<Health>,
+    /// The one namespace the controllers watch (WATCH_NAMESPACE, which config/manager sets in
+    /// a namespace-scoped project: `opbuilder init --namespaced`); `None`: every namespace.
+    pub namespace: Option<String>,
 }
 
 impl Context {
@@ -63,6 +67,25 @@ impl Context {
             metrics,
             backoff: Arc::default(),
             health: Arc::default(),
+            namespace: None,
+        }
+    }
+
+    /// The same context, its controllers watching only `namespace` (`None`: every namespace).
+    pub fn watching(self, namespace: Option<String>) -> Context {
+        Context { namespace, ..self }
+    }
+
+    /// The objects of a namespaced kind the controllers watch: those of the watched namespace,
+    /// or of every namespace.
+    pub fn watched<K>(&self) -> Api<K>
+    where
+        K: Resource<Scope = NamespaceResourceScope>,
+        K::DynamicType: Default,
+    {
+        match &self.namespace {
+            Some(namespace) => Api::namespaced(self.client.clone(), namespace),
+            None => Api::all(self.client.clone()),
         }
     }
 

@@ -15,8 +15,8 @@ limitations under the License.
 */
 
 //! RBAC declared in the code: each controller lists the rules it needs next to its reconcile
-//! (`RBAC` in src/controllers/<kind>.rs), and `make manifests` writes their union as the
-//! ClusterRole `manager-role` in config/rbac/role.yaml; leader election lists its own
+//! (`RBAC` in src/controllers/<kind>.rs), and `make manifests` writes their union as
+//! `manager-role` in config/rbac/role.yaml (a ClusterRole, or a Role when [`NAMESPACED`]); leader election lists its own
 //! (src/leader_election.rs), written as the Role of config/rbac/leader_election_role.yaml.
 //! Never edit those files by hand. The integration tests run the controllers with exactly
 //! these rules (tests/support), so a rule the code needs and lacks fails them.
@@ -24,6 +24,12 @@ limitations under the License.
 use k8s_openapi::api::rbac::v1::{ClusterRole, PolicyRule, Role};
 use kube::api::ObjectMeta;
 use std::collections::BTreeMap;
+
+/// Whether the manager watches only its own namespace (`opbuilder init --namespaced`; `opbuilder
+/// edit --namespaced` switches it, with config/manager's WATCH_NAMESPACE and the RoleBinding):
+/// then `make manifests` writes the manager's rules as the Role `manager-role` of that
+/// namespace instead of a ClusterRole.
+pub const NAMESPACED: bool = false;
 
 /// One rule: these verbs on these resources of these API groups (`""` is the core group).
 #[derive(Debug, Clone, Copy)]
@@ -82,6 +88,19 @@ pub fn cluster_role(rules: &[&[Rule]]) -> ClusterRole {
         },
         rules: Some(policy_rules(rules)),
         ..ClusterRole::default()
+    }
+}
+
+/// The Role `manager-role` granting every rule in the manager's namespace (`system`, which
+/// config/default's namespace replaces), for a namespace-scoped manager.
+pub fn role(rules: &[&[Rule]]) -> Role {
+    Role {
+        metadata: ObjectMeta {
+            name: Some("manager-role".into()),
+            namespace: Some("system".into()),
+            ..ObjectMeta::default()
+        },
+        rules: Some(policy_rules(rules)),
     }
 }
 

@@ -15,6 +15,7 @@ limitations under the License.
 */
 
 //! The webhooks of ConfigMap on a real API server: it calls them when an object is created.
+//! `opbuilder create webhook` adds the checks of a webhook type later above the marker line.
 
 mod support;
 
@@ -55,7 +56,7 @@ async fn the_api_server_calls_the_webhooks() {
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    assert!(defaulted, "the webhooks were never called");
+    assert!(defaulted, "the defaulting webhook was never called");
 
     // The webhooks leave kube-system alone (webhook::OUTSIDE_SYSTEM_NAMESPACES).
     let system: Api<ConfigMap> = Api::namespaced(plane.client.clone(), "kube-system");
@@ -72,4 +73,5 @@ async fn the_api_server_calls_the_webhooks() {
         object("probe").metadata.labels,
         "the webhook changed an object of kube-system"
     );
+    // +kubebuilder:scaffold:webhook-checks
 }

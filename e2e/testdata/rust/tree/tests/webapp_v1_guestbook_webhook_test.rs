@@ -15,6 +15,7 @@ limitations under the License.
 */
 
 //! The webhooks of Guestbook on a real API server: it calls them when an object is created.
+//! `opbuilder create webhook` adds the checks of a webhook type later above the marker line.
 
 mod support;
 
@@ -53,10 +54,11 @@ async fn the_api_server_calls_the_webhooks() {
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    assert!(defaulted, "the webhooks were never called");
+    assert!(defaulted, "the defaulting webhook was never called");
 
     // An object the validation refuses is refused by the API server as Invalid (422), with
-    // the field and the handler's message.
+    // the field and the handler's message. The API server takes a moment to start calling new
+    // webhooks: try until it refuses.
     let mut refused = None;
     for _ in 0..100 {
         let mut bad = object("bad");
@@ -86,4 +88,5 @@ async fn the_api_server_calls_the_webhooks() {
         Some("spec.foo"),
         "{causes:?}"
     );
+    // +kubebuilder:scaffold:webhook-checks
 }

@@ -15,8 +15,8 @@ limitations under the License.
 */
 
 //! `make manifests`: writes the CRDs (config/crd/bases/<group>_<plural>.yaml), the webhook
-//! configurations (config/webhook/manifests.yaml), the manager's ClusterRole
-//! (config/rbac/role.yaml) and leader election's Role (config/rbac/leader_election_role.yaml)
+//! configurations (config/webhook/manifests.yaml), the manager's ClusterRole or
+//! Role (config/rbac/role.yaml) and leader election's Role (config/rbac/leader_election_role.yaml)
 //! from the Rust source, so the YAML never drifts from the types, the webhooks and the `RBAC`
 //! of the code.
 
@@ -80,11 +80,13 @@ fn main() -> anyhow::Result<()> {
             docs.join("---\n"),
         )?;
     }
-    let role = guestbook::rbac::cluster_role(&guestbook::controllers::rbac());
-    write(
-        &flags.output_dir.join("rbac/role.yaml"),
-        serde_yaml::to_string(&role)?,
-    )?;
+    let rules = guestbook::controllers::rbac();
+    let role = if guestbook::rbac::NAMESPACED {
+        serde_yaml::to_string(&guestbook::rbac::role(&rules))?
+    } else {
+        serde_yaml::to_string(&guestbook::rbac::cluster_role(&rules))?
+    };
+    write(&flags.output_dir.join("rbac/role.yaml"), role)?;
     let role = guestbook::rbac::leader_election_role(guestbook::leader_election::RBAC);
     write(
         &flags.output_dir.join("rbac/leader_election_role.yaml"),

@@ -22,7 +22,6 @@ use crate::rbac::Rule;
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::Event as EventResource;
 use kube::ResourceExt;
-use kube::api::Api;
 use kube::runtime::controller::{self, Action, Controller};
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
@@ -49,8 +48,8 @@ pub enum Error {
 
 /// Run the controller until `shutdown`.
 pub async fn run(ctx: Context, shutdown: Shutdown) {
-    let api = Api::<EventResource>::all(ctx.client.clone());
-    // Every Event of the cluster is watched and kept in memory (without its managedFields).
+    let api = ctx.watched::<EventResource>();
+    // Every Event of the cluster (or of the watched namespace) is watched and kept in memory (without its managedFields).
     // TODO(user): keep only those the reconcile needs, with a label selector
     // (`watcher::Config::default().labels("app=web")`) or a field selector, or only their
     // metadata (`kube::runtime::metadata_watcher`, with `Controller::for_stream`).

@@ -67,7 +67,7 @@ pub enum Error {
 
 /// Run the controller until `shutdown`.
 pub async fn run(ctx: Context, shutdown: Shutdown) {
-    let api = Api::<Guestbook>::all(ctx.client.clone());
+    let api = ctx.watched::<Guestbook>();
     let (reader, changes) = ctx.watch(NAME, api, watcher::Config::default());
     // TODO(user): to reconcile the owner when an object it owns changes, add
     // `.owns(Api::<Deployment>::all(ctx.client.clone()), watcher::Config::default())`.

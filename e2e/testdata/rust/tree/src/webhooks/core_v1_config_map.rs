@@ -14,39 +14,47 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-//! The webhooks of ConfigMap (core/v1): defaulting.
-//! The API server calls them through the webhook server of src/webhook.rs.
+//! The admission webhooks of ConfigMap (core/v1). The API server calls them
+//! through the webhook server of src/webhook.rs. `opbuilder create webhook` adds a webhook type
+//! later above the marker lines; keep them.
 
 use crate::webhook::{self, Route, Webhook};
 use k8s_openapi::api::core::v1::ConfigMap;
 
 /// The path of the defaulting webhook.
 pub const DEFAULTING_PATH: &str = "/mutate--v1-configmap";
+// +kubebuilder:scaffold:webhook-paths
 
 /// The webhooks' configurations, written to config/webhook/manifests.yaml by `make manifests`.
-pub const WEBHOOKS: &[Webhook] = &[Webhook {
-    name: "mconfigmap-v1.kb.io",
-    path: DEFAULTING_PATH,
-    mutating: true,
-    group: "",
-    version: "v1",
-    resource: "configmaps",
-    operations: &["CREATE", "UPDATE"],
-    failure_policy: "Fail",
-    side_effects: "None",
-    // A short wait, and neither kube-system nor the manager's namespace: a webhook on
-    // a core type must not stop the writes the cluster depends on.
-    timeout_seconds: Some(5),
-    namespace_selector: webhook::OUTSIDE_SYSTEM_NAMESPACES,
-    object_selector: &[],
-}];
+pub const WEBHOOKS: &[Webhook] = &[
+    Webhook {
+        name: "mconfigmap-v1.kb.io",
+        path: DEFAULTING_PATH,
+        mutating: true,
+        group: "",
+        version: "v1",
+        resource: "configmaps",
+        operations: &["CREATE", "UPDATE"],
+        failure_policy: "Fail",
+        side_effects: "None",
+        // A short wait, and neither kube-system nor the manager's namespace: a webhook on
+        // a core type must not stop the writes the cluster depends on.
+        timeout_seconds: Some(5),
+        namespace_selector: webhook::OUTSIDE_SYSTEM_NAMESPACES,
+        object_selector: &[],
+    },
+    // +kubebuilder:scaffold:webhook-configurations
+];
 
 /// The paths the webhook server answers, and their handlers.
 pub fn routes() -> Vec<Route> {
-    vec![Route {
-        path: DEFAULTING_PATH,
-        handler: |body| webhook::defaulting(body, default),
-    }]
+    vec![
+        Route {
+            path: DEFAULTING_PATH,
+            handler: |body| webhook::defaulting(body, default),
+        },
+        // +kubebuilder:scaffold:webhook-routes
+    ]
 }
 
 /// Fill in what a new or changed ConfigMap leaves out; the API server stores the result.
@@ -58,6 +66,7 @@ pub fn default(obj: &mut ConfigMap) {
         .entry("guestbook/defaulted".into())
         .or_insert_with(|| "true".into());
 }
+// +kubebuilder:scaffold:webhook-handlers
 
 #[cfg(test)]
 mod tests {
@@ -73,6 +82,7 @@ mod tests {
         default(&mut obj);
         assert_ne!(obj.metadata.labels, object().metadata.labels);
     }
+    // +kubebuilder:scaffold:webhook-tests
 
     #[test]
     fn every_route_has_its_configuration() {

@@ -14,16 +14,19 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-//! The webhooks of Guestbook (webapp.example.com/v1): defaulting and validation.
-//! The API server calls them through the webhook server of src/webhook.rs.
+//! The admission webhooks of Guestbook (webapp.example.com/v1). The API server calls them
+//! through the webhook server of src/webhook.rs. `opbuilder create webhook` adds a webhook type
+//! later above the marker lines; keep them.
 
 use crate::api::webapp::v1::Guestbook;
-use crate::webhook::{self, FieldError, Route, Validation, Webhook};
+use crate::webhook::{self, Route, Webhook};
+use crate::webhook::{FieldError, Validation};
 
 /// The path of the defaulting webhook.
 pub const DEFAULTING_PATH: &str = "/mutate-webapp-example-com-v1-guestbook";
 /// The path of the validating webhook.
 pub const VALIDATION_PATH: &str = "/validate-webapp-example-com-v1-guestbook";
+// +kubebuilder:scaffold:webhook-paths
 
 /// The webhooks' configurations, written to config/webhook/manifests.yaml by `make manifests`.
 pub const WEBHOOKS: &[Webhook] = &[
@@ -55,6 +58,7 @@ pub const WEBHOOKS: &[Webhook] = &[
         namespace_selector: &[],
         object_selector: &[],
     },
+    // +kubebuilder:scaffold:webhook-configurations
 ];
 
 /// The paths the webhook server answers, and their handlers.
@@ -68,6 +72,7 @@ pub fn routes() -> Vec<Route> {
             path: VALIDATION_PATH,
             handler: |body| webhook::validating(body, validate),
         },
+        // +kubebuilder:scaffold:webhook-routes
     ]
 }
 
@@ -89,6 +94,7 @@ pub fn validate(new: Option<&Guestbook>, old: Option<&Guestbook>) -> Validation 
         _ => Ok(vec![]),
     }
 }
+// +kubebuilder:scaffold:webhook-handlers
 
 #[cfg(test)]
 mod tests {
@@ -118,6 +124,7 @@ mod tests {
         let refused = FieldError::invalid("spec.foo", "", "must not be empty");
         assert_eq!(validate(Some(&obj), None), Err(refused.into()));
     }
+    // +kubebuilder:scaffold:webhook-tests
 
     #[test]
     fn every_route_has_its_configuration() {

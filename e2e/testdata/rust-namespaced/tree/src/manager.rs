@@ -1,0 +1,581 @@
+/*
+Copyright 2026.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+//! The manager's machinery: what every controller shares ([`Context`]), the watches that feed
+//! the controllers, readiness ([`Health`]), the metrics, the logs, and the shutdown signal.
+
+use futures::{Stream, StreamExt};
+use k8s_openapi::NamespaceResourceScope;
+use kube::api::Api;
+use kube::runtime::controller::Action;
+use kube::runtime::events::{Recorder, Reporter};
+use kube::runtime::reflector::{self, Store};
+use kube::runtime::{WatchStreamExt, watcher};
+use kube::{Client, Resource, ResourceExt};
+use prometheus_client::encoding::text::encode;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::Histogram;
+use prometheus_client::registry::Registry;
+use serde::de::DeserializeOwned;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::fmt::Debug;
+use std::hash::Hash;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+/// The name the manager reports as in events, and its field manager for server-side apply.
+pub const MANAGER_NAME: &str = "fleet-manager";
+
+/// What every controller shares.
+#[derive(Clone)]
+pub struct Context {
+    pub client: Client,
+    pub recorder: Recorder,
+    pub metrics: Arc<Metrics>,
+    pub backoff: Arc<Backoff>,
+    pub health: Arc<Health>,
+    /// The one namespace the controllers watch (WATCH_NAMESPACE, which config/manager sets in
+    /// a namespace-scoped project: `opbuilder init --namespaced`); `None`: every namespace.
+    pub namespace: Option<String>,
+}
+
+impl Context {
+    pub fn new(client: Client, metrics: Arc<Metrics>) -> Context {
+        let reporter = Reporter {
+            controller: MANAGER_NAME.into(),
+            instance: std::env::var("POD_NAME").ok(),
+        };
+        Context {
+            recorder: Recorder::new(client.clone(), reporter),
+            client,
+            metrics,
+            backoff: Arc::default(),
+            health: Arc::default(),
+            namespace: None,
+        }
+    }
+
+    /// The same context, its controllers watching only `namespace` (`None`: every namespace).
+    pub fn watching(self, namespace: Option<String>) -> Context {
+        Context { namespace, ..self }
+    }
+
+    /// The objects of a namespaced kind the controllers watch: those of the watched namespace,
+    /// or of every namespace.
+    pub fn watched<K>(&self) -> Api<K>
+    where
+        K: Resource<Scope = NamespaceResourceScope>,
+        K::DynamicType: Default,
+    {
+        match &self.namespace {
+            Some(namespace) => Api::namespaced(self.client.clone(), namespace),
+            None => Api::all(self.client.clone()),
+        }
+    }
+
+    /// The same context, reporting the watches' failures to `health` (the manager's readiness).
+    pub fn with_health(self, health: Arc<Health>) -> Context {
+        Context { health, ..self }
+    }
+
+    /// What controller `name` reconciles: the objects of `api` that `config` selects, as a store
+    /// and a stream of changes for `Controller::for_stream`. The objects are kept without their
+    /// managedFields, which no reconcile reads and which can be half their size (an update that
+    /// leaves them out keeps them); a watch that keeps failing makes the manager unready and is
+    /// said once (see [`Health`]). Registers the controller's metrics.
+    pub fn watch<K>(
+        &self,
+        name: &'static str,
+        api: Api<K>,
+        config: watcher::Config,
+    ) -> (
+        Store<K>,
+        impl Stream<Item = Result<K, watcher::Error>> + Send + use<K>,
+    )
+    where
+        K: Resource + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+        K::DynamicType: Default + Eq + Hash + Clone,
+    {
+        self.metrics.register(name);
+        let health = self.health.clone();
+        let (reader, writer) = reflector::store();
+        let changes = watcher(api, config)
+            .default_backoff()
+            .inspect(move |event| match event {
+                // The start of a (re)list, before it is asked for: it says nothing yet.
+                Ok(watcher::Event::Init) => {}
+                Ok(_) => health.watch_ok(name),
+                Err(error) => health.watch_failed(name, error),
+            })
+            .modify(prune)
+            .reflect(writer)
+            .applied_objects();
+        (reader, changes)
+    }
+}
+
+/// What a cached object does without: its managedFields.
+fn prune<K: Resource>(obj: &mut K) {
+    obj.managed_fields_mut().clear();
+}
+
+/// Exponential backoff per object after failed reconciliations, as controller-runtime's rate
+/// limiter: 5 ms, doubling with each failure in a row, at most 1000 s; reset by a success.
+#[derive(Default)]
+pub struct Backoff {
+    failures: Mutex<HashMap<String, u32>>,
+}
+
+impl Backoff {
+    /// The delay before retrying `key` after one more failure.
+    pub fn next(&self, key: &str) -> Duration {
+        let mut failures = self.failures.lock().unwrap_or_else(|e| e.into_inner());
+        let n = failures.entry(key.to_string()).or_default();
+        *n = n.saturating_add(1);
+        let ms = 5u64.saturating_mul(1u64 << (*n - 1).min(30));
+        Duration::from_millis(ms.min(1_000_000))
+    }
+
+    /// Forget the failures of `key` after a success.
+    pub fn reset(&self, key: &str) {
+        self.failures
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(key);
+    }
+}
+
+/// Whether the manager is ready (`/readyz`): every check passes. The checks are the webhook
+/// server's (listening), each controller's watch (not failing), and the shutdown (not begun).
+/// A watch that fails is said once when it starts failing and once when it recovers; the
+/// readiness probe's failure threshold (3 periods of 10 s in config/manager) tells a
+/// persistent failure from a blip.
+#[derive(Default)]
+pub struct Health {
+    /// Check name -> why it fails (`None`: it passes).
+    checks: Mutex<BTreeMap<String, Option<String>>>,
+    /// How many checks fail, so that a passing watch costs no lock.
+    failing: AtomicUsize,
+}
+
+impl Health {
+    fn lock(&self) -> MutexGuard<'_, BTreeMap<String, Option<String>>> {
+        self.checks.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Record the outcome of check `name`; returns whether it failed before.
+    pub fn set(&self, name: &str, failure: Option<String>) -> bool {
+        let fails = failure.is_some();
+        let before = self.lock().insert(name.to_string(), failure);
+        let failed = matches!(before, Some(Some(_)));
+        match (failed, fails) {
+            (false, true) => {
+                self.failing.fetch_add(1, Ordering::Relaxed);
+            }
+            (true, false) => {
+                self.failing.fetch_sub(1, Ordering::Relaxed);
+            }
+            _ => {}
+        }
+        failed
+    }
+
+    /// The watch of controller `name` failed: unready until it delivers again.
+    pub fn watch_failed(&self, name: &str, error: &watcher::Error) {
+        if !self.set(&format!("watch {name}"), Some(error.to_string())) {
+            tracing::error!(
+                controller = name,
+                %error,
+                "the controller's watch fails: the manager is unready until it recovers (it retries with backoff)"
+            );
+        }
+    }
+
+    /// The watch of controller `name` delivered.
+    pub fn watch_ok(&self, name: &str) {
+        if self.failing.load(Ordering::Relaxed) == 0 {
+            return;
+        }
+        if self.set(&format!("watch {name}"), None) {
+            tracing::info!(controller = name, "the controller's watch recovered");
+        }
+    }
+
+    /// `Ok` when every check passes, or each failing check and why.
+    pub fn readiness(&self) -> Result<(), Vec<String>> {
+        let failing: Vec<String> = self
+            .lock()
+            .iter()
+            .filter_map(|(name, failure)| failure.as_ref().map(|why| format!("{name}: {why}")))
+            .collect();
+        if failing.is_empty() {
+            Ok(())
+        } else {
+            Err(failing)
+        }
+    }
+}
+
+type Labels = Vec<(String, String)>;
+
+/// The buckets of controller-runtime's reconcile-time histogram, in seconds.
+const TIME_BUCKETS: [f64; 40] = [
+    0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9,
+    1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 15.0, 20.0,
+    25.0, 30.0, 40.0, 50.0, 60.0,
+];
+
+fn time_histogram() -> Histogram {
+    Histogram::new(TIME_BUCKETS)
+}
+
+/// The results a reconciliation is counted under, as controller-runtime's `result` label.
+const RESULTS: [&str; 4] = ["success", "error", "requeue", "requeue_after"];
+
+/// Prometheus metrics of the controllers, served on /metrics, named and labelled as
+/// controller-runtime's so that its dashboards and alerts work.
+pub struct Metrics {
+    registry: Registry,
+    reconciles: Family<Labels, Counter>,
+    errors: Family<Labels, Counter>,
+    times: Family<Labels, Histogram, fn() -> Histogram>,
+    active: Family<Labels, Gauge>,
+    controllers: Mutex<BTreeSet<String>>,
+}
+
+impl Default for Metrics {
+    fn default() -> Metrics {
+        let mut registry = Registry::default();
+        let reconciles = Family::<Labels, Counter>::default();
+        let errors = Family::<Labels, Counter>::default();
+        let times =
+            Family::<Labels, Histogram, fn() -> Histogram>::new_with_constructor(time_histogram);
+        let active = Family::<Labels, Gauge>::default();
+        registry.register(
+            "controller_runtime_reconcile",
+            "Total number of reconciliations per controller",
+            reconciles.clone(),
+        );
+        registry.register(
+            "controller_runtime_reconcile_errors",
+            "Total number of reconciliation errors per controller",
+            errors.clone(),
+        );
+        registry.register(
+            "controller_runtime_reconcile_time_seconds",
+            "Length of time per reconciliation per controller",
+            times.clone(),
+        );
+        registry.register(
+            "controller_runtime_active_workers",
+            "Number of currently used workers per controller",
+            active.clone(),
+        );
+        Metrics {
+            registry,
+            reconciles,
+            errors,
+            times,
+            active,
+            controllers: Mutex::default(),
+        }
+    }
+}
+
+fn controller_label(name: &str) -> Labels {
+    vec![("controller".to_string(), name.to_string())]
+}
+
+fn result_labels(name: &str, result: &str) -> Labels {
+    vec![
+        ("controller".to_string(), name.to_string()),
+        ("result".to_string(), result.to_string()),
+    ]
+}
+
+/// The `result` label of a reconciliation, as controller-runtime's.
+fn result_label<E>(result: &Result<Action, E>) -> &'static str {
+    match result {
+        Err(_) => "error",
+        Ok(action) if *action == Action::await_change() => "success",
+        Ok(action) if *action == Action::requeue(Duration::ZERO) => "requeue",
+        Ok(_) => "requeue_after",
+    }
+}
+
+impl Metrics {
+    /// Register controller `name`: its series start at zero, as controller-runtime's do.
+    /// Returns false, and says so, when another controller has the name already.
+    pub fn register(&self, name: &str) -> bool {
+        let new = self
+            .controllers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(name.to_string());
+        if !new {
+            tracing::error!(
+                controller = name,
+                "two controllers have this name: their metrics and logs mix; give one another NAME"
+            );
+        }
+        for result in RESULTS {
+            self.reconciles
+                .get_or_create(&result_labels(name, result))
+                .inc_by(0);
+        }
+        self.errors.get_or_create(&controller_label(name)).inc_by(0);
+        self.active.get_or_create(&controller_label(name)).inc_by(0);
+        new
+    }
+
+    /// Start one reconciliation of `controller`: counted as an active worker until it is
+    /// finished (or dropped).
+    pub fn start(&self, controller: &str) -> Reconciliation<'_> {
+        let labels = controller_label(controller);
+        self.active.get_or_create(&labels).inc();
+        Reconciliation {
+            metrics: self,
+            labels,
+            started: Instant::now(),
+        }
+    }
+
+    /// The metrics in the OpenMetrics text format.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        // Writing to a String cannot fail.
+        let _ = encode(&mut out, &self.registry);
+        out
+    }
+}
+
+/// One reconciliation under way, from [`Metrics::start`].
+pub struct Reconciliation<'a> {
+    metrics: &'a Metrics,
+    labels: Labels,
+    started: Instant,
+}
+
+impl Reconciliation<'_> {
+    /// Count the reconciliation under its result, and the time it took.
+    pub fn finish<E>(self, result: &Result<Action, E>) {
+        let name = &self.labels[0].1;
+        self.metrics
+            .reconciles
+            .get_or_create(&result_labels(name, result_label(result)))
+            .inc();
+        if result.is_err() {
+            self.metrics.errors.get_or_create(&self.labels).inc();
+        }
+        self.metrics
+            .times
+            .get_or_create(&self.labels)
+            .observe(self.started.elapsed().as_secs_f64());
+    }
+}
+
+impl Drop for Reconciliation<'_> {
+    fn drop(&mut self) {
+        self.metrics.active.get_or_create(&self.labels).dec();
+    }
+}
+
+/// How the logs are written (`--zap-encoder`, named as the Go manager's flag).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormat {
+    /// One line of text per entry; coloured only on a terminal without NO_COLOR.
+    Console,
+    /// One JSON object per line, for a log collector.
+    Json,
+}
+
+/// The tracing filter of a `--zap-log-level` value: zap's levels (`debug`, `info`, `error`,
+/// `panic`, or a verbosity such as `2`: more verbose than debug), tracing's (`trace`, `warn`), or
+/// a `RUST_LOG` directive such as `info,kube=debug`.
+pub fn log_filter(level: &str) -> String {
+    match level.trim() {
+        "panic" | "dpanic" | "fatal" => "error".to_string(),
+        level => match level.parse::<u8>() {
+            Ok(0) => "info".to_string(),
+            Ok(1) => "debug".to_string(),
+            Ok(_) => "trace".to_string(),
+            Err(_) => level.to_string(),
+        },
+    }
+}
+
+/// Whether log lines are coloured: only on a terminal, and not when NO_COLOR is set
+/// (no-color.org), so that a pod's logs and a pipe get plain text.
+pub fn colour(terminal: bool, no_color: Option<&std::ffi::OsStr>) -> bool {
+    terminal && no_color.is_none_or(|v| v.is_empty())
+}
+
+/// Log to stderr, as the Go manager does: at `level` (`--zap-log-level`), else as RUST_LOG says,
+/// else at info.
+pub fn init_logging(format: LogFormat, level: Option<&str>) -> anyhow::Result<()> {
+    use std::io::IsTerminal;
+    use tracing_subscriber::EnvFilter;
+    let filter = match level {
+        Some(level) => EnvFilter::try_new(log_filter(level))
+            .map_err(|e| anyhow::anyhow!("--zap-log-level {level:?}: {e}; for example: info"))?,
+        None => EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
+    };
+    let logs = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    match format {
+        LogFormat::Json => logs.json().init(),
+        LogFormat::Console => {
+            let ansi = colour(
+                std::io::stderr().is_terminal(),
+                std::env::var_os("NO_COLOR").as_deref(),
+            );
+            logs.with_ansi(ansi).init()
+        }
+    }
+    Ok(())
+}
+
+/// Resolves on SIGTERM (Kubernetes stopping the pod) or Ctrl-C.
+pub async fn shutdown_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    match signal(SignalKind::terminate()) {
+        Ok(mut term) => {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+        }
+        Err(_) => {
+            let _ = tokio::signal::ctrl_c().await;
+        }
+    }
+    tracing::info!("shutting down");
+}
+
+/// A shutdown signal every controller can wait on.
+pub type Shutdown = futures::future::Shared<futures::future::BoxFuture<'static, ()>>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reconciles_are_counted_under_controller_runtimes_result_label() {
+        let metrics = Metrics::default();
+        assert!(metrics.register("webapp-guestbook"));
+        metrics
+            .start("webapp-guestbook")
+            .finish::<()>(&Ok(Action::await_change()));
+        metrics
+            .start("webapp-guestbook")
+            .finish::<()>(&Ok(Action::requeue(Duration::from_secs(60))));
+        metrics.start("webapp-guestbook").finish(&Err(()));
+        let text = metrics.render();
+        for line in [
+            r#"controller_runtime_reconcile_total{controller="webapp-guestbook",result="success"} 1"#,
+            r#"controller_runtime_reconcile_total{controller="webapp-guestbook",result="requeue_after"} 1"#,
+            r#"controller_runtime_reconcile_total{controller="webapp-guestbook",result="error"} 1"#,
+            r#"controller_runtime_reconcile_total{controller="webapp-guestbook",result="requeue"} 0"#,
+            r#"controller_runtime_reconcile_errors_total{controller="webapp-guestbook"} 1"#,
+            r#"controller_runtime_active_workers{controller="webapp-guestbook"} 0"#,
+            r#"controller_runtime_reconcile_time_seconds_count{controller="webapp-guestbook"} 3"#,
+        ] {
+            assert!(text.lines().any(|l| l == line), "no {line} in:\n{text}");
+        }
+    }
+
+    #[test]
+    fn a_reconciliation_under_way_is_an_active_worker() {
+        let metrics = Metrics::default();
+        let running = metrics.start("apps-deployment");
+        let line = r#"controller_runtime_active_workers{controller="apps-deployment"} 1"#;
+        assert!(metrics.render().lines().any(|l| l == line));
+        drop(running);
+        let line = r#"controller_runtime_active_workers{controller="apps-deployment"} 0"#;
+        assert!(metrics.render().lines().any(|l| l == line));
+    }
+
+    #[test]
+    fn a_second_controller_of_the_same_name_is_refused() {
+        let metrics = Metrics::default();
+        assert!(metrics.register("core-event"));
+        assert!(metrics.register("webapp-event"));
+        assert!(!metrics.register("core-event"));
+    }
+
+    #[test]
+    fn a_failing_watch_makes_the_manager_unready_until_it_delivers() {
+        let health = Health::default();
+        assert_eq!(health.readiness(), Ok(()));
+        let error = watcher::Error::NoResourceVersion;
+        health.watch_failed("webapp-guestbook", &error);
+        health.watch_failed("webapp-guestbook", &error);
+        let failing = health.readiness().expect_err("unready");
+        assert_eq!(failing.len(), 1, "{failing:?}");
+        assert!(
+            failing[0].starts_with("watch webapp-guestbook: "),
+            "{failing:?}"
+        );
+        health.watch_ok("webapp-guestbook");
+        assert_eq!(health.readiness(), Ok(()));
+    }
+
+    #[test]
+    fn the_checks_fail_and_pass_independently() {
+        let health = Health::default();
+        health.set("webhooks", Some("not listening yet".into()));
+        health.set("shutdown", Some("shutting down".into()));
+        health.set("webhooks", None);
+        assert_eq!(
+            health.readiness(),
+            Err(vec!["shutdown: shutting down".to_string()])
+        );
+    }
+
+    #[test]
+    fn log_levels_read_as_zap_and_rust_log_do() {
+        assert_eq!(log_filter("debug"), "debug");
+        assert_eq!(log_filter("panic"), "error");
+        assert_eq!(log_filter("1"), "debug");
+        assert_eq!(log_filter("3"), "trace");
+        assert_eq!(log_filter("info,kube=debug"), "info,kube=debug");
+    }
+
+    #[test]
+    fn logs_are_coloured_only_on_a_terminal_without_no_color() {
+        let set = std::ffi::OsStr::new("1");
+        assert!(colour(true, None));
+        assert!(!colour(false, None));
+        assert!(!colour(true, Some(set)));
+        assert!(colour(true, Some(std::ffi::OsStr::new(""))));
+    }
+
+    #[test]
+    fn cached_objects_keep_no_managed_fields() {
+        use k8s_openapi::api::core::v1::ConfigMap;
+        use k8s_openapi::apimachinery::pkg::apis::meta::v1::ManagedFieldsEntry;
+        let mut obj = ConfigMap::default();
+        obj.metadata.managed_fields = Some(vec![ManagedFieldsEntry::default()]);
+        obj.metadata.name = Some("kept".into());
+        prune(&mut obj);
+        assert!(obj.managed_fields().is_empty());
+        assert_eq!(obj.name_any(), "kept");
+    }
+}
