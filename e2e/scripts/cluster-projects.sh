@@ -3,6 +3,7 @@
 # cluster-e2e.sh calls on the same node, in this order:
 #
 #   cluster_test_e2e     the go/v4 project's own `make test-e2e`, with e2e/node/bin/kind for kind;
+#   cluster_redis_seed   seed 001's RedisCluster story, as its author ran it;
 #
 # Sourced by cluster-e2e.sh, whose helpers and variables they use (k, ok, fail, timed, ca_injected,
 # timings; $work, $node, $here, $opbuilder); the helpers below (scrape_metrics, deploy_available_in)
@@ -32,6 +33,81 @@ cluster_test_e2e() {
 		fail "cert-manager is not running after make test-e2e: $(k -n cert-manager get deployments 2>&1)"
 	grep -q 'kind stand-in: leaving the e2e node' "$out" || fail "make test-e2e did not delete its cluster through kind"
 	ok "make test-e2e of the go/v4 project: $(grep -E '^Ran ' "$out" | tail -n 1) against the node, kind stood in for by e2e/node/bin/kind"
+	cd "$work"
+}
+
+# cluster_redis_seed: seed 001's RedisCluster story as its author ran it: a project in
+# redisclusterV2, create api and create webhook (--defaulting --programmatic-validation) for
+# bytewang123-redis/v1 RedisCluster, the seed's Default and ValidateCreate
+# (e2e/fixtures/rediscluster); cert-manager is installed (cluster.sh); make docker-build and make
+# deploy with the seed's image name; the manager pod Running; the seed's sample (an empty addr)
+# refused by the validating webhook; with an addr, its size of 3 raised to 6 by the defaulting
+# webhook. The project stays deployed for cluster_helm's chart.
+cluster_redis_seed() {
+	local name=redisclusterv2 img=bytewang123/rediscluster:v0.0.6 proj="$work/redisclusterV2"
+	local fixture="$OPBUILDER_ROOT/e2e/fixtures/rediscluster" sample=config/samples/bytewang123-redis_v1_rediscluster.yaml
+	ns=$name-system
+	mkdir -p "$proj"
+	cd "$proj"
+	timed "seed 001: opbuilder init + create api RedisCluster + create webhook" bash -c "
+		set -e
+		'$opbuilder' init --domain bytewang123.io --repo github.com/bytewang123/redisclusterV2
+		'$opbuilder' create api --group bytewang123-redis --version v1 --kind RedisCluster --resource --controller
+		'$opbuilder' create webhook --group bytewang123-redis --version v1 --kind RedisCluster --defaulting --programmatic-validation
+	"
+	# The seed's fields (addr, size) in place of the scaffold's example field, then its webhooks.
+	python3 - <<'EOF' || fail "the seed's fields could not be written into api/v1/rediscluster_types.go"
+import pathlib, sys
+p = pathlib.Path("api/v1/rediscluster_types.go")
+s = p.read_text()
+old = """	// foo is an example field; remove it once you have fields of your own.
+	// +optional
+	Foo *string `json:"foo,omitempty"`
+"""
+if old not in s:
+    sys.exit("anchor not found: the scaffold's Foo field")
+p.write_text(s.replace(old, """	// addr is the address of the cluster, ip:port.
+	Addr string `json:"addr"`
+
+	// size is the number of Redis nodes; the defaulting webhook raises it to at least 6.
+	// +optional
+	Size int32 `json:"size,omitempty"`
+"""))
+EOF
+	cp -r "$fixture/internal" "$fixture/config" .
+	"$here/seed-tools.sh" "$proj" >>"$work/stage.log" 2>&1 || fail "seed-tools.sh failed"
+	timed "seed 001: make build" make build
+	timed "seed 001: make docker-build IMG=$img" make docker-build IMG="$img"
+	timed "seed 001: cluster.sh load $img" "$here/cluster.sh" load "$node" "$img"
+	timed "seed 001: make deploy IMG=$img" make deploy IMG="$img"
+	local t=$SECONDS
+	wait_for 300 "the RedisCluster manager to be available" deploy_available_in "$ns" "$name-controller-manager" 1 ||
+		fail "the RedisCluster manager did not become available: $(k -n "$ns" get pods -o wide 2>&1)"
+	local kind
+	for kind in mutating validating; do
+		wait_for 120 "the CA in the $kind webhook configuration" ca_injected "${kind}webhookconfiguration" \
+			"$name-$kind-webhook-configuration" '{.webhooks[*].clientConfig.caBundle}' ||
+			fail "no CA injected into $name-$kind-webhook-configuration"
+	done
+	timings+=("$(printf '%-52s %s' "seed 001: manager Available, CA injected" "$(fmt_duration $((SECONDS - t)))")")
+	# As the seed: kubectl get pod --all-namespaces -l control-plane=controller-manager
+	k get pod --all-namespaces -l control-plane=controller-manager --no-headers >"$work/pods.txt"
+	grep -Eq "^$ns +$name-controller-manager-[a-z0-9-]+ +1/1 +Running " "$work/pods.txt" ||
+		fail "no Running RedisCluster manager pod: $(cat "$work/pods.txt")"
+	ok "seed 001: the RedisCluster manager pod Running ($(grep "^$ns " "$work/pods.txt" | awk '{ print $2, $3, $4 }'))"
+
+	if k apply -f "$sample" >"$work/refused.log" 2>&1; then
+		fail "the seed's sample with an empty addr was admitted"
+	fi
+	grep -q 'spec.addr: Invalid value: "": invalid ip port, ip:port' "$work/refused.log" ||
+		fail "the seed's sample was not refused for its addr: $(cat "$work/refused.log")"
+	ok "seed 001: the sample with an empty addr refused in the cluster: $(grep -o 'admission webhook.*' "$work/refused.log" | head -c 200)"
+	sed -i 's/addr: ""/addr: "10.0.0.1:6379"/' "$sample"
+	k apply -f "$sample" >"$work/apply.log" 2>&1 || fail "the seed's sample with an addr was refused: $(cat "$work/apply.log")"
+	[[ $(k get redisclusters rediscluster-sample -o 'jsonpath={.spec.size}') == 6 ]] ||
+		fail "the size of 3 was not raised to 6: $(k get redisclusters rediscluster-sample -o yaml)"
+	ok "seed 001: with an addr the sample is admitted, and its size of 3 is stored as 6 (the defaulting webhook)"
+	k delete -f "$sample" >/dev/null
 	cd "$work"
 }
 
