@@ -400,6 +400,7 @@ ok "make undeploy removed the namespace, the CRD, the cluster roles and bindings
 
 cluster_test_e2e "$proj"
 cluster_redis_seed
+cluster_helm
 
 # ---------------------------------------------------------------- stop: nothing left behind
 

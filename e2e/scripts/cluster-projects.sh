@@ -4,6 +4,8 @@
 #
 #   cluster_test_e2e     the go/v4 project's own `make test-e2e`, with e2e/node/bin/kind for kind;
 #   cluster_redis_seed   seed 001's RedisCluster story, as its author ran it;
+#   cluster_helm         the helm plugin's chart of the RedisCluster project: helm install, the
+#                        manager pod Ready.
 #
 # Sourced by cluster-e2e.sh, whose helpers and variables they use (k, ok, fail, timed, ca_injected,
 # timings; $work, $node, $here, $opbuilder); the helpers below (scrape_metrics, deploy_available_in)
@@ -108,6 +110,50 @@ EOF
 		fail "the size of 3 was not raised to 6: $(k get redisclusters rediscluster-sample -o yaml)"
 	ok "seed 001: with an addr the sample is admitted, and its size of 3 is stored as 6 (the defaulting webhook)"
 	k delete -f "$sample" >/dev/null
+	cd "$work"
+}
+
+# cluster_helm: the helm plugin's chart of the RedisCluster project (its image already loaded):
+# make undeploy, opbuilder edit --plugins=helm/v2-alpha, make helm-deploy (helm upgrade --install
+# --wait, helm built by go-tool.sh as the helm stage does); the manager pod Ready under the
+# chart's ServiceAccount, the chart's Certificate Ready and its CA injected, the webhooks answer;
+# make helm-uninstall.
+cluster_helm() {
+	local name=redisclusterv2 img=bytewang123/rediscluster:v0.0.6 proj="$work/redisclusterV2" helm t
+	ns=$name-system
+	cd "$proj"
+	t=$SECONDS
+	helm=$("$here/go-tool.sh" helm) || fail "helm $(pin e2e.helm) could not be built"
+	timings+=("$(printf '%-52s %s' "helm: go-tool.sh helm (cached by version)" "$(fmt_duration $((SECONDS - t)))")")
+	timed "helm: make undeploy (the kustomize install of the seed's project)" make undeploy
+	gone() { [[ -z $(k get namespace "$ns" -o name --ignore-not-found) ]]; }
+	wait_for 180 "namespace $ns to go" gone || fail "make undeploy left namespace $ns"
+	timed "helm: opbuilder edit --plugins=helm/v2-alpha" "$opbuilder" edit --plugins=helm/v2-alpha
+	timed "helm: make helm-deploy IMG=$img (helm upgrade --install --wait)" make helm-deploy IMG="$img" HELM="$helm"
+	local pod
+	pod=$(k -n "$ns" get pods -l control-plane=controller-manager -o 'jsonpath={.items[0].metadata.name}')
+	[[ $(k -n "$ns" get pod "$pod" -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status} {.spec.containers[0].image} {.spec.serviceAccountName}') == "True $img $name-controller-manager" ]] ||
+		fail "the chart's manager pod $pod is not Ready with $img under $name-controller-manager: $(k -n "$ns" get pod "$pod" -o wide)"
+	ok "helm install of the chart: manager pod $pod Ready ($img, ServiceAccount $name-controller-manager)"
+	local cert
+	cert=$(k -n "$ns" get certificates -o 'jsonpath={.items[?(@.spec.secretName=="webhook-server-cert")].metadata.name}')
+	[[ -n $cert && $(k -n "$ns" get certificate "$cert" -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}') == True ]] ||
+		fail "the chart's webhook Certificate is not Ready: $(k -n "$ns" get certificates 2>&1)"
+	wait_for 120 "the CA in the chart's validating webhook configuration" ca_injected validatingwebhookconfiguration \
+		"$name-validating-webhook-configuration" '{.webhooks[*].clientConfig.caBundle}' ||
+		fail "no CA injected into the chart's validating webhook configuration"
+	if k apply -f - >"$work/refused.log" 2>&1 <<EOF; then
+apiVersion: bytewang123-redis.bytewang123.io/v1
+kind: RedisCluster
+metadata: {name: from-chart, namespace: default}
+spec: {addr: "", size: 1}
+EOF
+		fail "with the chart's webhooks a RedisCluster with an empty addr was admitted"
+	fi
+	grep -q 'spec.addr: Invalid value: ""' "$work/refused.log" ||
+		fail "the chart's validating webhook did not refuse the empty addr: $(cat "$work/refused.log")"
+	ok "the chart's Certificate $cert Ready, its CA injected, its validating webhook refuses an empty addr"
+	timed "helm: make helm-uninstall" make helm-uninstall HELM="$helm"
 	cd "$work"
 }
 
