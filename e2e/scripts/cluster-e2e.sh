@@ -399,6 +399,7 @@ ok "make undeploy removed the namespace, the CRD, the cluster roles and bindings
 # ---------------------------------------------------------------- the other projects (cluster-projects.sh)
 
 cluster_test_e2e "$proj"
+cluster_rust
 cluster_redis_seed
 cluster_helm
 

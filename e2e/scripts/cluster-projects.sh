@@ -3,13 +3,18 @@
 # cluster-e2e.sh calls on the same node, in this order:
 #
 #   cluster_test_e2e     the go/v4 project's own `make test-e2e`, with e2e/node/bin/kind for kind;
+#   cluster_rust         a Rust-layout project (issue 31) and the Rust layout's in-cluster checks
+#                        of issue 32: image from its own Dockerfile, make deploy, RBAC from its
+#                        Rust source, cert-manager, webhooks (a core type's namespace selector
+#                        with the labels kustomize really puts on the namespace), /metrics over
+#                        HTTPS, logs without escapes and in JSON, leader election and takeover;
 #   cluster_redis_seed   seed 001's RedisCluster story, as its author ran it;
 #   cluster_helm         the helm plugin's chart of the RedisCluster project: helm install, the
 #                        manager pod Ready.
 #
 # Sourced by cluster-e2e.sh, whose helpers and variables they use (k, ok, fail, timed, ca_injected,
-# timings; $work, $node, $here, $opbuilder); the helpers below (scrape_metrics, deploy_available_in)
-# serve the go/v4 part too. Each part sets the global ns to its project's
+# timings; $work, $node, $here, $opbuilder); the helpers below (scrape_metrics, deploy_available_in,
+# running_managers) serve the go/v4 part too. Each part sets the global ns to its project's
 # namespace, so that a failure shows that namespace's pods and manager logs.
 
 # cluster_test_e2e DIR: the go/v4 project in DIR runs its own test/e2e, `make test-e2e`, against the
@@ -35,6 +40,191 @@ cluster_test_e2e() {
 		fail "cert-manager is not running after make test-e2e: $(k -n cert-manager get deployments 2>&1)"
 	grep -q 'kind stand-in: leaving the e2e node' "$out" || fail "make test-e2e did not delete its cluster through kind"
 	ok "make test-e2e of the go/v4 project: $(grep -E '^Ran ' "$out" | tail -n 1) against the node, kind stood in for by e2e/node/bin/kind"
+	cd "$work"
+}
+
+# cluster_rust: rust.opbuilder.io/v1-alpha, a Shelf (shop/v1) with a controller, its defaulting and
+# validating webhooks, and a defaulting webhook on the core type ConfigMap; the scaffold as it is
+# (its TODO examples: an absent foo defaulted to "default", an empty foo refused).
+cluster_rust() {
+	local name=library
+	local sa=$name-controller-manager deploy=$name-controller-manager img=example.com/$name:v0.0.1
+	local proj="$work/$name" pod out lease logs
+	ns=$name-system
+	mkdir -p "$proj"
+	cd "$proj"
+	timed "rust: opbuilder init + create api + create webhook (Shelf, ConfigMap)" bash -c "
+		set -e
+		'$opbuilder' init --plugins=rust.opbuilder.io/v1-alpha --domain example.com --project-name $name
+		'$opbuilder' create api --group shop --version v1 --kind Shelf --resource --controller
+		'$opbuilder' create webhook --group shop --version v1 --kind Shelf --defaulting --programmatic-validation
+		'$opbuilder' create webhook --group core --version v1 --kind ConfigMap --defaulting
+	"
+	"$here/seed-tools.sh" "$proj" >>"$work/stage.log" 2>&1 || fail "seed-tools.sh failed"
+	# The host's cargo builds only the manifests generator (make manifests, before make deploy),
+	# in the target directory the other Rust stages share.
+	local cargo_env=(env CARGO_TARGET_DIR="$(rust_target_dir)" CARGO_PROFILE_DEV_DEBUG=0)
+	timed "rust: make manifests (CRD and RBAC from the Rust source)" "${cargo_env[@]}" make manifests
+	timed "rust: make docker-build IMG=$img" make docker-build IMG="$img"
+	docker image inspect "$img" >/dev/null || fail "make docker-build made no image $img"
+	ok "Rust image $img built from the generated Dockerfile ($(docker image inspect -f '{{ .Size }}' "$img" | awk '{ printf "%.1f MB", $1 / 1e6 }'))"
+	timed "rust: cluster.sh load $img" "$here/cluster.sh" load "$node" "$img"
+
+	k create namespace "$ns" >/dev/null
+	k label namespace "$ns" pod-security.kubernetes.io/enforce=restricted >/dev/null
+	timed "rust: make deploy IMG=$img" "${cargo_env[@]}" make deploy IMG="$img"
+	local t=$SECONDS
+	wait_for 300 "the Rust manager's Deployment to be available" deploy_available_in "$ns" "$deploy" 1 ||
+		fail "the Rust manager did not become available: $(k -n "$ns" get pods -o wide 2>&1)"
+	local kind cfg
+	for kind in mutating validating; do
+		cfg=$name-$kind-webhook-configuration
+		wait_for 120 "the CA in $cfg" ca_injected "${kind}webhookconfiguration" "$cfg" \
+			'{.webhooks[*].clientConfig.caBundle}' || fail "no CA injected into $cfg"
+	done
+	timings+=("$(printf '%-52s %s' "rust: manager Available, CA injected" "$(fmt_duration $((SECONDS - t)))")")
+	pod=$(k -n "$ns" get pods -l control-plane=controller-manager -o 'jsonpath={.items[0].metadata.name}')
+	[[ $(k -n "$ns" get pod "$pod" -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status} {.spec.serviceAccountName}') == "True $sa" ]] ||
+		fail "the Rust manager's pod $pod is not Ready under $sa"
+	ok "Rust manager pod $pod Ready under the ServiceAccount $sa (restricted Pod Security Standard)"
+
+	local as_sa=(--as="system:serviceaccount:$ns:$sa")
+	[[ $(k auth can-i "${as_sa[@]}" patch shelves.shop.example.com/status) == yes ]] ||
+		fail "$sa may not patch shelves/status"
+	[[ $(k auth can-i "${as_sa[@]}" list secrets --all-namespaces 2>/dev/null || true) == no ]] ||
+		fail "$sa may list every secret: its RBAC is more than make manifests wrote"
+	[[ $(k auth can-i "${as_sa[@]}" create deployments -n default 2>/dev/null || true) == no ]] ||
+		fail "$sa may create deployments: its RBAC is more than make manifests wrote"
+	ok "$sa has the RBAC generated from the Rust source (patch shelves/status) and no more (no secrets, no deployments)"
+
+	local cert
+	for cert in serving-cert metrics-certs; do
+		[[ $(k -n "$ns" get certificate "$name-$cert" -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}') == True ]] ||
+			fail "cert-manager's Certificate $name-$cert is not Ready"
+	done
+	local ca
+	ca=$(k -n "$ns" get secret webhook-server-cert -o 'jsonpath={.data.ca\.crt}')
+	for kind in mutating validating; do
+		[[ $(k get "${kind}webhookconfiguration" "$name-$kind-webhook-configuration" \
+			-o 'jsonpath={.webhooks[0].clientConfig.caBundle}') == "$ca" ]] ||
+			fail "the CA of the $kind webhook configuration is not the certificate's"
+	done
+	ok "cert-manager issued $name-serving-cert and $name-metrics-certs; the CA is injected into both webhook configurations"
+
+	# At once after the rollout: /readyz waits for the webhook listener.
+	k apply -k config/samples >"$work/apply.log" 2>&1 ||
+		fail "the Rust project's sample was refused right after the rollout: $(cat "$work/apply.log")"
+	k apply -f - >"$work/apply.log" 2>&1 <<EOF || fail "a Shelf without foo was refused: $(cat "$work/apply.log")"
+apiVersion: shop.example.com/v1
+kind: Shelf
+metadata: {name: defaulted, namespace: default}
+spec: {}
+EOF
+	[[ $(k get shelves defaulted -o 'jsonpath={.spec.foo}') == default ]] ||
+		fail "the Shelf was not defaulted: $(k get shelves defaulted -o yaml)"
+	ok "config/samples admitted; a Shelf without foo defaulted (spec.foo = default) by the Rust webhook"
+	if k apply -f - >"$work/refused.log" 2>&1 <<EOF; then
+apiVersion: shop.example.com/v1
+kind: Shelf
+metadata: {name: empty, namespace: default}
+spec: {foo: ""}
+EOF
+		fail "a Shelf with an empty foo was admitted"
+	fi
+	grep -q 'spec.foo: Invalid value: "": must not be empty' "$work/refused.log" ||
+		fail "the refusal does not carry the webhook's message: $(cat "$work/refused.log")"
+	ok "a Shelf with an empty foo refused in the cluster: $(grep -o 'admission webhook.*' "$work/refused.log" | head -c 160)"
+	shelf_reconciled() {
+		[[ $(k get shelves "$1" -o 'jsonpath={.status.conditions[?(@.type=="Available")].reason} {.metadata.finalizers}') == 'Reconciled ["shop.example.com/finalizer"]' ]]
+	}
+	wait_for 60 "the Rust controller's condition" shelf_reconciled shelf-sample ||
+		fail "the Rust controller did not reconcile shelf-sample: $(k get shelves shelf-sample -o yaml)"
+	wait_for 60 "the Rust controller's condition" shelf_reconciled defaulted || fail "the Rust controller did not reconcile defaulted"
+	ok "the Rust controller set its finalizer and Available=Reconciled on both Shelves"
+
+	# The ConfigMap webhook leaves kube-system and the manager's namespace alone: the latter by the
+	# app.kubernetes.io/name label that config/manager's Namespace carries through kustomize.
+	[[ $(k get namespace "$ns" -o 'jsonpath={.metadata.labels.app\.kubernetes\.io/name}') == "$name" ]] ||
+		fail "namespace $ns lacks the label app.kubernetes.io/name=$name: $(k get namespace "$ns" --show-labels)"
+	local where labelled
+	for where in default "$ns" kube-system; do
+		k -n "$where" create configmap probe-defaulting --from-literal=a=b >/dev/null ||
+			fail "could not create a ConfigMap in $where"
+		labelled=$(k -n "$where" get configmap probe-defaulting -o "jsonpath={.metadata.labels.$name/defaulted}")
+		k -n "$where" delete configmap probe-defaulting >/dev/null
+		case $where in
+		default) [[ $labelled == true ]] || fail "a ConfigMap in default was not defaulted by the ConfigMap webhook" ;;
+		*) [[ -z $labelled ]] || fail "a ConfigMap in $where was defaulted: the namespace selector let it through" ;;
+		esac
+	done
+	ok "the ConfigMap webhook defaulted a ConfigMap in default and left $ns (its label from kustomize) and kube-system alone"
+
+	# Metrics over HTTPS from curl pods (the Rust manager's own self-signed certificate).
+	local svc=$name-controller-manager-metrics-service
+	t=$SECONDS
+	k create clusterrolebinding "$name-metrics-binding" --clusterrole="$name-metrics-reader" \
+		--serviceaccount="$ns:$sa" >/dev/null
+	out=$(scrape_metrics "$ns" "$svc" rust-metrics "$(k -n "$ns" create token "$sa")")
+	grep -q '< HTTP/1.1 200 OK' <<<"$out" || fail "the authorised scrape of the Rust manager did not get 200: $(tail -n 20 <<<"$out")"
+	grep -Eq '^controller_runtime_reconcile_total\{controller="shop-shelf",result="[a-z_]+"\} [1-9]' <<<"$out" ||
+		fail "the Rust manager's metrics lack controller_runtime_reconcile_total for shop-shelf: $(grep reconcile_total <<<"$out")"
+	ok "Rust /metrics over HTTPS with a token bound to $name-metrics-reader: 200 and the reconcile counter"
+	out=$(scrape_metrics "$ns" "$svc" rust-forbidden "$(k -n "$ns" create token default)")
+	grep -q '< HTTP/1.1 403 Forbidden' <<<"$out" || fail "the Rust manager gave a token without the binding no 403: $(tail -n 20 <<<"$out")"
+	out=$(scrape_metrics "$ns" "$svc" rust-anonymous "")
+	grep -q '< HTTP/1.1 401 Unauthorized' <<<"$out" || fail "the Rust manager gave no 401 without a token: $(tail -n 20 <<<"$out")"
+	ok "Rust /metrics refuses a token without metrics-reader (403) and a request without a token (401)"
+	k -n "$ns" delete pod rust-metrics rust-forbidden rust-anonymous --wait=false >/dev/null
+	k delete clusterrolebinding "$name-metrics-binding" >/dev/null
+	timings+=("$(printf '%-52s %s' "rust: metrics scraped by three curl pods" "$(fmt_duration $((SECONDS - t)))")")
+
+	logs=$(k -n "$ns" logs "$pod")
+	[[ -n $logs ]] || fail "the Rust manager logged nothing"
+	! grep -q $'\e' <<<"$logs" || fail "kubectl logs of the Rust manager holds escape sequences: $(grep -m1 $'\e' <<<"$logs" | cat -v)"
+	ok "kubectl logs of the Rust manager: $(wc -l <<<"$logs") plain lines, no escape sequence"
+
+	# Two replicas logging JSON (--zap-encoder=json): one leader; delete it, the other takes over
+	# and reconciles.
+	t=$SECONDS
+	lease=$(sed -n 's/^const LEADER_ELECTION_ID: &str = "\(.*\)";$/\1/p' src/main.rs)
+	[[ -n $lease ]] || fail "no LEADER_ELECTION_ID in src/main.rs"
+	k -n "$ns" patch deployment "$deploy" --type=json -p '[
+		{"op": "add", "path": "/spec/template/spec/containers/0/args/-", "value": "--zap-encoder=json"},
+		{"op": "replace", "path": "/spec/replicas", "value": 2}]' >/dev/null
+	k -n "$ns" rollout status deployment "$deploy" --timeout=180s >>"$work/stage.log" 2>&1 ||
+		fail "the Rust manager's two replicas with --zap-encoder=json did not roll out"
+	wait_for 60 "a leader among the JSON-logging replicas" rust_one_leader "$lease" ||
+		fail "the Rust replicas have no single leader: $(cat "$work/leaders.txt")"
+	local leader standby
+	read -r leader standby <"$work/leaders.txt"
+	ok "two Rust replicas logging JSON (every line of both), one leader: $leader holds the Lease $lease"
+	k -n "$ns" delete pod "$leader" --wait=false >/dev/null
+	took_over() {
+		[[ $(k -n "$ns" get lease "$lease" -o 'jsonpath={.spec.holderIdentity}') == "${standby}_"* ]] &&
+			k -n "$ns" logs "$standby" | grep -q '"message":"became the leader"'
+	}
+	local t_del=$SECONDS
+	wait_for 60 "$standby to take the Lease over" took_over ||
+		fail "after the leader $leader was deleted, $standby did not take the Lease: $(k -n "$ns" get lease "$lease" -o yaml)"
+	local took=$((SECONDS - t_del))
+	k apply -f - >/dev/null <<EOF || fail "a Shelf was refused after the takeover"
+apiVersion: shop.example.com/v1
+kind: Shelf
+metadata: {name: after-takeover, namespace: default}
+spec: {foo: bar}
+EOF
+	wait_for 60 "the new leader to reconcile" shelf_reconciled after-takeover ||
+		fail "the new leader $standby did not reconcile a new Shelf"
+	ok "the leader's pod deleted: $standby took the Lease over (within ${took}s) and reconciled a new Shelf"
+	timings+=("$(printf '%-52s %s' "rust: JSON logs, two replicas, takeover" "$(fmt_duration $((SECONDS - t)))")")
+
+	k delete shelves --all -n default >/dev/null
+	timed "rust: make undeploy" "${cargo_env[@]}" make undeploy
+	undeployed() {
+		[[ -z $(k get namespace "$ns" -o name --ignore-not-found) && -z $(k get crd shelves.shop.example.com -o name --ignore-not-found) ]]
+	}
+	wait_for 180 "the Rust project to be undeployed" undeployed || fail "make undeploy left the Rust project's namespace or CRD"
+	ok "make undeploy removed the Rust project"
 	cd "$work"
 }
 
@@ -155,6 +345,39 @@ EOF
 	ok "the chart's Certificate $cert Ready, its CA injected, its validating webhook refuses an empty addr"
 	timed "helm: make helm-uninstall" make helm-uninstall HELM="$helm"
 	cd "$work"
+}
+
+# rust_one_leader LEASE: the manager pods' JSON logs (every line must parse) name exactly one pod
+# that became the leader, and the Lease names it; writes "LEADER STANDBY" to $work/leaders.txt.
+rust_one_leader() {
+	local p leaders=() others=() holder
+	for p in $(running_managers); do
+		k -n "$ns" logs "$p" >"$work/$p.log" || return 1
+		python3 - "$work/$p.log" >"$work/leaders.txt" 2>&1 <<'EOF' || return 1
+import json, sys
+lines = [l for l in open(sys.argv[1]) if l.strip()]
+if not lines:
+    sys.exit(f"{sys.argv[1]}: no log yet")
+for l in lines:
+    try:
+        json.loads(l)
+    except ValueError:
+        sys.exit(f"{sys.argv[1]}: a line that is not JSON (--zap-encoder=json): {l!r}")
+EOF
+		if grep -q '"message":"became the leader"' "$work/$p.log"; then leaders+=("$p"); else others+=("$p"); fi
+	done
+	holder=$(k -n "$ns" get lease "$1" -o 'jsonpath={.spec.holderIdentity}')
+	echo "${leaders[*]:-none} ${others[*]:-none} (Lease holder $holder)" >"$work/leaders.txt"
+	((${#leaders[@]} == 1 && ${#others[@]} == 1)) && [[ $holder == "${leaders[0]}_"* ]]
+}
+
+# running_managers: the names of the manager pods in $ns that run and are not being deleted.
+running_managers() {
+	k -n "$ns" get pods -l control-plane=controller-manager -o json | python3 -c '
+import json, sys
+for p in json.load(sys.stdin)["items"]:
+    if p["status"].get("phase") == "Running" and not p["metadata"].get("deletionTimestamp"):
+        print(p["metadata"]["name"])'
 }
 
 # deploy_available_in NS DEPLOYMENT N: the Deployment has N available replicas.
