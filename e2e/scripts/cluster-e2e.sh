@@ -50,13 +50,14 @@ fail() {
 	log_error "FAIL: $*"
 	exit 1
 }
-# timed DESC CMD...: run CMD (output in the work directory's log), record how long it took.
+# timed DESC CMD...: run CMD (output in the work directory's log), record how long it took; CMD
+# is stopped after step_limit seconds (default 1800; a caller sets it for one slower step).
 timed() {
 	local desc=$1 t=$SECONDS rc=0
 	shift
 	log_info "$desc"
 	printf '\n==== %s\n$ %s\n' "$desc" "$*" >>"$work/stage.log"
-	timeout --kill-after=15 1800 "$@" </dev/null >>"$work/stage.log" 2>&1 || rc=$?
+	timeout --kill-after=15 "${step_limit:-1800}" "$@" </dev/null >>"$work/stage.log" 2>&1 || rc=$?
 	if ((rc != 0)); then
 		tail -n 60 "$work/stage.log" >&2
 		fail "$desc (exit $rc; log $work/stage.log)"
