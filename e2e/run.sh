@@ -19,8 +19,9 @@
 #   bash e2e/run.sh lint-logcheck  # make lint with golangci-lint built with .custom-gcl.yml's logcheck
 #   bash e2e/run.sh alpha-update # release 0.1.0 reproduced; 0.1.0 projects with user code updated
 #   bash e2e/run.sh install      # the crate as published: package, publish --dry-run, cargo install, use
-#   bash e2e/run.sh cluster      # a real one-node cluster (e2e/scripts/cluster.sh, root): a go/v4 project's
-#                                # image built by its Dockerfile, deployed with make deploy, proven in pods
+#   bash e2e/run.sh cluster      # a real one-node cluster (e2e/scripts/cluster.sh, root): go/v4 and Rust
+#                                # projects' images built by their Dockerfiles, deployed (make deploy, the
+#                                # helm chart), proven in pods
 #
 # `all` and `golden` run their jobs (the control-plane build, each golden tree, each stage) on
 # OPBUILDER_E2E_JOBS workers (default 2): a worker takes the next job in order, writes its output

@@ -50,13 +50,14 @@ fail() {
 	log_error "FAIL: $*"
 	exit 1
 }
-# timed DESC CMD...: run CMD (output in the work directory's log), record how long it took.
+# timed DESC CMD...: run CMD (output in the work directory's log), record how long it took; CMD
+# is stopped after step_limit seconds (default 1800; a caller sets it for one slower step).
 timed() {
 	local desc=$1 t=$SECONDS rc=0
 	shift
 	log_info "$desc"
 	printf '\n==== %s\n$ %s\n' "$desc" "$*" >>"$work/stage.log"
-	timeout --kill-after=15 1800 "$@" </dev/null >>"$work/stage.log" 2>&1 || rc=$?
+	timeout --kill-after=15 "${step_limit:-1800}" "$@" </dev/null >>"$work/stage.log" 2>&1 || rc=$?
 	if ((rc != 0)); then
 		tail -n 60 "$work/stage.log" >&2
 		fail "$desc (exit $rc; log $work/stage.log)"
@@ -225,15 +226,8 @@ ok "project built with the user code"
 # the container. The generated Dockerfile is used as it is.
 timed "seed the Dockerfile's Go cache mounts from the host (seed-go-build-cache.sh)" \
 	"$here/seed-go-build-cache.sh" "$proj"
-timed "make docker-build IMG=$img" make docker-build IMG="$img"
-docker image inspect "$img" >/dev/null || fail "make docker-build made no image $img"
-ok "image $img built from the generated Dockerfile ($(docker image inspect -f '{{ .Size }}' "$img" | awk '{ printf "%.1f MB", $1 / 1e6 }'))"
-timed "cluster.sh load $img" "$here/cluster.sh" load "$node" "$img"
-
-# As the generated test/e2e: the namespace enforces the restricted Pod Security Standard.
-k create namespace "$ns" >/dev/null
-k label namespace "$ns" pod-security.kubernetes.io/enforce=restricted >/dev/null
-timed "make deploy IMG=$img" make deploy IMG="$img"
+image_build_load "" "$img"
+deploy_restricted "" "$ns" "$img"
 
 # ---------------------------------------------------------------- the manager, its certificate
 
@@ -241,16 +235,9 @@ deploy_available() { deploy_available_in "$ns" "$name-controller-manager" "${1:-
 ca_injected() { # KIND NAME JSONPATH
 	[[ -n $(k get "$1" "$2" -o "jsonpath=$3") ]]
 }
-t=$SECONDS
-wait_for 300 "the manager's Deployment to be available" deploy_available ||
-	fail "the manager did not become available: $(k -n "$ns" get pods -o wide 2>&1)"
-wait_for 120 "the CA in the mutating webhook configuration" ca_injected mutatingwebhookconfiguration \
-	"$name-mutating-webhook-configuration" '{.webhooks[*].clientConfig.caBundle}' || fail "no CA injected (mutating)"
-wait_for 120 "the CA in the validating webhook configuration" ca_injected validatingwebhookconfiguration \
-	"$name-validating-webhook-configuration" '{.webhooks[*].clientConfig.caBundle}' || fail "no CA injected (validating)"
+manager_available_with_ca "" "$ns" "$name-controller-manager" "$name"
 wait_for 120 "the CA in the CRD's conversion webhook" ca_injected crd ships.ops.example.com \
 	'{.spec.conversion.webhook.clientConfig.caBundle}' || fail "no CA injected (conversion)"
-timings+=("$(printf '%-52s %s' "manager Available, CA injected" "$(fmt_duration $((SECONDS - t)))")")
 pod=$(k -n "$ns" get pods -l control-plane=controller-manager -o 'jsonpath={.items[0].metadata.name}')
 [[ $(k -n "$ns" get pod "$pod" -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}') == True ]] ||
 	fail "pod $pod is not Ready"
@@ -399,6 +386,9 @@ ok "make undeploy removed the namespace, the CRD, the cluster roles and bindings
 # ---------------------------------------------------------------- the other projects (cluster-projects.sh)
 
 cluster_test_e2e "$proj"
+cluster_rust
+cluster_redis_seed
+cluster_helm
 
 # ---------------------------------------------------------------- stop: nothing left behind
 
