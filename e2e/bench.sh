@@ -402,7 +402,7 @@ if want innerloop; then
 				edit() { sed -i -E "s/\"Reconciling[^\"]*\"/\"Reconciling (edit $1)\"/" internal/controller/frigate_controller.go; }
 				;;
 			rust)
-				"$op" init --plugins=rust.opbuilder.io/v1-alpha --domain example.com --project-name benchrust
+				"$op" init --plugins=rust.opbuilder.io/v1-beta --domain example.com --project-name benchrust
 				"$op" create api --group ship --version v1 --kind Frigate --resource --controller
 				edit() { sed -i -E "s/\"the Frigate is reconciled[^\"]*\"/\"the Frigate is reconciled (edit $1)\"/" src/controllers/frigate.rs; }
 				;;
