@@ -138,8 +138,9 @@ for s in "${selected[@]}"; do
 		log_info "parity $s: skipped for kubebuilder by design (Go-keyword kinds); opbuilder's tree is built by the golden checks"
 		continue
 	fi
-	if grep -q -- '--plugins=rust.opbuilder.io/' "$script"; then
-		# opbuilder's own layout: Kubebuilder has no counterpart to compare with.
+	if grep -Eq -- '--plugins[= ]rust\.opbuilder\.io' "$script"; then
+		# opbuilder's own layout (with or without a plugin version, as `init --plugins=rust.opbuilder.io`
+		# means the newest): Kubebuilder has no counterpart to compare with.
 		log_info "parity $s: skipped: the Rust layout is opbuilder's own (its webhook and metrics objects are compared with go/v4's by rust-parity.sh; its tree is built by the golden checks)"
 		continue
 	fi
