@@ -22,7 +22,9 @@
 #      new image ID in its template becomes Ready and runs the new code; `make deploy` of an image
 #      the container engine does not have deploys it by name, without the annotation;
 #   8. `make undeploy` leaves none of the project's objects;
-#   then, on the same node, the projects of cluster-projects.sh (each a function; see there);
+#   then, on the same node, the projects of cluster-projects.sh (each a function; see there): the
+#      project's own make test-e2e, a Rust-layout project, seed 001's RedisCluster, the helm
+#      chart, the deploy-image operand (real memcached) and the tutorial's CronJob operator;
 #   9. cluster.sh stop: the host's state (processes, mounts, iptables, interfaces, CNI files, lo
 #      addresses, sysctls) is what it was before the node started.
 #
@@ -32,6 +34,8 @@ set -euo pipefail
 
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# shellcheck source-path=SCRIPTDIR source=node-lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/node-lib.sh"
 # shellcheck source-path=SCRIPTDIR source=cluster-projects.sh
 source "$(dirname "${BASH_SOURCE[0]}")/cluster-projects.sh"
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -389,6 +393,8 @@ cluster_test_e2e "$proj"
 cluster_rust
 cluster_redis_seed
 cluster_helm
+cluster_deploy_image
+cluster_tutorial
 
 # ---------------------------------------------------------------- stop: nothing left behind
 

@@ -10,7 +10,11 @@
 #                        HTTPS, logs without escapes and in JSON, leader election and takeover;
 #   cluster_redis_seed   seed 001's RedisCluster story, as its author ran it;
 #   cluster_helm         the helm plugin's chart of the RedisCluster project: helm install, the
-#                        manager pod Ready.
+#                        manager pod Ready;
+#   cluster_deploy_image the deploy-image plugin's Memcached with a real memcached operand
+#                        (node_debian_image, node-lib.sh): its pod Running as the flags say;
+#   cluster_tutorial     docs/tutorial.md's CronJob operator (tutorial.sh --project) deployed
+#                        from its image: its Jobs run to completion on the node's busybox.
 #
 # Sourced by cluster-e2e.sh, whose helpers and variables they use (k, ok, fail, timed, ca_injected,
 # timings; $work, $node, $here, $opbuilder); the helpers below (scrape_metrics, deploy_available_in,
@@ -448,4 +452,152 @@ scrape_metrics() {
 	wait_for 180 "pod $pod to complete" pod_done "$sns" "$pod" ||
 		fail "pod $pod did not complete: $(k -n "$sns" describe pod "$pod" | tail -n 15)"
 	k -n "$sns" logs "$pod"
+}
+
+# cluster_deploy_image: the deploy-image plugin's operand run for real. A go/v4 project with the
+# deploy-image scenario's Memcached (e2e/testdata/deployimage: --image-container-command,
+# --image-container-port, --run-as-user), its --image the real memcached of Debian's package
+# (node_debian_image: memcached:VERSION, loaded into the node as `kind load` would); make
+# docker-build, make deploy (restricted namespace); the manager Ready under its ServiceAccount; a
+# Memcached in a namespace of its own that enforces the restricted Pod Security Standard; the
+# Deployment the controller makes from it, its pod Ready with the scenario's command, port and
+# user (the pod spec, and /proc/1 in the container), memcached answering `version` on the pod's
+# address; the Memcached Available; deleted, its finalizer runs and the Deployment goes with it.
+cluster_deploy_image() {
+	local name=cache img=example.com/cache:v0.0.1 proj="$work/cache" operand t on=cache-operand
+	local sa=cache-controller-manager cr=memcached-sample pod port=11211 user=1001 out
+	local command=memcached,--memory-limit=64,-o,modern,-v
+	ns=$name-system
+	t=$SECONDS
+	operand=$(node_debian_image memcached) || fail "the memcached image could not be made"
+	timings+=("$(printf '%-52s %s' "deploy-image: image $operand (Debian's package)" "$(fmt_duration $((SECONDS - t)))")")
+	# Into the registry the node pulls docker.io's images from (the Deployment's pull policy is
+	# IfNotPresent): only its own layers move, not the Debian base's that curlimages/curl brought.
+	timed "deploy-image: cluster.sh push $operand" "$here/cluster.sh" push "$node" "$operand"
+	mkdir -p "$proj"
+	cd "$proj"
+	timed "deploy-image: opbuilder init + create api --plugins=deploy-image/v1-alpha" bash -c "
+		set -e
+		'$opbuilder' init --domain example.com --repo example.com/$name --project-name $name
+		'$opbuilder' create api --group cache --version v1alpha1 --kind Memcached --image=$operand \
+			--image-container-command=$command --image-container-port=$port --run-as-user=$user \
+			--plugins=deploy-image/v1-alpha
+	"
+	"$here/seed-tools.sh" "$proj" >>"$work/stage.log" 2>&1 || fail "seed-tools.sh failed"
+	# BuildKit's Go caches already hold the dependencies (seeded for the stage's first project).
+	image_build_load "deploy-image: " "$img"
+	deploy_restricted "deploy-image: " "$ns" "$img"
+	wait_for 300 "the deploy-image manager to be available" deploy_available_in "$ns" "$name-controller-manager" 1 ||
+		fail "the deploy-image manager did not become available: $(k -n "$ns" get pods -o wide 2>&1)"
+	[[ $(k -n "$ns" get pods -l control-plane=controller-manager -o 'jsonpath={.items[0].spec.serviceAccountName}') == "$sa" ]] ||
+		fail "the deploy-image manager does not run as $sa"
+	ok "deploy-image: manager Available under the ServiceAccount $sa (restricted Pod Security Standard)"
+
+	t=$SECONDS
+	k create namespace "$on" >/dev/null
+	k label namespace "$on" pod-security.kubernetes.io/enforce=restricted >/dev/null
+	k -n "$on" apply -f config/samples/cache_v1alpha1_memcached.yaml >/dev/null || fail "the Memcached sample was refused"
+	memcached_available() {
+		[[ $(k -n "$on" get memcached "$cr" -o 'jsonpath={.status.conditions[?(@.type=="Available")].status}') == True ]]
+	}
+	wait_for 180 "the Memcached to be Available" memcached_available ||
+		fail "$cr is not Available: $(k -n "$on" get memcached "$cr" -o 'jsonpath={.status.conditions}'; k -n "$on" get deploy,pods -o wide; k -n "$on" get events)"
+	k -n "$on" wait --for=condition=Ready pod -l app.kubernetes.io/managed-by=MemcachedController --timeout=120s >>"$work/stage.log" 2>&1 ||
+		fail "the operand's pod is not Ready: $(k -n "$on" get pods -o wide; k -n "$on" get events | tail -n 10)"
+	pod=$(k -n "$on" get pods -l app.kubernetes.io/managed-by=MemcachedController -o 'jsonpath={.items[0].metadata.name}')
+	[[ $(k -n "$on" get deployment "$cr" -o 'jsonpath={.metadata.ownerReferences[?(@.controller==true)].name}') == "$cr" ]] ||
+		fail "the Deployment $cr is not controlled by the Memcached $cr"
+	out=$(k -n "$on" get pod "$pod" -o 'jsonpath={.status.phase} {.spec.containers[0].image} {.spec.containers[0].command} {.spec.containers[0].ports[0].containerPort} {.spec.containers[0].securityContext.runAsUser}')
+	[[ $out == "Running $operand [\"memcached\",\"--memory-limit=64\",\"-o\",\"modern\",\"-v\"] $port $user" ]] ||
+		fail "the operand's pod is not as the scenario's flags say: $out"
+	# In the container: the process the flags asked for, as the user they named.
+	out=$(k -n "$on" exec "$pod" -- cat /proc/1/cmdline | tr '\0' ' ')
+	[[ $out == "memcached --memory-limit=64 -o modern -v " ]] || fail "the operand's process is not the scenario's command: '$out'"
+	out=$(k -n "$on" exec "$pod" -- awk '$1 == "Uid:" { print $2 }' /proc/1/status)
+	[[ $out == "$user" ]] || fail "the operand runs as uid $out, not $user"
+	# memcached itself answers on the pod's address (the host reaches the pod network).
+	local ip
+	ip=$(k -n "$on" get pod "$pod" -o 'jsonpath={.status.podIP}')
+	out=$(timeout 10 bash -c "exec 3<>/dev/tcp/$ip/$port && printf 'version\r\n' >&3 && head -n 1 <&3" | tr -d '\r') ||
+		fail "memcached does not answer on $ip:$port"
+	[[ $out == "VERSION ${operand#memcached:}" ]] || fail "memcached on $ip:$port answered '$out', not VERSION ${operand#memcached:}"
+	ok "deploy-image: the Memcached Available; its operand pod $pod Running and Ready with $operand (Debian's memcached), command memcached --memory-limit=64 -o modern -v, port $port, uid $user (restricted); memcached answers $out on $ip:$port"
+	k -n "$on" delete memcached "$cr" --timeout=60s >/dev/null || fail "the Memcached was not deleted (finalizer)"
+	gone() { [[ -z $(k -n "$on" get deployment "$cr" -o name --ignore-not-found) ]]; }
+	wait_for 60 "the operand's Deployment to go with the Memcached" gone || fail "the Deployment $cr outlived its Memcached"
+	ok "deploy-image: the Memcached deleted (its finalizer run by the manager) and its Deployment with it"
+	timings+=("$(printf '%-52s %s' "deploy-image: the operand Available, checked, deleted" "$(fmt_duration $((SECONDS - t)))")")
+	timed "deploy-image: make undeploy" make undeploy
+	k delete namespace "$on" --wait=false >/dev/null
+	cd "$work"
+}
+
+# cluster_tutorial: the CronJob operator of docs/tutorial.md (tutorial.sh --project makes it as the
+# tutorial stage does: the page's commands and code, its webhooks), deployed from its image as
+# the page's "Deploy" says (make docker-build, make deploy IMG=.../mycronjob:v0.1.0) with
+# cert-manager's certificate; the page's sample with its Jobs' image set to the node's busybox
+# (node_debian_image busybox, Debian's busybox-static; the page names busybox:1.37, which is not
+# to be had here); its Jobs run to completion in the node ("Hello from MyCronJob" in their
+# logs), the MyCronJob's status names the running Job in active and its lastScheduleTime, and
+# only the three newest successful Jobs are kept (successfulJobsHistoryLimit).
+cluster_tutorial() {
+	local name=mycronjob img=example.com/mycronjob:v0.1.0 proj busybox t cr=mycronjob-sample uid
+	local sa=mycronjob-controller-manager
+	ns=$name-system
+	t=$SECONDS
+	busybox=$(node_debian_image busybox) || fail "the busybox image could not be made"
+	timings+=("$(printf '%-52s %s' "tutorial: image $busybox (Debian's busybox-static)" "$(fmt_duration $((SECONDS - t)))")")
+	timed "tutorial: cluster.sh load $busybox" "$here/cluster.sh" load "$node" "$busybox"
+	timed "tutorial: the tutorial's project (tutorial.sh --project)" "$here/tutorial.sh" --project "$work/tutorial"
+	proj=$work/tutorial/$name
+	[[ -f $proj/internal/controller/mycronjob_controller.go && -f $proj/internal/webhook/v1/mycronjob_webhook.go ]] ||
+		fail "tutorial.sh --project made no CronJob operator with webhooks in $proj"
+	cd "$proj"
+	image_build_load "tutorial: " "$img"
+	deploy_restricted "tutorial: " "$ns" "$img"
+	manager_available_with_ca "tutorial: " "$ns" "$name-controller-manager" "$name"
+	[[ $(k -n "$ns" get pods -l control-plane=controller-manager -o 'jsonpath={.items[0].spec.serviceAccountName}') == "$sa" ]] ||
+		fail "the tutorial's manager does not run as $sa"
+	ok "tutorial: the CronJob operator's manager Available under the ServiceAccount $sa, its webhooks' CA injected"
+
+	t=$SECONDS
+	sed "s|image: busybox:1.37$|image: $busybox|" config/samples/batch_v1_mycronjob.yaml >"$work/mycronjob.yaml"
+	grep -q "image: $busybox$" "$work/mycronjob.yaml" || fail "the tutorial's sample names no busybox:1.37 image"
+	apply_when_reachable "$work/mycronjob.yaml" "$work/apply.log" || fail "the tutorial's sample was refused: $(cat "$work/apply.log")"
+	uid=$(k get mycronjob "$cr" -o 'jsonpath={.metadata.uid}')
+	: >"$work/completed-jobs.txt"
+	# Every second: the owned Jobs that completed (each remembered), and whether status.active named
+	# a Job that then ran.
+	cronjob_runs() {
+		local jobs active
+		jobs=$(k get jobs -l "batch.wzj.kubebuilder.io/mycronjob=$cr" -o 'jsonpath={range .items[*]}{.metadata.name} {.metadata.ownerReferences[?(@.controller==true)].uid} {.status.succeeded}{"\n"}{end}')
+		awk -v uid="$uid" '$2 == uid && $3 == 1 { print $1 }' <<<"$jobs" >>"$work/completed-jobs.txt"
+		active=$(k get mycronjob "$cr" -o 'jsonpath={.status.active[*].name}')
+		[[ -z $active ]] || echo "$active" >>"$work/active-jobs.txt"
+		[[ $(sort -u "$work/completed-jobs.txt" | wc -l) -ge 4 && -s $work/active-jobs.txt ]]
+	}
+	wait_for 150 "four Jobs of $cr to complete" cronjob_runs ||
+		fail "the tutorial's Jobs did not complete: $(k get jobs,pods -o wide; sort -u "$work/completed-jobs.txt" | xargs)"
+	local done_jobs last active first newest
+	# The names end in the run's Unix time: sorted, they are in the order of the runs.
+	done_jobs=$(sort -u "$work/completed-jobs.txt" | xargs)
+	first=${done_jobs%% *} newest=${done_jobs##* }
+	k logs "job/$newest" 2>&1 | grep -q 'Hello from MyCronJob' || fail "job $newest did not print the tutorial's greeting"
+	active=$(head -n 1 "$work/active-jobs.txt" | awk '{ print $1 }')
+	[[ " $done_jobs " == *" $active "* || $(k get job "$active" -o 'jsonpath={.metadata.ownerReferences[?(@.controller==true)].uid}' 2>/dev/null) == "$uid" ]] ||
+		fail "status.active named $active, which is no Job of $cr ($done_jobs)"
+	last=$(k get mycronjob "$cr" -o 'jsonpath={.status.lastScheduleTime}')
+	[[ -n $last ]] || fail "status.lastScheduleTime is not set"
+	ok "tutorial: the MyCronJob's Jobs ran to completion in the node ($done_jobs; $newest's busybox said Hello from MyCronJob); status.active named a running one ($active), lastScheduleTime $last"
+	kept() {
+		[[ -z $(k get job "$first" -o name --ignore-not-found) &&
+			$(k get jobs -l "batch.wzj.kubebuilder.io/mycronjob=$cr" -o 'jsonpath={range .items[?(@.status.succeeded==1)]}{.metadata.name}{"\n"}{end}' | wc -l) -le 3 ]]
+	}
+	wait_for 30 "the successful Jobs pruned to 3" kept ||
+		fail "the oldest Job $first is still there or more than 3 successful Jobs are kept (successfulJobsHistoryLimit 3): $(k get jobs --no-headers | xargs)"
+	ok "tutorial: of $(wc -w <<<"$done_jobs") completed Jobs the oldest ($first) is gone and at most the 3 newest successful are kept (successfulJobsHistoryLimit)"
+	k delete mycronjob "$cr" --timeout=60s >/dev/null || fail "the MyCronJob was not deleted"
+	timings+=("$(printf '%-52s %s' "tutorial: the Jobs run, the status checked" "$(fmt_duration $((SECONDS - t)))")")
+	timed "tutorial: make undeploy" make undeploy
+	cd "$work"
 }

@@ -14,6 +14,11 @@
 #                                 DOCKER_HOST, DOCKER_CONFIG (buildx), DOCKER_BUILDKIT, ...
 #   cluster.sh load   DIR IMAGE   a local Docker image into the node's runtime (as
 #                                 `kind load docker-image` does)
+#   cluster.sh push   DIR IMAGE   a local Docker image into the node's registry under its own
+#                                 name (the mirror of docker.io, gcr.io, quay.io,
+#                                 registry.k8s.io), for the node to pull: only the layers the
+#                                 registry and the node lack move (a large image on the node's
+#                                 Debian base: its own layers, not the base's)
 #   cluster.sh status DIR         exit 0 when every process runs and the node is Ready
 #   cluster.sh stop   DIR         stop it all and remove what it added to the host: processes,
 #                                 mounts, iptables rules, interfaces, CNI files, the lo address,
@@ -47,7 +52,7 @@ usage() {
 action=${1:-}
 case "$action" in
 start | env | stop | status) [[ $# -eq 2 ]] || usage ;;
-load) [[ $# -eq 3 ]] || usage ;;
+load | push) [[ $# -eq 3 ]] || usage ;;
 *) usage ;;
 esac
 daemon_state_dir "$action" "$2"
@@ -505,7 +510,7 @@ make_images() {
 	ca_sum=$(sha256sum </etc/ssl/certs/ca-certificates.crt | cut -c1-12)
 	rootfs=$(node_rootfs)
 	base_key=$(basename "$rootfs")
-	base=opbuilder.local/debian:$base_key
+	base=$(node_base_image)
 	import_image "$base" "$base_key" "$rootfs" \
 		"ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" 'CMD ["bash"]'
 
@@ -1072,6 +1077,12 @@ do_load() {
 	log_info "loaded $image into node $NODE_NAME"
 }
 
+do_push() {
+	daemon_pid "$dir" registry >/dev/null || die "no node runs in $dir"
+	dk image inspect "$1" >/dev/null 2>&1 || die "no Docker image '$1' (build it first)"
+	push_image "$1"
+}
+
 do_status() {
 	local rc=0 name pid
 	for name in registry dockerd containerd etcd kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy; do
@@ -1096,5 +1107,6 @@ start) do_start ;;
 stop) do_stop ;;
 env) do_env ;;
 load) do_load "$3" ;;
+push) do_push "$3" ;;
 status) do_status ;;
 esac

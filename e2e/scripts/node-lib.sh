@@ -13,6 +13,9 @@
 #   node_pause_bin           the static pause binary (built by build-node.sh)
 #   node_cert_manager_chart  cert-manager's Helm chart, assembled from its module (build-node.sh)
 #   node_rootfs              the debootstrap tree the base images start from (build-node.sh)
+#   node_base_image          the Docker image of that tree (cluster.sh start imports it)
+#   node_debian_image NAME   an operand image of a Debian package on that base (memcached,
+#                            busybox), built in the node's Docker when missing; see there
 
 if [[ -n "${_OPBUILDER_NODE_LIB_LOADED:-}" ]]; then
 	return 0
@@ -91,4 +94,91 @@ node_rootfs() {
 	local key
 	key=$(printf '%s %s' "$(pin node.debian_suite)" "$NODE_ROOTFS_PACKAGES" | sha256sum | cut -c1-12)
 	printf '%s/rootfs-%s-%s\n' "$NODE_CACHE" "$(pin node.debian_suite)" "$key"
+}
+
+node_base_image() {
+	printf 'opbuilder.local/debian:%s\n' "$(basename "$(node_rootfs)")"
+}
+
+# node_debian_image NAME: the image of a real program from the Debian suite's package, made on the
+# node's Debian base (node_base_image) in the Docker daemon of DOCKER_HOST, which must be the
+# node's (after `eval "$(cluster.sh env DIR)"`); prints its name, NAME:VERSION, tagged as the
+# official image of that program is (VERSION: the version the program reports). NAME is
+#   memcached  Debian's memcached on the base: /usr/bin/memcached, user memcache, port 11211,
+#              CMD memcached (the official image's default variant is Debian too)
+#   busybox    Debian's busybox-static alone in an empty image, its applets linked in /bin, root and
+#              nobody in /etc/passwd, CMD sh (as the official busybox image)
+# The package comes from the suite's archive through apt-get in the build (BuildKit; the node's
+# Docker reaches the archive as the host does). Cached by the base's key (the suite and the tree's
+# packages, node_rootfs) and the Dockerfile: the image opbuilder.local/NAME:KEY carries both; a
+# repeat call reuses it (about 2 s: it asks the program its version), a new suite builds anew.
+#
+# Use, on a started node (the stage's cluster_deploy_image and cluster_tutorial do):
+#   img=$(node_debian_image memcached)      # e.g. memcached:1.6.18
+#   e2e/scripts/cluster.sh push DIR "$img"   # into the node's registry (or `load`, as kind load)
+#   opbuilder create api ... --plugins=deploy-image/v1-alpha --image="$img" ...
+node_debian_image() {
+	local name=${1:?usage: node_debian_image memcached|busybox} base ctx key ref version t=$SECONDS
+	base=$(node_base_image)
+	docker image inspect "$base" >/dev/null 2>&1 ||
+		die "node_debian_image: Docker (DOCKER_HOST=${DOCKER_HOST:-}) has no image $base: start the node (cluster.sh start) and eval \"\$(cluster.sh env DIR)\""
+	ctx=$(mktemp -d "${TMPDIR:-/tmp}/opbuilder-image.XXXXXX")
+	# apt-install PACKAGE...: one step that installs from the suite's archive and leaves no package
+	# lists behind; no service started by a package's scripts; the archive's Release may be older
+	# than its Valid-Until (as on the host).
+	cat >"$ctx/apt-install" <<'EOF'
+set -e
+printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d
+chmod 755 /usr/sbin/policy-rc.d
+apt-get -q -o Acquire::Check-Valid-Until=false update
+DEBIAN_FRONTEND=noninteractive apt-get -q install -y --no-install-recommends "$@"
+rm -rf /var/lib/apt/lists/* /var/cache/apt/archives/*.deb /usr/sbin/policy-rc.d
+EOF
+	printf 'FROM %s AS debian\n' "$base" >"$ctx/Dockerfile"
+	case "$name" in
+	memcached)
+		cat >>"$ctx/Dockerfile" <<'EOF'
+RUN --mount=type=bind,source=apt-install,target=/apt-install sh /apt-install memcached && memcached -V
+USER memcache
+EXPOSE 11211
+CMD ["memcached"]
+EOF
+		;;
+	busybox)
+		cat >>"$ctx/Dockerfile" <<'EOF'
+RUN --mount=type=bind,source=apt-install,target=/apt-install sh /apt-install busybox-static && \
+    mkdir -p /out/bin /out/etc /out/root /out/tmp && cp /bin/busybox /out/bin/busybox && \
+    for a in $(/out/bin/busybox --list); do [ "$a" = busybox ] || ln -s busybox "/out/bin/$a"; done && \
+    printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/home:/bin/false\n' >/out/etc/passwd && \
+    printf 'root:x:0:\nnobody:x:65534:\n' >/out/etc/group && chmod 1777 /out/tmp && chmod 700 /out/root
+FROM scratch
+COPY --from=debian /out /
+ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+CMD ["sh"]
+EOF
+		;;
+	*)
+		rm -rf "$ctx"
+		die "node_debian_image: unknown image '$name' (memcached or busybox)"
+		;;
+	esac
+	key="$(basename "$(node_rootfs)")-$(cat "$ctx/Dockerfile" "$ctx/apt-install" | sha256sum | cut -c1-12)"
+	ref=opbuilder.local/$name:$key
+	if [[ $(docker image inspect -f '{{ index .Config.Labels "org.opbuilder.e2e.key" }}' "$ref" 2>/dev/null) != "$key" ]]; then
+		log_info "making image $name from Debian's package (on $base)"
+		DOCKER_BUILDKIT=1 docker build --label "org.opbuilder.e2e.key=$key" -t "$ref" "$ctx" >"$ctx/build.log" 2>&1 || {
+			tail -n 30 "$ctx/build.log" >&2
+			rm -rf "$ctx"
+			die "docker build of the $name image failed"
+		}
+	fi
+	rm -rf "$ctx"
+	case "$name" in
+	memcached) version=$(docker run --rm --network none "$ref" memcached -V | awk '$1 == "memcached" { print $2 }') ;;
+	busybox) version=$(docker run --rm --network none "$ref" busybox | sed -n '1s/^BusyBox v\([0-9][0-9.]*\) .*/\1/p') ;;
+	esac
+	[[ $version =~ ^[0-9]+(\.[0-9]+)+$ ]] || die "node_debian_image: the $name image does not run (it reports no version)"
+	docker tag "$ref" "$name:$version"
+	((SECONDS - t < 2)) || log_info "timing: image $name:$version $(fmt_duration $((SECONDS - t)))"
+	printf '%s:%s\n' "$name" "$version"
 }

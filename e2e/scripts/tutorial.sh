@@ -7,7 +7,9 @@
 #   - a `sh` block is run as it is, in order, in one shell (so `cd` carries over);
 #   - a `sh` block right after `<!-- run: background -->` is started in the background
 #     (the manager of `make run`) and stopped at the end;
-#   - `text` blocks are output shown to the reader and are not run.
+#   - `text` blocks are output shown to the reader and are not run;
+#   - `<!-- project: complete -->` marks where the project's code is written: the steps after it
+#     test and run it (--project stops running commands there, but still writes the files).
 # The script runs in an empty directory with opbuilder on PATH, against a throwaway control
 # plane (control-plane.sh) that is the cluster of the kubeconfig, with KUBEBUILDER_ASSETS set
 # to the e2e control-plane binaries (the tutorial's `make test` honours it). Afterwards this
@@ -18,9 +20,12 @@
 # check afterwards is that the manager made a Deployment and a Service controlled by app-sample
 # and that `make manifests` wrote the App's webhook configurations.
 #
-# Usage: tutorial.sh [--rust] [--print | --file PATH]
-#   --print      print the script and exit
-#   --file PATH  print the code block for PATH and exit (the mycronjob scenario builds these)
+# Usage: tutorial.sh [--rust] [--print | --file PATH | --project DIR]
+#   --print        print the script and exit
+#   --file PATH    print the code block for PATH and exit (the mycronjob scenario builds these)
+#   --project DIR  make the page's project in DIR, with no control plane: its commands up to
+#                  `<!-- project: complete -->` and every file block of the page (the sample
+#                  too); print the project's directory (the cluster stage deploys it)
 # Environment: OPBUILDER_BIN (default $OPBUILDER_TARGET_DIR/debug/opbuilder), TUTORIAL_KEEP=1 keeps the
 # directory, TUTORIAL_JOBS_TIMEOUT (seconds to wait for the Jobs, default 120), TUTORIAL_DOC (the
 # page to read instead of docs/tutorial.md or docs/rust-tutorial.md).
@@ -39,10 +44,12 @@ fi
 # Another text of the page (alpha-update.sh: the page of an earlier release).
 doc=${TUTORIAL_DOC:-$doc}
 
-# extract DOC: print the bash script that performs the page.
+# extract DOC [project]: print the bash script that performs the page; with `project`, the
+# commands after `<!-- project: complete -->` are left out (its file blocks are kept).
 extract() {
-	awk '
+	awk -v project="${2:-}" '
 		function fail(msg) { printf "%s:%d: %s\n", FILENAME, NR, msg > "/dev/stderr"; bad = 1; exit 1 }
+		!fence && /^<!-- project: complete -->$/ { complete = 1; next }
 		!fence && /^<!-- file: [^ ]+ -->$/ { file = $3; next }
 		!fence && /^<!-- run: background -->$/ { background = 1; next }
 		!fence && /^```/ {
@@ -51,6 +58,8 @@ extract() {
 			if (file != "") {
 				printf "mkdir -p \"$(dirname %s)\"\ncat >%s <<'\''TUTORIAL_EOF'\''\n", file, file
 				mode = "file"
+			} else if (lang == "sh" && project != "" && complete) {
+				mode = "skip"
 			} else if (lang == "sh" && background) {
 				print "tutorial_background <<'\''TUTORIAL_EOF'\''"
 				mode = "file"
@@ -73,7 +82,10 @@ extract() {
 		!fence && (file != "" || background) && !/^[[:space:]]*$/ {
 			fail("<!-- file --> or <!-- run --> must come right before a fenced block")
 		}
-		END { if (!bad && fence) fail("unclosed fenced block") }
+		END {
+			if (!bad && fence) fail("unclosed fenced block")
+			if (!bad && project != "" && !complete) fail("no <!-- project: complete --> line")
+		}
 	' "$1"
 }
 
@@ -92,6 +104,10 @@ case ${1:-} in
 	' "$doc" || die "$doc has no code block for $2"
 	exit 0
 	;;
+--project)
+	[[ -n ${2:-} ]] || die "usage: $0 [--rust] --project DIR"
+	project_dir=$(mkdir -p "$2" && cd "$2" && pwd)
+	;;
 esac
 
 if ((rust)); then
@@ -106,11 +122,10 @@ else
 fi
 OPBUILDER_BIN=${OPBUILDER_BIN:-$OPBUILDER_TARGET_DIR/debug/opbuilder}
 [[ -x $OPBUILDER_BIN ]] || die "opbuilder binary $OPBUILDER_BIN missing: run 'cargo build' (or set OPBUILDER_BIN)"
-"$here/build-control-plane.sh" >/dev/null
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/opbuilder-tutorial.XXXXXX")
 plane="$work/plane"
-extract "$doc" >"$work/tutorial-steps.sh"
+extract "$doc" ${project_dir:+project} >"$work/tutorial-steps.sh"
 cleanup() {
 	local rc=$?
 	if [[ -f $work/manager.pid ]]; then
@@ -131,12 +146,50 @@ trap cleanup EXIT
 trap 'exit 143' TERM
 trap 'exit 130' INT
 
-"$here/control-plane.sh" start "$plane"
-eval "$("$here/control-plane.sh" env "$plane")"
 mkdir -p "$work/path" "$work/run"
 ln -s "$OPBUILDER_BIN" "$work/path/opbuilder"
-ln -s "$OPBUILDER_E2E_KUBECTL" "$work/path/kubectl"
 export PATH="$work/path:$PATH"
+
+# run_steps DIR: the page's steps in DIR, in one subshell; the directory they end in goes to
+# $work/end-dir.
+run_steps() {
+	(
+		cd "$1"
+		# Tools for `make` (controller-gen, kustomize) come from the e2e cache once the
+		# project exists; seeding them only saves building them again.
+		tutorial_background() {
+			local script
+			script=$(cat)
+			log_info "background: $script"
+			setsid bash -c "$script" </dev/null >"$work/manager.log" 2>&1 &
+			echo $! >"$work/manager.pid"
+			wait_for 600 "the manager to start" grep -q "$started" "$work/manager.log" ||
+				{ tail -n 40 "$work/manager.log" >&2; die "the manager of the tutorial did not start"; }
+		}
+		opbuilder() {
+			[[ ! -f Makefile ]] || "$here/seed-tools.sh" "$PWD" >/dev/null
+			command opbuilder "$@"
+			[[ ! -f Makefile ]] || "$here/seed-tools.sh" "$PWD" >/dev/null
+		}
+		set -x
+		# shellcheck disable=SC1091
+		source "$work/tutorial-steps.sh"
+		{ set +x; } 2>/dev/null
+		pwd >"$work/end-dir"
+	)
+}
+
+if [[ -n ${project_dir:-} ]]; then
+	log_info "making the project of ${doc#"$OPBUILDER_ROOT"/} in $project_dir"
+	run_steps "$project_dir" >&2
+	cat "$work/end-dir"
+	exit 0
+fi
+
+"$here/build-control-plane.sh" >/dev/null
+"$here/control-plane.sh" start "$plane"
+eval "$("$here/control-plane.sh" env "$plane")"
+ln -s "$OPBUILDER_E2E_KUBECTL" "$work/path/kubectl"
 KUBEBUILDER_ASSETS=$(k8s_bin_dir)
 export KUBEBUILDER_ASSETS KUBEBUILDER_CONTROLPLANE_START_TIMEOUT=${KUBEBUILDER_CONTROLPLANE_START_TIMEOUT:-180s}
 # The manager of `make run` serves its probes on :8081; another process there would make it fail.
@@ -146,28 +199,7 @@ fi
 
 log_info "running ${doc#"$OPBUILDER_ROOT"/} in $work/run"
 start=$SECONDS
-(
-	cd "$work/run"
-	# Tools for `make` (controller-gen, kustomize) come from the e2e cache once the
-	# project exists; seeding them only saves building them again.
-	tutorial_background() {
-		local script
-		script=$(cat)
-		log_info "background: $script"
-		setsid bash -c "$script" </dev/null >"$work/manager.log" 2>&1 &
-		echo $! >"$work/manager.pid"
-		wait_for 600 "the manager to start" grep -q "$started" "$work/manager.log" ||
-			{ tail -n 40 "$work/manager.log" >&2; die "the manager of the tutorial did not start"; }
-	}
-	opbuilder() {
-		[[ ! -f Makefile ]] || "$here/seed-tools.sh" "$PWD" >/dev/null
-		command opbuilder "$@"
-		[[ ! -f Makefile ]] || "$here/seed-tools.sh" "$PWD" >/dev/null
-	}
-	set -x
-	# shellcheck disable=SC1091
-	source "$work/tutorial-steps.sh"
-)
+run_steps "$work/run"
 log_info "tutorial commands done in $(fmt_duration $((SECONDS - start)))"
 
 if ((rust)); then
