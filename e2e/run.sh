@@ -70,10 +70,12 @@ golden_jobs() {
 jobs=()
 case "$what" in
 all)
-	# While the control plane builds, the jobs that compile no Go (the Rust tree, the crate's
-	# install, the faults); then the longest first, so the last job to end is a short one.
+	# The longest job, `cluster`, beside the control-plane build: while the plane builds it
+	# installs packages and debootstraps the node's base (network, little CPU), then builds the
+	# node's parts from the plane's warm Go cache. Then the jobs that compile no Go (the Rust tree,
+	# the crate's install, the faults); then the longest first, so the last job to end is a short one.
 	mapfile -t golden < <(golden_jobs)
-	jobs=(control-plane golden:rust install faults golden:deployimage cluster smoke parity scenarios alpha-update
+	jobs=(control-plane cluster golden:rust install faults golden:deployimage smoke parity scenarios alpha-update
 		"${golden[@]:2}" rust-tutorial envtest-offline rust helm lint-logcheck tutorial generate-parity)
 	;;
 golden) mapfile -t jobs < <(golden_jobs) ;;
