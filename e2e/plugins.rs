@@ -858,3 +858,86 @@ fn helm_without_make_says_what_to_do_and_writes_nothing() {
     }
     assert_eq!(before, full_snapshot(d), "files changed");
 }
+
+#[test]
+fn helm_and_grafana_join_the_rust_layout() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    ok(
+        d,
+        &[
+            "init",
+            "--plugins=rust.opbuilder.io/v1-beta,helm/v2-alpha",
+            "--domain",
+            "example.com",
+            "--project-name",
+            "x",
+            "--skip-post-steps",
+        ],
+    );
+    assert_eq!(
+        layout(d),
+        ["rust.opbuilder.io/v1-beta", "helm.kubebuilder.io/v2-alpha"]
+    );
+    assert!(!d.join("dist").exists(), "helm has no init step");
+    ok(d, API);
+    // The chart from the kustomize output (config/ is go/v4's tree in both layouts), with the
+    // Rust manager's flags named above its arguments.
+    fs::write(d.join("m.yaml"), HELM_FIXTURE).unwrap();
+    refused(
+        d,
+        &[
+            "edit",
+            "--plugins=helm/v2-alpha",
+            "--manifests=m.yaml",
+            "--namespaced",
+        ],
+        2,
+        &["--namespaced belongs to the Rust layout"],
+    );
+    ok(
+        d,
+        &["edit", "--plugins=helm/v2-alpha", "--manifests=m.yaml"],
+    );
+    let values = fs::read_to_string(d.join("dist/chart/values.yaml")).unwrap();
+    assert!(
+        values
+            .contains("## The Rust manager (src/main.rs) also takes --leader-elect[=true|false],"),
+        "{values}"
+    );
+    assert!(d
+        .join("dist/chart/templates/manager/manager.yaml")
+        .is_file());
+    assert!(fs::read_to_string(d.join("Makefile"))
+        .unwrap()
+        .contains("\nhelm-deploy: "));
+    assert_eq!(
+        project(d)["plugins"]["helm.kubebuilder.io/v2-alpha"]["manifests"],
+        serde_yaml::Value::from("m.yaml")
+    );
+    // The dashboards read only what the Rust manager exports (rust-live.sh scrapes it).
+    ok(d, &["edit", "--plugins=grafana/v1-alpha"]);
+    for f in files_under(d, "grafana") {
+        let text = fs::read_to_string(d.join(&f)).unwrap();
+        for gone in [
+            "go_goroutines",
+            "go_memstats",
+            "workqueue_depth",
+            "panics_total",
+        ] {
+            assert!(!text.contains(gone), "{f} reads {gone}");
+        }
+    }
+    assert!(project(d)["plugins"]["grafana.kubebuilder.io/v1-alpha"].is_mapping());
+    assert_eq!(
+        layout(d),
+        ["rust.opbuilder.io/v1-beta", "helm.kubebuilder.io/v2-alpha"]
+    );
+    // go/v4's own plugins stay out, with the tree untouched.
+    refused(
+        d,
+        &["edit", "--plugins=typed-clients/v1-alpha"],
+        2,
+        &["cannot join the Rust layout"],
+    );
+}

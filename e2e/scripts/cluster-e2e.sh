@@ -391,6 +391,7 @@ ok "make undeploy removed the namespace, the CRD, the cluster roles and bindings
 
 cluster_test_e2e "$proj"
 cluster_rust
+cluster_rust_helm
 cluster_redis_seed
 cluster_helm
 cluster_deploy_image

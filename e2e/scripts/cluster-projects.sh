@@ -8,6 +8,8 @@
 #                        Rust source, cert-manager, webhooks (a core type's namespace selector
 #                        with the labels kustomize really puts on the namespace), /metrics over
 #                        HTTPS, logs without escapes and in JSON, leader election and takeover;
+#   cluster_rust_helm    the helm plugin's chart of that Rust project: helm install, the manager
+#                        pod Ready, its webhook; webhook.enabled=false (--webhook-port=-1) Ready;
 #   cluster_redis_seed   seed 001's RedisCluster story, as its author ran it;
 #   cluster_helm         the helm plugin's chart of the RedisCluster project: helm install, the
 #                        manager pod Ready;
@@ -231,6 +233,49 @@ EOF
 	}
 	wait_for 180 "the Rust project to be undeployed" undeployed || fail "make undeploy left the Rust project's namespace or CRD"
 	ok "make undeploy removed the Rust project"
+	cd "$work"
+}
+
+# cluster_rust_helm: the helm plugin's chart of cluster_rust's project (undeployed, its image
+# loaded: no second image build): opbuilder edit --plugins=helm/v2-alpha (make build-installer,
+# the manifests from the Rust source), make helm-deploy; the Rust manager pod Ready under the
+# chart's ServiceAccount, a Shelf defaulted by its webhook through the chart's Service and
+# certificate; helm upgrade with webhook.enabled=false (the chart passes --webhook-port=-1): the
+# manager runs Ready without its webhook server; make helm-uninstall.
+cluster_rust_helm() {
+	local name=library img=example.com/library:v0.0.1 proj="$work/library" helm t pod
+	ns=$name-system
+	cd "$proj"
+	t=$SECONDS
+	helm=$("$here/go-tool.sh" helm) || fail "helm $(pin e2e.helm) could not be built"
+	timings+=("$(printf '%-52s %s' "rust helm: go-tool.sh helm (cached by version)" "$(fmt_duration $((SECONDS - t)))")")
+	timed "rust helm: opbuilder edit --plugins=helm/v2-alpha (make build-installer)" "$opbuilder" edit --plugins=helm/v2-alpha
+	grep -q 'The Rust manager (src/main.rs) also takes' dist/chart/values.yaml ||
+		fail "the Rust project's values.yaml does not name the Rust manager's flags"
+	timed "rust helm: make helm-deploy IMG=$img (helm upgrade --install --wait)" make helm-deploy IMG="$img" HELM="$helm"
+	pod=$(k -n "$ns" get pods -l control-plane=controller-manager -o 'jsonpath={.items[0].metadata.name}')
+	[[ $(k -n "$ns" get pod "$pod" -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status} {.spec.containers[0].image} {.spec.serviceAccountName}') == "True $img $name-controller-manager" ]] ||
+		fail "the Rust chart's manager pod $pod is not Ready with $img under $name-controller-manager: $(k -n "$ns" get pod "$pod" -o wide)"
+	ok "helm install of the Rust project's chart: manager pod $pod Ready ($img, ServiceAccount $name-controller-manager)"
+	wait_for 120 "the CA in the chart's mutating webhook configuration" ca_injected mutatingwebhookconfiguration \
+		"$name-mutating-webhook-configuration" '{.webhooks[*].clientConfig.caBundle}' ||
+		fail "no CA injected into the Rust chart's mutating webhook configuration"
+	printf '%s\n' 'apiVersion: shop.example.com/v1' 'kind: Shelf' 'metadata: {name: from-chart, namespace: default}' 'spec: {}' \
+		>"$work/shelf-chart.yaml"
+	apply_when_reachable "$work/shelf-chart.yaml" "$work/apply.log" || fail "a Shelf was refused with the Rust chart: $(cat "$work/apply.log")"
+	[[ $(k get shelves from-chart -o 'jsonpath={.spec.foo}') == default ]] ||
+		fail "the Rust chart's webhook did not default the Shelf: $(k get shelves from-chart -o yaml)"
+	k delete shelves from-chart >/dev/null
+	ok "the Rust chart's webhook (its Service, certificate and CA) defaulted a Shelf"
+	timed "rust helm: helm upgrade --set webhook.enabled=false --wait" "$helm" upgrade "$name" dist/chart \
+		--namespace "$ns" --reuse-values --set webhook.enabled=false --wait --timeout 5m
+	pod=$(running_managers | head -n 1)
+	[[ -n $pod && $(k -n "$ns" get pod "$pod" -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}') == True ]] ||
+		fail "with webhook.enabled=false the Rust manager is not Ready: $(k -n "$ns" get pods -o wide)"
+	k -n "$ns" get pod "$pod" -o 'jsonpath={.spec.containers[0].args}' | grep -q -- '--webhook-port=-1' ||
+		fail "the chart did not pass --webhook-port=-1: $(k -n "$ns" get pod "$pod" -o 'jsonpath={.spec.containers[0].args}')"
+	ok "webhook.enabled=false: the Rust manager $pod Ready with --webhook-port=-1 (no webhook server)"
+	timed "rust helm: make helm-uninstall" make helm-uninstall HELM="$helm"
 	cd "$work"
 }
 

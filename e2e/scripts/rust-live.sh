@@ -13,7 +13,10 @@
 #     with controller-runtime's names, a `result` label, one name per controller), refuses a
 #     token that is not (403) and a request without one (401), and a plain HTTP request is a
 #     failed handshake in the log; with its status forbidden for a while, each failed reconcile
-#     is logged once and counted once (reconcile_errors_total); the core Event controller
+#     is logged once and counted once (reconcile_errors_total) and retried (workqueue_retries_total);
+#     the workqueue and process metrics are served, and every query of the grafana plugin's
+#     dashboards (grafana/, dashboard-metrics.py) reads a metric served with the labels it
+#     groups by; the core Event controller
 #     reconciles an event of another component, never those the manager publishes;
 #   - the API server calls the webhooks (pointed at the manager by URL, its certificate as the
 #     CA): a Guestbook is defaulted, an invalid one refused as Invalid naming the field, a v1
@@ -244,6 +247,15 @@ for name in webapp-guestbook webapp-event core-event apps-deployment infra-tenan
 	grep -q "^controller_runtime_reconcile_errors_total{controller=\"$name\"} " "$work/metrics" ||
 		fail "no metrics of controller $name (each controller has a name of its own)"
 done
+for line in 'workqueue_adds_total{name="webapp-guestbook"} [1-9]' 'workqueue_work_duration_seconds_count{name="webapp-guestbook"} [1-9]' \
+	'process_cpu_seconds_total [0-9]' 'process_open_fds [1-9]' 'tokio_alive_tasks [1-9]'; do
+	grep -q "^$line" "$work/metrics" || fail "/metrics has no sample $line: $(grep -E '^(workqueue|process|tokio)_' "$work/metrics")"
+done
+# Every query of the grafana plugin's dashboards (the golden tree's `edit --plugins=grafana`)
+# reads metrics this manager serves, with the labels it groups by.
+python3 "$scripts/dashboard-metrics.py" grafana "$work/metrics" >"$work/dashboards.txt" 2>&1 ||
+	fail "the Grafana dashboards read what the Rust manager does not serve: $(cat "$work/dashboards.txt")"
+log_info "$(tr '\n' ';' <"$work/dashboards.txt")"
 [[ $(http_code -k -H "Authorization: Bearer $stranger" "$url") == 403 ]] || fail "a token not allowed to get /metrics is not refused with 403"
 [[ $(http_code -k "$url") == 401 ]] || fail "a request without a token is not refused with 401"
 [[ $(http_code -k -H "Authorization: Bearer not-a-token" "$url") == 401 ]] || fail "an unknown token is not refused with 401"
@@ -286,6 +298,10 @@ kubectl annotate guestbook guestbook-sample -n default probe=passing --overwrite
 once() { read -r logged counted < <(failures) && [[ $logged == "$counted" ]]; }
 sleep 3 # the retry under way (the backoff reached about a second) succeeds
 wait_for 30 "every failed reconcile to be logged once" once || fail "failed reconciles logged and counted differ (logged, counted): $(failures)"
+# Each failed reconcile went back to the queue with backoff: a retry, as controller-runtime's.
+read -r _ counted < <(failures)
+retries=$(sed -n 's/^workqueue_retries_total{name="webapp-guestbook"} \([0-9]*\).*/\1/p' "$work/metrics")
+((retries >= counted && counted >= 3)) || fail "workqueue_retries_total ($retries) does not count the $counted failed reconciles of webapp-guestbook"
 
 log_info "the core Event controller: the events of others, never the manager's own"
 [[ -n $(kubectl get events -n default --field-selector reportingComponent=guestbook-manager -o name) ]] ||

@@ -26,11 +26,38 @@ pub struct Chain {
     plugins: Vec<&'static Known>,
     /// Whether the chain holds the go/v4 layout (go/v4, or base.go/v4 with kustomize/v2).
     pub has_go: bool,
-    /// Whether the chain is the Rust layout (rust.opbuilder.io/v1-beta), which runs alone
-    /// (external plugins may join it).
+    /// Whether the chain holds the Rust layout (rust.opbuilder.io/v1-beta), which helm/v2-alpha,
+    /// grafana/v1-alpha and external plugins may join.
     pub has_rust: bool,
     /// Whether the chain holds an external plugin.
     pub has_external: bool,
+}
+
+/// Whether a built-in plugin may join the Rust layout: helm/v2-alpha and grafana/v1-alpha, which
+/// read what the Rust layout has as go/v4 does (the kustomize output, the manager's metrics).
+pub fn joins_rust(k: &Known) -> bool {
+    matches!(k.name, super::helm::NAME | super::grafana::NAME)
+}
+
+/// Refuse the built-in plugins of a chain that cannot join the Rust layout (usage error).
+fn check_joins_rust(plugins: &[&'static Known]) -> Result<()> {
+    let is_external = |k: &Known| matches!(k.support, Support::Runs(p) if p.is_external());
+    let others: Vec<String> = plugins
+        .iter()
+        .filter(|k| k.name != super::rust::NAME && !is_external(k) && !joins_rust(k))
+        .map(|k| k.key())
+        .collect();
+    if others.is_empty() {
+        return Ok(());
+    }
+    let one = others.len() == 1;
+    Err(usage(format!(
+        "--plugins: {} cannot join the Rust layout (rust.opbuilder.io/v1-beta): only helm/v2-alpha, \
+         grafana/v1-alpha and external plugins do; leave {} out, for example \
+         --plugins=rust.opbuilder.io/v1-beta,helm/v2-alpha",
+        others.join(" and "),
+        if one { "it" } else { "them" },
+    )))
 }
 
 /// Check a chain's go layout: go/v4 alone, or base.go/v4 together with kustomize/v2.
@@ -127,22 +154,11 @@ impl Chain {
         let has_rust = plugins.iter().any(|k| k.name == super::rust::NAME);
         let is_external = |k: &Known| matches!(k.support, Support::Runs(p) if p.is_external());
         let has_external = plugins.iter().any(|k| is_external(k));
-        // External plugins may join the Rust layout: they are not bound to go/v4's files.
-        if has_rust
-            && plugins
-                .iter()
-                .any(|k| k.name != super::rust::NAME && !is_external(k))
-        {
-            let others: Vec<String> = plugins
-                .iter()
-                .filter(|k| k.name != super::rust::NAME && !is_external(k))
-                .map(|k| k.key())
-                .collect();
-            return Err(usage(format!(
-                "--plugins: the Rust layout (rust.opbuilder.io/v1-beta) runs alone, and {} adds to go/v4's \
-                 files only; leave it out, for example --plugins=rust.opbuilder.io/v1-beta",
-                others.join(" and ")
-            )));
+        // External plugins may join the Rust layout (they are not bound to go/v4's files), and
+        // so may the plugins that work from what every layout has: helm/v2-alpha (the chart from
+        // the kustomize output) and grafana/v1-alpha (dashboards of the manager's metrics).
+        if has_rust {
+            check_joins_rust(&plugins)?;
         }
         let has_go = go_layout(&plugins)? || deploy_image;
         // An external plugin may stand alone: it scaffolds what it likes.
@@ -206,6 +222,12 @@ impl Chain {
                 Support::NotYet(_) => k.key(),
             })
             .collect()
+    }
+
+    /// Refuse what cannot run in a project of the Rust layout: a built-in plugin other than the
+    /// layout, helm/v2-alpha and grafana/v1-alpha (for `edit --plugins` without the layout).
+    pub fn check_rust_project(&self) -> Result<()> {
+        check_joins_rust(&self.plugins)
     }
 
     /// Whether the chain holds the plugin `name` (a full name such as `autoupdate.kubebuilder.io`).

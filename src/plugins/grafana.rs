@@ -1,15 +1,20 @@
 //! grafana.kubebuilder.io/v1-alpha: Grafana dashboards for the manager's metrics
 //! (`scaffolds/grafana/`), plus one dashboard for the user's own metrics, listed in
 //! grafana/custom-metrics/config.yaml and rewritten each time the plugin runs.
+//!
+//! In a project of the Rust layout the two manager dashboards are go/v4's without the panels
+//! whose metrics the Rust manager cannot export (see [`for_rust`]).
 
 use crate::out::errln;
 use crate::plan::IfExists;
 use crate::planning::edit::EditArgs;
 use crate::planning::plugin::{Cx, Plugin};
 use crate::templates;
-use anyhow::Result;
+use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
+use serde_yaml::{Mapping, Value};
 
+pub const NAME: &str = "grafana.kubebuilder.io";
 pub const KEY: &str = "grafana.kubebuilder.io/v1-alpha";
 pub const CONFIG: &str = "grafana/custom-metrics/config.yaml";
 const CUSTOM_DASHBOARD: &str = "grafana/custom-metrics/custom-metrics-dashboard.json";
@@ -181,6 +186,128 @@ pub fn custom_dashboard(metrics: &[CustomMetric]) -> String {
     )
 }
 
+/// The panels of go/v4's dashboards whose metrics the Rust manager (src/manager.rs) cannot
+/// export: kube-rs's controller has no worker limit (it reconciles objects as they come) and
+/// lets a panic end the manager, and its scheduler keeps its queue to itself.
+const NOT_IN_RUST: [&str; 4] = [
+    "Worker limit",
+    "Panics (1h)",
+    "Queue depth",
+    "Time waiting in the queue",
+];
+
+/// The Go runtime's panels of the resources dashboard, and what the Rust manager shows in their
+/// place: (title, new title, description, metric).
+const RUST_PANELS: [(&str, &str, &str, &str); 2] = [
+    (
+        "Go heap in use",
+        "Virtual memory",
+        "Virtual memory of the manager process.",
+        "process_virtual_memory_bytes",
+    ),
+    (
+        "Goroutines",
+        "Tokio tasks",
+        "Tasks of the manager's tokio runtime that are alive.",
+        "tokio_alive_tasks",
+    ),
+];
+
+/// go/v4's dashboard `file` (its JSON text) for the Rust manager: the panels of [`NOT_IN_RUST`]
+/// left out (the others of their row widened to fill it), those of [`RUST_PANELS`] replaced.
+pub fn for_rust(file: &str, json: &str) -> Result<String> {
+    let mut d: Value = serde_yaml::from_str(json).with_context(|| format!("{file}: not JSON"))?;
+    let panels = d
+        .get_mut("panels")
+        .and_then(Value::as_sequence_mut)
+        .with_context(|| format!("{file}: no panels"))?;
+    let title = |p: &Value| {
+        p.get("title")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string()
+    };
+    let y = |p: &Value| p["gridPos"]["y"].as_u64().unwrap_or(0);
+    // The rows of panels that lose one: their panels share the width left.
+    let mut rows: Vec<u64> = panels
+        .iter()
+        .filter(|p| NOT_IN_RUST.contains(&title(p).as_str()))
+        .map(y)
+        .collect();
+    rows.dedup();
+    panels.retain(|p| !NOT_IN_RUST.contains(&title(p).as_str()));
+    for row in rows {
+        let n = panels.iter().filter(|p| y(p) == row).count() as u64;
+        for (i, p) in panels.iter_mut().filter(|p| y(p) == row).enumerate() {
+            p["gridPos"]["w"] = Value::from(24 / n);
+            p["gridPos"]["x"] = Value::from(24 / n * i as u64);
+        }
+    }
+    for p in panels.iter_mut() {
+        let Some((_, new, description, metric)) =
+            RUST_PANELS.iter().find(|(old, ..)| *old == title(p))
+        else {
+            continue;
+        };
+        p["title"] = Value::from(*new);
+        p["description"] = Value::from(*description);
+        if let Some(targets) = p.get_mut("targets").and_then(Value::as_sequence_mut) {
+            for t in targets {
+                let expr = t["expr"].as_str().unwrap_or("").to_string();
+                let selector = expr.find('{').map_or("", |i| &expr[i..]);
+                t["expr"] = Value::from(format!("{metric}{selector}"));
+            }
+        }
+    }
+    let description = match d["uid"].as_str() {
+        Some("operator-resources") => "CPU, memory, file descriptors and tokio tasks of the Rust manager pod.",
+        _ => "Reconciliation and work-queue metrics that the Rust manager (src/manager.rs) exports under \
+              controller-runtime's names. kube-rs keeps its queue to itself and has no worker limit: no queue \
+              depth, time waiting in the queue, worker limit or panics.",
+    };
+    d["description"] = Value::from(description);
+    let mut out = String::new();
+    write_json(&mut out, &d, 0);
+    out.push('\n');
+    Ok(out)
+}
+
+/// `v` as JSON indented by two spaces, as go/v4's dashboards are written.
+fn write_json(out: &mut String, v: &Value, depth: usize) {
+    let pad = |n: usize| "  ".repeat(n);
+    match v {
+        Value::Null => out.push_str("null"),
+        Value::Bool(b) => out.push_str(&b.to_string()),
+        Value::Number(n) => out.push_str(&n.to_string()),
+        Value::String(s) => out.push_str(&json_str(s)),
+        Value::Sequence(items) if items.is_empty() => out.push_str("[]"),
+        Value::Sequence(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                out.push_str(if i == 0 { "\n" } else { ",\n" });
+                out.push_str(&pad(depth + 1));
+                write_json(out, item, depth + 1);
+            }
+            out.push_str(&format!("\n{}]", pad(depth)));
+        }
+        Value::Mapping(m) if m.is_empty() => out.push_str("{}"),
+        Value::Mapping(m) => write_object(out, m, depth),
+        Value::Tagged(t) => write_json(out, &t.value, depth),
+    }
+}
+
+fn write_object(out: &mut String, m: &Mapping, depth: usize) {
+    out.push('{');
+    for (i, (k, v)) in m.iter().enumerate() {
+        out.push_str(if i == 0 { "\n" } else { ",\n" });
+        out.push_str(&"  ".repeat(depth + 1));
+        out.push_str(&json_str(k.as_str().unwrap_or_default()));
+        out.push_str(": ");
+        write_json(out, v, depth + 1);
+    }
+    out.push_str(&format!("\n{}}}", "  ".repeat(depth)));
+}
+
 impl Plugin for Grafana {
     fn key(&self) -> &'static str {
         KEY
@@ -188,13 +315,20 @@ impl Plugin for Grafana {
 
     fn edit(&self, cx: &mut Cx, _args: &EditArgs) -> Result<()> {
         cx.project.set_plugin_config(KEY, &Section {})?;
+        let rust = cx
+            .project
+            .layout
+            .iter()
+            .any(|k| crate::project::is_rust_layout(k));
         for f in templates::render_tree("grafana", &(), |_| true)? {
-            let policy = if f.template == CONFIG {
-                IfExists::Skip
+            let (policy, content) = if f.template == CONFIG {
+                (IfExists::Skip, f.content)
+            } else if rust {
+                (IfExists::Overwrite, for_rust(&f.template, &f.content)?)
             } else {
-                IfExists::Overwrite
+                (IfExists::Overwrite, f.content)
             };
-            cx.plan.create(f.path, f.content, policy);
+            cx.plan.create(f.path, content, policy);
         }
         // Like Kubebuilder, the custom dashboard comes from the config as it is before this run,
         // and a config that cannot be read is reported without stopping the other files.
@@ -258,6 +392,42 @@ mod tests {
         assert_eq!(m[3].expr, "up");
         assert!(usable_metrics("customMetrics:\n").unwrap().is_empty());
         assert!(usable_metrics("customMetrics: [").is_err());
+    }
+
+    #[test]
+    fn the_rust_dashboards_leave_out_what_the_rust_manager_cannot_export() {
+        for f in templates::render_tree("grafana", &(), |t| t.ends_with(".json")).unwrap() {
+            let rust = for_rust(&f.template, &f.content).unwrap();
+            let d: Value = serde_yaml::from_str(&rust).unwrap();
+            let before: Value = serde_yaml::from_str(&f.content).unwrap();
+            // Everything but the panels and the description is go/v4's.
+            for (k, v) in before.as_mapping().unwrap() {
+                if !matches!(k.as_str(), Some("panels" | "description")) {
+                    assert_eq!(&d[k], v, "{}: {k:?}", f.template);
+                }
+            }
+            for p in d["panels"].as_sequence().unwrap() {
+                let title = p["title"].as_str().unwrap();
+                assert!(!NOT_IN_RUST.contains(&title), "{title}");
+                let w = p["gridPos"]["w"].as_u64().unwrap();
+                let x = p["gridPos"]["x"].as_u64().unwrap();
+                assert!(x + w <= 24, "{title}");
+                for t in p["targets"].as_sequence().into_iter().flatten() {
+                    let expr = t["expr"].as_str().unwrap();
+                    assert!(!expr.contains("go_"), "{expr}");
+                    assert!(!expr.contains("workqueue_depth"), "{expr}");
+                }
+            }
+        }
+        // The JSON written reads back as written.
+        let v: Value =
+            serde_yaml::from_str(r#"{"a": [1, {"b": "c\"d"}], "e": {}, "f": []}"#).unwrap();
+        let mut out = String::new();
+        write_json(&mut out, &v, 0);
+        assert_eq!(
+            out,
+            "{\n  \"a\": [\n    1,\n    {\n      \"b\": \"c\\\"d\"\n    }\n  ],\n  \"e\": {},\n  \"f\": []\n}"
+        );
     }
 
     #[test]

@@ -231,13 +231,26 @@ pub fn plan_edit(root: &Path, args: &EditArgs) -> Result<(Plan, Vec<String>)> {
     let flag = parse_flag(args.plugins.as_deref())?;
     let explicit = flag.is_some();
     let mut project = Project::load(root)?;
-    if project
+    let rust_key = project
         .layout
         .iter()
-        .any(|k| crate::project::is_rust_layout(k))
-    {
-        // Its hook checks every flag: no other plugin joins the layout in `edit` yet.
-        let chain = Chain::for_command(Some(&project), None, Command::Edit)?;
+        .find(|k| crate::project::is_rust_layout(k))
+        .cloned();
+    if let Some(key) = rust_key {
+        // helm/v2-alpha and grafana/v1-alpha join the layout; every flag is checked before any
+        // plugin runs (helm's runs `make build-installer`).
+        let chain = Chain::for_command(Some(&project), flag, Command::Edit)?;
+        chain.check_rust_project()?;
+        rust::edit::check_flags(
+            &project,
+            args,
+            &key,
+            rust::edit::Joined {
+                layout: chain.has_rust,
+                helm: chain.has(helm::NAME),
+                plugins: explicit && (chain.has(helm::NAME) || chain.has(grafana::NAME)),
+            },
+        )?;
         let (mut plan, notes) = run_hook(root, &mut project, &args.plugin_args, |cx| {
             chain.edit(cx, args)
         })?;

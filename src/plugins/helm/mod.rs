@@ -91,8 +91,16 @@ impl Plugin for Helm {
             }
         })?;
         let first_run = cx.project.plugin_config::<Section>(KEY)?.is_none();
-        let chart = convert(&cx.project.project_name, &text)
+        let mut chart = convert(&cx.project.project_name, &text)
             .with_context(|| format!("converting {manifests} into a Helm chart"))?;
+        if cx
+            .project
+            .layout
+            .iter()
+            .any(|k| crate::project::is_rust_layout(k))
+        {
+            values::name_rust_flags(&mut chart.values);
+        }
         plan_files(cx, &chart, output, args.force)?;
         if first_run && cx.root.join("Makefile").is_file() {
             cx.plan.update(
@@ -155,7 +163,7 @@ fn build_installer(root: &Path) -> Result<()> {
     match status {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => bail!(
             "the helm plugin needs `make` to refresh {DEFAULT_MANIFESTS} (`make build-installer`), and `make` is not \
-             on PATH: install make (and Go, which the target uses), or write the kustomize output yourself and pass \
+             on PATH: install make (and what the target uses: Go for go/v4, cargo for the Rust layout), or write the kustomize output yourself and pass \
              --manifests=FILE; nothing was changed"
         ),
         Err(e) => Err(anyhow!(e).context("starting `make build-installer`")),

@@ -50,7 +50,7 @@ pub fn values(
     }
     m.push_str("    pullPolicy: IfNotPresent\n\n");
     let args = xs("args");
-    m.push_str("  ## Manager arguments (metrics, health probe and certificate flags come from the sections below)\n");
+    m.push_str(ARGS_COMMENT);
     if args.as_sequence().is_some_and(|a| !a.is_empty()) {
         m.push_str("  args:\n");
         m.push_str(&yaml_block(&args, 4));
@@ -161,4 +161,23 @@ pub fn values(
         ),
     ));
     out
+}
+
+/// The comment above `manager.args` in values.yaml.
+const ARGS_COMMENT: &str = "  ## Manager arguments (metrics, health probe and certificate flags come from the sections below)\n";
+
+/// In a project of the Rust layout, the comment above `manager.args` also names the flags the
+/// Rust manager takes (src/main.rs) beyond those the chart sets from other values.
+pub fn name_rust_flags(values: &mut [(String, String)]) {
+    if let Some((_, text)) = values.iter_mut().find(|(k, _)| k == "manager") {
+        *text = text.replacen(
+            ARGS_COMMENT,
+            "  ## Manager arguments (metrics, health probe and certificate flags come from the sections below).\n  \
+             ## The Rust manager (src/main.rs) also takes --leader-elect[=true|false],\n  \
+             ## --leader-election-namespace=NAMESPACE, --zap-encoder=console|json, --zap-log-level=LEVEL\n  \
+             ## (debug, info, error, a verbosity or a RUST_LOG directive such as info,kube=debug),\n  \
+             ## --metrics-cert-name, --metrics-cert-key, --webhook-cert-name and --webhook-cert-key.\n",
+            1,
+        );
+    }
 }

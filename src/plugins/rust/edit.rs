@@ -1,6 +1,8 @@
 //! The Rust layout's `edit`: `--namespaced` (and `--namespaced=false`), which switches the
 //! manager between watching the whole cluster with a ClusterRole and watching its own
-//! namespace with a Role. The flags that do not apply to the layout are refused, saying why.
+//! namespace with a Role; `--plugins` with helm/v2-alpha or grafana/v1-alpha, which join the
+//! layout (their own hooks plan their files). The flags that do not apply to the layout are
+//! refused, saying why.
 
 use super::init::{GO_WATCH_COMMENT, RUST_WATCH_COMMENT};
 use super::rbac;
@@ -10,6 +12,7 @@ use crate::plan::IfExists;
 use crate::planning::edit::EditArgs;
 use crate::planning::plugin::Cx;
 use crate::plugins::golang::edit::{helper_roles, watch_namespace_with, WATCH_NAMESPACE};
+use crate::project::Project;
 use crate::project::RUST_LAYOUT as KEY;
 use crate::templates;
 use anyhow::{bail, Result};
@@ -23,21 +26,27 @@ fn namespaced_line(on: bool) -> String {
     format!("pub const NAMESPACED: bool = {on};")
 }
 
-/// Refuse what `edit` cannot do in a Rust project, before anything is planned (exit 2).
-fn check_flags(cx: &Cx, args: &EditArgs, key: &str) -> Result<()> {
+/// What the chain of an `edit` holds besides the Rust layout's own flags.
+pub struct Joined {
+    /// The chain holds the layout (from PROJECT, or named by --plugins).
+    pub layout: bool,
+    /// It holds helm/v2-alpha.
+    pub helm: bool,
+    /// --plugins names helm/v2-alpha or grafana/v1-alpha: there is something to edit.
+    pub plugins: bool,
+}
+
+/// Refuse what `edit` cannot do in a Rust project whose layout is `key`, before any plugin of
+/// the chain runs (exit 2).
+pub fn check_flags(project: &Project, args: &EditArgs, key: &str, chain: Joined) -> Result<()> {
     let example = "for example: opbuilder edit --namespaced";
-    if let Some(keys) = args.plugins.as_deref() {
-        return Err(usage(format!(
-            "--plugins={keys}: no plugin joins the Rust layout ({key}) in `edit` yet \
-             (helm/v2-alpha, grafana/v1-alpha and autoupdate/v1-alpha add to go/v4's files only); leave \
-             --plugins out and edit the layout's own settings, {example}"
-        )));
-    }
-    if args.manifests.is_some() || args.output_dir.is_some() || args.skip_build_installer {
-        return Err(usage(format!(
-            "--manifests, --output-dir and --skip-build-installer belong to the helm plugin, which does not \
-             run with the Rust layout ({key}) yet; {example}"
-        )));
+    if (args.manifests.is_some() || args.output_dir.is_some() || args.skip_build_installer)
+        && !chain.helm
+    {
+        return Err(usage(
+            "--manifests, --output-dir and --skip-build-installer belong to the helm plugin, which --plugins \
+             leaves out; add it, for example: opbuilder edit --plugins=helm/v2-alpha --output-dir=dist",
+        ));
     }
     if args.use_gh_models {
         return Err(usage(format!(
@@ -57,16 +66,24 @@ fn check_flags(cx: &Cx, args: &EditArgs, key: &str) -> Result<()> {
              of a project yet; edit hack/boilerplate.rs.txt and the headers of the files by hand"
         )));
     }
-    let Some(on) = args.namespaced else {
+    if args.namespaced.is_some() && !chain.layout {
         return Err(usage(format!(
-            "nothing to edit: a Rust project ({key}) takes --namespaced or \
-             --namespaced=false; {example}"
+            "--namespaced belongs to the Rust layout ({key}), which --plugins leaves out; add it (for example \
+             --plugins={key},helm/v2-alpha) or run the two edits one after the other"
+        )));
+    }
+    let Some(on) = args.namespaced else {
+        if chain.plugins {
+            return Ok(());
+        }
+        return Err(usage(format!(
+            "nothing to edit: a Rust project ({key}) takes --namespaced or --namespaced=false, or --plugins \
+             with helm/v2-alpha or grafana/v1-alpha; {example}"
         )));
     };
     if on {
         // A Role grants nothing on cluster-scoped kinds.
-        if let Some(r) = cx
-            .project
+        if let Some(r) = project
             .resources
             .iter()
             .find(|r| r.api.as_ref().is_some_and(|a| !a.namespaced))
@@ -81,9 +98,12 @@ fn check_flags(cx: &Cx, args: &EditArgs, key: &str) -> Result<()> {
     Ok(())
 }
 
-/// The Rust layout's `edit`, in a project whose layout is `key`.
+/// The Rust layout's `edit`, in a project whose layout is `key` (its flags checked by
+/// [`check_flags`] before the chain runs): nothing when only other plugins are edited.
 pub fn plan(cx: &mut Cx, args: &EditArgs, key: &str) -> Result<()> {
-    check_flags(cx, args, key)?;
+    if args.namespaced.is_none() {
+        return Ok(());
+    }
     if key != KEY {
         // A project of 0.4.0 (v1-alpha): its manager and src/rbac.rs know no namespace.
         bail!(

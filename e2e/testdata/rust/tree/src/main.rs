@@ -62,9 +62,10 @@ struct Flags {
     /// else the kubeconfig's namespace].
     #[arg(long)]
     leader_election_namespace: Option<String>,
-    /// The port of the webhook server (when the project has webhooks).
-    #[arg(long, default_value_t = 9443)]
-    webhook_port: u16,
+    /// The port of the webhook server (when the project has webhooks); `-1` switches it off
+    /// (the helm chart's `webhook.enabled: false`).
+    #[arg(long, default_value_t = 9443, allow_negative_numbers = true, value_parser = clap::value_parser!(i32).range(-1..=65535))]
+    webhook_port: i32,
     /// The directory of the webhook server's certificate; a renewed certificate there is
     /// served without a restart.
     #[arg(long, default_value = webhook::DEFAULT_CERT_DIR)]
@@ -98,7 +99,12 @@ async fn main() -> anyhow::Result<()> {
     let shutdown = manager::shutdown_signal().boxed().shared();
 
     // Every port is bound before anything runs: one that is taken is an error at start.
-    let routes = guestbook::webhooks::routes();
+    // With --webhook-port=-1 no webhook server starts, as the Go manager's.
+    let webhook_port = u16::try_from(flags.webhook_port).ok();
+    let routes = match webhook_port {
+        Some(_) => guestbook::webhooks::routes(),
+        None => Vec::new(),
+    };
     if !routes.is_empty() {
         health.set(
             "webhooks",
@@ -158,7 +164,7 @@ async fn main() -> anyhow::Result<()> {
             cert: flags.webhook_cert_name.clone(),
             key: flags.webhook_cert_key.clone(),
         };
-        let address = SocketAddr::from(([0, 0, 0, 0], flags.webhook_port));
+        let address = SocketAddr::from(([0, 0, 0, 0], webhook_port.unwrap_or_default()));
         let server = webhook::Server::bind(address, files, routes).await?;
         health.set("webhooks", None);
         Some(tokio::spawn(server.serve(shutdown.clone())))
@@ -236,6 +242,16 @@ mod tests {
         assert!(flags.leader_elect);
         let flags = Flags::parse_from(["manager", "--leader-elect=true"]);
         assert!(flags.leader_elect);
+    }
+
+    #[test]
+    fn webhook_port_minus_one_switches_the_webhook_server_off() {
+        assert_eq!(Flags::parse_from(["manager"]).webhook_port, 9443);
+        let flags = Flags::parse_from(["manager", "--webhook-port=-1"]);
+        assert_eq!(flags.webhook_port, -1);
+        assert!(u16::try_from(flags.webhook_port).is_err());
+        assert!(Flags::try_parse_from(["manager", "--webhook-port=-2"]).is_err());
+        assert!(Flags::try_parse_from(["manager", "--webhook-port=65536"]).is_err());
     }
 
     #[test]

@@ -25,17 +25,19 @@ use kube::runtime::events::{Recorder, Reporter};
 use kube::runtime::reflector::{self, Store};
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Client, Resource, ResourceExt};
+use prometheus_client::collector::Collector;
 use prometheus_client::encoding::text::encode;
-use prometheus_client::metrics::counter::Counter;
+use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
+use prometheus_client::metrics::counter::{ConstCounter, Counter};
 use prometheus_client::metrics::family::Family;
-use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::gauge::{ConstGauge, Gauge};
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
 use serde::de::DeserializeOwned;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt::Debug;
 use std::hash::Hash;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -114,6 +116,7 @@ impl Context {
     {
         self.metrics.register(name);
         let health = self.health.clone();
+        let metrics = self.metrics.clone();
         let (reader, writer) = reflector::store();
         let changes = watcher(api, config)
             .default_backoff()
@@ -125,7 +128,13 @@ impl Context {
             })
             .modify(prune)
             .reflect(writer)
-            .applied_objects();
+            .applied_objects()
+            // Each object that changed is handed to the controller's queue.
+            .inspect(move |object| {
+                if object.is_ok() {
+                    metrics.added(name);
+                }
+            });
         (reader, changes)
     }
 }
@@ -248,15 +257,34 @@ fn time_histogram() -> Histogram {
 /// The results a reconciliation is counted under, as controller-runtime's `result` label.
 const RESULTS: [&str; 4] = ["success", "error", "requeue", "requeue_after"];
 
+/// The buckets of controller-runtime's workqueue histograms: 10 ns to 1000 s, by tens.
+const WORK_BUCKETS: [f64; 12] = [
+    1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1.0, 10.0, 100.0, 1000.0,
+];
+
+fn work_histogram() -> Histogram {
+    Histogram::new(WORK_BUCKETS)
+}
+
 /// Prometheus metrics of the controllers, served on /metrics, named and labelled as
-/// controller-runtime's so that its dashboards and alerts work.
+/// controller-runtime's so that its dashboards and alerts work: the reconciles, and of its
+/// workqueue metrics those kube-rs lets a controller see (the items handed to the controller,
+/// the retries, the time each item is worked on, the work under way). kube-rs's scheduler keeps
+/// its queue to itself: there is no `workqueue_depth` or `workqueue_queue_duration_seconds`.
+/// With them, the process's own (CPU, memory, file descriptors) and the tokio runtime's tasks.
 pub struct Metrics {
     registry: Registry,
     reconciles: Family<Labels, Counter>,
     errors: Family<Labels, Counter>,
     times: Family<Labels, Histogram, fn() -> Histogram>,
     active: Family<Labels, Gauge>,
-    controllers: Mutex<BTreeSet<String>>,
+    adds: Family<Labels, Counter>,
+    retries: Family<Labels, Counter>,
+    work: Family<Labels, Histogram, fn() -> Histogram>,
+    /// The reconciliations under way: (controller, number) -> when it started.
+    running: Arc<Mutex<BTreeMap<(String, u64), Instant>>>,
+    next: AtomicU64,
+    controllers: Arc<Mutex<BTreeSet<String>>>,
 }
 
 impl Default for Metrics {
@@ -287,19 +315,203 @@ impl Default for Metrics {
             "Number of currently used workers per controller",
             active.clone(),
         );
+        let adds = Family::<Labels, Counter>::default();
+        let retries = Family::<Labels, Counter>::default();
+        let work =
+            Family::<Labels, Histogram, fn() -> Histogram>::new_with_constructor(work_histogram);
+        registry.register(
+            "workqueue_adds",
+            "Total number of adds handled by workqueue",
+            adds.clone(),
+        );
+        registry.register(
+            "workqueue_retries",
+            "Total number of retries handled by workqueue",
+            retries.clone(),
+        );
+        registry.register(
+            "workqueue_work_duration_seconds",
+            "How long in seconds processing an item from workqueue takes",
+            work.clone(),
+        );
+        let running = Arc::new(Mutex::new(BTreeMap::new()));
+        let controllers = Arc::new(Mutex::new(BTreeSet::new()));
+        registry.register_collector(Box::new(Running {
+            running: running.clone(),
+            controllers: controllers.clone(),
+        }));
+        registry.register_collector(Box::new(Process));
         Metrics {
             registry,
             reconciles,
             errors,
             times,
             active,
-            controllers: Mutex::default(),
+            adds,
+            retries,
+            work,
+            running,
+            next: AtomicU64::new(0),
+            controllers,
         }
+    }
+}
+
+/// The workqueue gauges of the reconciliations under way, read at each scrape: 0 for a
+/// controller without any.
+#[derive(Debug)]
+struct Running {
+    running: Arc<Mutex<BTreeMap<(String, u64), Instant>>>,
+    controllers: Arc<Mutex<BTreeSet<String>>>,
+}
+
+impl Collector for Running {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        // controller -> (seconds of work under way, the longest of them)
+        let mut by_controller: BTreeMap<String, (f64, f64)> = self
+            .controllers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .map(|name| (name.clone(), (0.0, 0.0)))
+            .collect();
+        for ((name, _), started) in self
+            .running
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+        {
+            let seconds = started.elapsed().as_secs_f64();
+            let entry = by_controller.entry(name.clone()).or_default();
+            entry.0 += seconds;
+            entry.1 = entry.1.max(seconds);
+        }
+        for (metric, help, longest) in [
+            (
+                "workqueue_unfinished_work_seconds",
+                "How many seconds of work has been done that is in progress",
+                false,
+            ),
+            (
+                "workqueue_longest_running_processor_seconds",
+                "How many seconds has the longest running processor for workqueue been running",
+                true,
+            ),
+        ] {
+            let gauge = ConstGauge::new(0.0);
+            let mut family = encoder.encode_descriptor(metric, help, None, gauge.metric_type())?;
+            for (name, (total, max)) in &by_controller {
+                let labels = vec![("name".to_string(), name.clone())];
+                let value = if longest { *max } else { *total };
+                ConstGauge::new(value).encode(family.encode_family(&labels)?)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The process's metrics, named as Prometheus's client libraries name them, and the tokio
+/// runtime's tasks, read at each scrape (from /proc: Linux only).
+#[derive(Debug)]
+struct Process;
+
+/// /proc/self/stat counts CPU time in USER_HZ ticks, 100 a second on Linux.
+const TICKS_PER_SECOND: f64 = 100.0;
+
+/// The value of `key` (`VmRSS:`) in /proc/self/status, in bytes.
+fn status_bytes(status: &str, key: &str) -> Option<f64> {
+    let line = status.lines().find(|l| l.starts_with(key))?;
+    let kib: f64 = line[key.len()..]
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .ok()?;
+    Some(kib * 1024.0)
+}
+
+/// The CPU seconds (user and system) of /proc/self/stat.
+fn cpu_seconds(stat: &str) -> Option<f64> {
+    // The fields after the command name, which may hold spaces and ends with the last `)`.
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    let utime: f64 = fields.get(11)?.parse().ok()?;
+    let stime: f64 = fields.get(12)?.parse().ok()?;
+    Some((utime + stime) / TICKS_PER_SECOND)
+}
+
+/// The soft limit of open files in /proc/self/limits.
+fn max_fds(limits: &str) -> Option<f64> {
+    let line = limits.lines().find(|l| l.starts_with("Max open files"))?;
+    line["Max open files".len()..]
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
+}
+
+impl Collector for Process {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let read = |path: &str| std::fs::read_to_string(path).unwrap_or_default();
+        if let Some(seconds) = cpu_seconds(&read("/proc/self/stat")) {
+            let counter = ConstCounter::new(seconds);
+            counter.encode(encoder.encode_descriptor(
+                "process_cpu_seconds",
+                "Total user and system CPU time spent in seconds",
+                None,
+                counter.metric_type(),
+            )?)?;
+        }
+        let status = read("/proc/self/status");
+        let open = std::fs::read_dir("/proc/self/fd")
+            .map(|d| d.count() as f64)
+            .ok();
+        let tasks = tokio::runtime::Handle::try_current()
+            .map(|h| h.metrics().num_alive_tasks() as f64)
+            .ok();
+        for (metric, help, value) in [
+            (
+                "process_resident_memory_bytes",
+                "Resident memory size in bytes",
+                status_bytes(&status, "VmRSS:"),
+            ),
+            (
+                "process_virtual_memory_bytes",
+                "Virtual memory size in bytes",
+                status_bytes(&status, "VmSize:"),
+            ),
+            ("process_open_fds", "Number of open file descriptors", open),
+            (
+                "process_max_fds",
+                "Maximum number of open file descriptors",
+                max_fds(&read("/proc/self/limits")),
+            ),
+            (
+                "tokio_alive_tasks",
+                "Number of tasks of the manager's tokio runtime that are alive",
+                tasks,
+            ),
+        ] {
+            if let Some(value) = value {
+                let gauge = ConstGauge::new(value);
+                gauge.encode(encoder.encode_descriptor(
+                    metric,
+                    help,
+                    None,
+                    gauge.metric_type(),
+                )?)?;
+            }
+        }
+        Ok(())
     }
 }
 
 fn controller_label(name: &str) -> Labels {
     vec![("controller".to_string(), name.to_string())]
+}
+
+/// The `name` label of controller-runtime's workqueue metrics: the controller's name.
+fn queue_label(name: &str) -> Labels {
+    vec![("name".to_string(), name.to_string())]
 }
 
 fn result_labels(name: &str, result: &str) -> Labels {
@@ -341,7 +553,14 @@ impl Metrics {
         }
         self.errors.get_or_create(&controller_label(name)).inc_by(0);
         self.active.get_or_create(&controller_label(name)).inc_by(0);
+        self.adds.get_or_create(&queue_label(name)).inc_by(0);
+        self.retries.get_or_create(&queue_label(name)).inc_by(0);
         new
+    }
+
+    /// An object that changed was handed to controller `name`.
+    pub fn added(&self, name: &str) {
+        self.adds.get_or_create(&queue_label(name)).inc();
     }
 
     /// Start one reconciliation of `controller`: counted as an active worker until it is
@@ -349,10 +568,18 @@ impl Metrics {
     pub fn start(&self, controller: &str) -> Reconciliation<'_> {
         let labels = controller_label(controller);
         self.active.get_or_create(&labels).inc();
+        let started = Instant::now();
+        let number = self.next.fetch_add(1, Ordering::Relaxed);
+        let running = (controller.to_string(), number);
+        self.running
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(running.clone(), started);
         Reconciliation {
             metrics: self,
             labels,
-            started: Instant::now(),
+            running,
+            started,
         }
     }
 
@@ -369,6 +596,7 @@ impl Metrics {
 pub struct Reconciliation<'a> {
     metrics: &'a Metrics,
     labels: Labels,
+    running: (String, u64),
     started: Instant,
 }
 
@@ -383,16 +611,36 @@ impl Reconciliation<'_> {
         if result.is_err() {
             self.metrics.errors.get_or_create(&self.labels).inc();
         }
+        let seconds = self.started.elapsed().as_secs_f64();
         self.metrics
             .times
             .get_or_create(&self.labels)
-            .observe(self.started.elapsed().as_secs_f64());
+            .observe(seconds);
+        let queue = queue_label(name);
+        self.metrics.work.get_or_create(&queue).observe(seconds);
+        // Back in the queue: after a failure or an immediate requeue with backoff (a retry, as
+        // controller-runtime's rate-limited add), or after the delay asked for.
+        match result_label(result) {
+            "error" | "requeue" => {
+                self.metrics.retries.get_or_create(&queue).inc();
+                self.metrics.adds.get_or_create(&queue).inc();
+            }
+            "requeue_after" => {
+                self.metrics.adds.get_or_create(&queue).inc();
+            }
+            _ => {}
+        }
     }
 }
 
 impl Drop for Reconciliation<'_> {
     fn drop(&mut self) {
         self.metrics.active.get_or_create(&self.labels).dec();
+        self.metrics
+            .running
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&self.running);
     }
 }
 
@@ -498,6 +746,64 @@ mod tests {
             r#"controller_runtime_reconcile_time_seconds_count{controller="webapp-guestbook"} 3"#,
         ] {
             assert!(text.lines().any(|l| l == line), "no {line} in:\n{text}");
+        }
+    }
+
+    #[test]
+    fn the_workqueue_metrics_count_adds_retries_and_work() {
+        let metrics = Metrics::default();
+        metrics.register("webapp-guestbook");
+        metrics.added("webapp-guestbook");
+        metrics.start("webapp-guestbook").finish(&Err(()));
+        metrics
+            .start("webapp-guestbook")
+            .finish::<()>(&Ok(Action::await_change()));
+        let running = metrics.start("webapp-guestbook");
+        let text = metrics.render();
+        for line in [
+            r#"workqueue_adds_total{name="webapp-guestbook"} 2"#,
+            r#"workqueue_retries_total{name="webapp-guestbook"} 1"#,
+            r#"workqueue_work_duration_seconds_count{name="webapp-guestbook"} 2"#,
+        ] {
+            assert!(text.lines().any(|l| l == line), "no {line} in:\n{text}");
+        }
+        for metric in [
+            "workqueue_unfinished_work_seconds{name=\"webapp-guestbook\"} ",
+            "workqueue_longest_running_processor_seconds{name=\"webapp-guestbook\"} ",
+        ] {
+            assert!(
+                text.lines().any(|l| l.starts_with(metric)),
+                "no {metric} in:\n{text}"
+            );
+        }
+        drop(running);
+        let idle = r#"workqueue_unfinished_work_seconds{name="webapp-guestbook"} 0.0"#;
+        let text = metrics.render();
+        assert!(text.lines().any(|l| l == idle), "no {idle} in:\n{text}");
+    }
+
+    #[test]
+    fn the_process_metrics_read_proc() {
+        let stat = "12 (a (b) c) S 1 12 12 0 -1 4194560 100 0 0 0 250 50 0 0 20 0 1 0 99 0";
+        assert_eq!(cpu_seconds(stat), Some(3.0));
+        let status = "Name:\tmanager\nVmSize:\t   2048 kB\nVmRSS:\t    512 kB\n";
+        assert_eq!(status_bytes(status, "VmRSS:"), Some(512.0 * 1024.0));
+        assert_eq!(status_bytes(status, "VmSize:"), Some(2048.0 * 1024.0));
+        let limits = "Limit                     Soft Limit           Hard Limit           Units\n\
+                      Max open files            1024                 4096                 files\n";
+        assert_eq!(max_fds(limits), Some(1024.0));
+        if cfg!(target_os = "linux") {
+            let text = Metrics::default().render();
+            for metric in [
+                "process_cpu_seconds_total ",
+                "process_resident_memory_bytes ",
+                "process_open_fds ",
+            ] {
+                assert!(
+                    text.lines().any(|l| l.starts_with(metric)),
+                    "no {metric} in:\n{text}"
+                );
+            }
         }
     }
 
