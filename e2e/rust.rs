@@ -225,3 +225,113 @@ fn edit_namespaced_refuses_a_changed_rbac_constant_untouched() {
         &["src/rbac.rs has no line `pub const NAMESPACED: bool = false;`"],
     );
 }
+
+/// `create api --plugins=deploy-image/v1-alpha` of `kind` in group cache/v1alpha1, with `extra`.
+fn deploy_image<'a>(kind: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args =
+        words("create api --group cache --version v1alpha1 --plugins=deploy-image/v1-alpha");
+    args.extend_from_slice(&["--kind", kind]);
+    args.extend_from_slice(extra);
+    args
+}
+
+/// deploy-image/v1-alpha joins the Rust layout: its controller, test and types are laid out as
+/// rustfmt lays them out whatever the command (short, long, with quotes) and the options given,
+/// and `--force` again rewrites them and the image variable in place.
+#[test]
+fn deploy_image_controllers_are_rustfmt_clean_for_every_option() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    rust_project(d);
+    ok(d, &deploy_image("Busybox", &["--image=busybox:1.36.1"]));
+    ok(
+        d,
+        &deploy_image(
+            "Shell",
+            &[
+                "--image=registry.example.com:5000/tools/shell@sha256:0123abcd",
+                "--image-container-command=sh,-c,echo \"a\\b\"; sleep 3600 && echo done-and-over,x,y,z",
+                "--image-container-port=8080",
+                "--run-as-user=0",
+            ],
+        ),
+    );
+    ok(
+        d,
+        &deploy_image(
+            "Memcached",
+            &[
+                "--image=memcached:1.6",
+                "--image-container-command=memcached,-v",
+            ],
+        ),
+    );
+    ok(
+        d,
+        &deploy_image(
+            "Memcached",
+            &[
+                "--image=memcached:1.7",
+                "--image-container-port=11211",
+                "--force",
+            ],
+        ),
+    );
+    let manager = read(d, "config/manager/manager.yaml");
+    assert_eq!(manager.matches("MEMCACHED_IMAGE").count(), 1, "{manager}");
+    assert!(manager.contains("value: memcached:1.7"), "{manager}");
+    let controller = read(d, "src/controllers/memcached.rs");
+    assert!(!controller.contains("COMMAND") && controller.contains("container_port"));
+    let files: Vec<String> = ["busybox", "shell", "memcached"]
+        .iter()
+        .flat_map(|k| {
+            [
+                format!("src/controllers/{k}.rs"),
+                format!("tests/{k}_controller_test.rs"),
+                format!("src/api/cache/v1alpha1/{k}.rs"),
+            ]
+        })
+        .collect();
+    let out = std::process::Command::new("rustfmt")
+        .args(["--check", "--edition", "2024"])
+        .args(&files)
+        .current_dir(d)
+        .output()
+        .expect("rustfmt (rustup component add rustfmt)");
+    assert!(
+        out.status.success(),
+        "rustfmt would change the generated code:\n{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
+
+/// `alpha update --skip-post-steps` of a Rust project made by 0.4.0 (which wrote no Cargo.lock)
+/// does not run `cargo generate-lockfile`, and says to run it; `--dry-run` says it would run.
+/// (e2e/ui/rust-v1-alpha pins the post-step itself, offline.)
+#[test]
+fn alpha_update_of_a_rust_project_says_when_cargo_lock_is_left_to_the_user() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    let project = Path::new(env!("CARGO_MANIFEST_DIR")).join("e2e/ui/rust-v1-alpha/in");
+    crate::support::copy_tree(&project, d);
+    let stdout = |args: &[&str]| {
+        let out = crate::support::run(d, args);
+        assert!(out.status.success(), "{args:?}: {out:?}");
+        String::from_utf8_lossy(&out.stdout).to_string()
+    };
+    let out = stdout(&["alpha", "update", "--dry-run"]);
+    assert!(
+        out.contains("Then `cargo generate-lockfile` would run (the project has no Cargo.lock)."),
+        "{out}"
+    );
+    let out = stdout(&["alpha", "update", "--skip-post-steps"]);
+    assert!(
+        out.contains(
+            "Not running `cargo generate-lockfile` (the project has no Cargo.lock; --skip-post-steps): \
+             run it before building with --locked (the image's build does)."
+        ),
+        "{out}"
+    );
+    assert!(!d.join("Cargo.lock").exists());
+    assert!(read(d, "PROJECT").contains("rust.opbuilder.io/v1-beta"));
+}

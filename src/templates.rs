@@ -395,6 +395,27 @@ mod tests {
         }
     }
 
+    /// The deploy-image plugin's own values (go/v4's and the Rust layout's templates), every
+    /// option set (core: none set).
+    fn add_deploy_image_values(name: &str, json: &mut Json, core: bool) {
+        if !name.starts_with("deploy-image/") && !name.starts_with("rust/deploy-image/") {
+            return;
+        }
+        let m = json.as_object_mut().unwrap();
+        for (k, v) in [
+            ("kindUpper", Json::from("KIND")),
+            ("image", Json::from("memcached:1.6")),
+            ("hasCommand", Json::from(!core)),
+            ("command", Json::from(r#"[]string{"a", "b"}"#)),
+            ("hasPort", Json::from(!core)),
+            ("port", Json::from("11211")),
+            ("hasRunAsUser", Json::from(!core)),
+            ("runAsUser", Json::from("1001")),
+        ] {
+            m.insert(k.into(), v);
+        }
+    }
+
     fn add_rust_values(name: &str, json: &mut Json, core: bool) {
         add_partial_params(name, json);
         if !name.starts_with("rust/") {
@@ -467,6 +488,11 @@ mod tests {
                 ] {
                     rendered += render_tree(tree, &rust, |_| true).unwrap().len();
                 }
+                let mut deploy = rust.clone();
+                add_deploy_image_values("rust/deploy-image/", &mut deploy, core);
+                rendered += render_tree("rust/deploy-image", &deploy, |_| true)
+                    .unwrap()
+                    .len();
                 for f in all_files() {
                     let name = f.path().to_string_lossy();
                     let fragment =
@@ -564,22 +590,7 @@ mod tests {
                         handlebars::to_json(&rctx)
                     };
                     add_rust_values(name, &mut json, core);
-                    if name.starts_with("deploy-image/") {
-                        // The plugin's own values, every option set (core: none set).
-                        let m = json.as_object_mut().unwrap();
-                        for (k, v) in [
-                            ("kindUpper", Json::from("KIND")),
-                            ("image", Json::from("memcached:1.6")),
-                            ("hasCommand", Json::from(!core)),
-                            ("command", Json::from(r#"[]string{"a", "b"}"#)),
-                            ("hasPort", Json::from(!core)),
-                            ("port", Json::from("11211")),
-                            ("hasRunAsUser", Json::from(!core)),
-                            ("runAsUser", Json::from("1001")),
-                        ] {
-                            m.insert(k.into(), v);
-                        }
-                    }
+                    add_deploy_image_values(name, &mut json, core);
                     assert_eq!(
                         render_handlebars(name, &json).unwrap(),
                         plain.render(name, &json).unwrap(),
@@ -632,22 +643,7 @@ mod tests {
                         handlebars::to_json(&rctx)
                     };
                     add_rust_values(name, &mut json, core);
-                    if name.starts_with("deploy-image/") {
-                        // The plugin's own values, every option set (core: none set).
-                        let m = json.as_object_mut().unwrap();
-                        for (k, v) in [
-                            ("kindUpper", Json::from("KIND")),
-                            ("image", Json::from("memcached:1.6")),
-                            ("hasCommand", Json::from(!core)),
-                            ("command", Json::from(r#"[]string{"a", "b"}"#)),
-                            ("hasPort", Json::from(!core)),
-                            ("port", Json::from("11211")),
-                            ("hasRunAsUser", Json::from(!core)),
-                            ("runAsUser", Json::from("1001")),
-                        ] {
-                            m.insert(k.into(), v);
-                        }
-                    }
+                    add_deploy_image_values(name, &mut json, core);
                     total += 1;
                     match hbs::render_str(f.contents_utf8().unwrap(), &json, &template_text) {
                         Ok(out) => {

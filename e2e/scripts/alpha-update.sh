@@ -23,9 +23,10 @@
 #     merging a webhook type needs) is updated the same way: user code kept, PROJECT's layout
 #     moved to rust.opbuilder.io/v1-beta, the user's license header (hack/boilerplate.go.txt,
 #     edited) moved to hack/boilerplate.rs.txt, every marker line of the new webhook templates
-#     either in the user's resolved files or named by a note of the update, `make manifests test`
-#     (cargo build, unit tests and the integration tests on the envtest control plane) passes,
-#     `alpha check` clean.
+#     either in the user's resolved files or named by a note of the update, Cargo.lock written by
+#     the update's post-step `cargo generate-lockfile` (0.4.0 wrote none; the new Dockerfile
+#     builds with --locked), `make manifests test CARGO_FLAGS=--locked` (cargo build, unit tests
+#     and the integration tests on the envtest control plane) passes, `alpha check` clean.
 #
 # Needs: git with the history of the release commit, cargo, go, make, kubectl (and crates.io or
 # a warm cargo cache for the Rust project).
@@ -387,10 +388,16 @@ upgrade_rust() {
 			fail "$name: $file lost the marker $m and the update did not say to keep it"
 	done
 	grep -q 'layout `rust.opbuilder.io/v1-beta`' README.md || fail "$name: the README's template change did not arrive"
-	log_info "$name: make manifests test (cargo build, unit and integration tests)"
+	# The project had no Cargo.lock (0.4.0 wrote none) and the new Dockerfile builds with --locked:
+	# the update's post-step wrote it, and every build below is --locked.
+	grep -q '^\[1/1\] cargo generate-lockfile' "$work/$name-update.log" ||
+		fail "$name: the update did not run cargo generate-lockfile"
+	[[ -f Cargo.lock ]] || fail "$name: no Cargo.lock after the update"
+	log_info "$name: make manifests test CARGO_FLAGS=--locked (cargo build, unit and integration tests)"
 	use_rust_target
 	"$OPBUILDER_ROOT/e2e/scripts/link-envtest.sh" "$proj"
-	make manifests test >"$work/$name-make.log" 2>&1 || fail "$name: make manifests test: $(tail -40 "$work/$name-make.log")"
+	make manifests test CARGO_FLAGS=--locked >"$work/$name-make.log" 2>&1 ||
+		fail "$name: make manifests test: $(tail -40 "$work/$name-make.log")"
 	"$NEW" alpha check >"$work/$name-check.log" 2>&1 || fail "$name: alpha check after the update: $(cat "$work/$name-check.log")"
 	log_info "PASS $name: updated $RELEASE -> current (rust.opbuilder.io/v1-alpha -> v1-beta), user code kept, make manifests test, alpha check clean"
 	cd "$work"

@@ -29,6 +29,10 @@
 #   - the API server frozen (SIGSTOP) for 20 s: the leader has stopped acting as the leader,
 #     saying so, within 12 s of the stop (it exits 1), and a standby takes the Lease once the API
 #     server is back;
+#   - the deploy-image controller (Memcached, cache/v1alpha1): the sample's Deployment runs the
+#     image config/manager gives in MEMCACHED_IMAGE with the command, port and user of `create
+#     api`, is controlled by the Memcached, follows a new spec.size (and the Available condition
+#     reports it); deleting the Memcached runs its finalizer (a Deleting warning);
 #   - no manager's log (written to a file: not a terminal) holds an escape sequence.
 # Needs python3 with PyYAML (Debian: python3-yaml).
 #
@@ -81,6 +85,10 @@ fail() {
 	die "$*"
 }
 
+# The deploy-image controller's operand image, as config/manager gives it to the manager.
+memcached_image=$(awk '/- name: MEMCACHED_IMAGE/ { getline; print $2 }' config/manager/manager.yaml)
+[[ $memcached_image == memcached:* ]] || die "config/manager/manager.yaml sets no MEMCACHED_IMAGE: '$memcached_image'"
+
 log_info "the manager's identity as config/default deploys it: Namespace, ServiceAccount, RBAC, and a token"
 namespace=guestbook-system
 kubectl kustomize config/default >"$work/default.yaml"
@@ -109,7 +117,7 @@ start_manager() {
 	shift
 	probe=$((20000 + RANDOM % 10000))
 	certificate "$work/certs-$name"
-	KUBECONFIG="$work/manager.kubeconfig" POD_NAMESPACE="$namespace" RUST_LOG=info "$manager" \
+	KUBECONFIG="$work/manager.kubeconfig" POD_NAMESPACE="$namespace" MEMCACHED_IMAGE="$memcached_image" RUST_LOG=info "$manager" \
 		--leader-elect --health-probe-bind-address "127.0.0.1:$probe" \
 		--metrics-bind-address "127.0.0.1:$((probe + 1))" \
 		--webhook-port "$((probe + 2))" --webhook-cert-path "$work/certs-$name" "$@" \
@@ -228,6 +236,33 @@ wait_for 60 "Guestbook guestbook-sample to be Available" available guestbook gue
 kubectl get guestbook guestbook-sample -n default -o jsonpath='{.metadata.finalizers}' | grep -q 'webapp.example.com/finalizer' ||
 	fail "the Guestbook has no finalizer"
 
+log_info "deploy-image: a Memcached's Deployment runs the image with its command, port and user; its size follows"
+kubectl apply -f config/samples/cache_v1alpha1_memcached.yaml
+wait_for 60 "Memcached memcached-sample to be Available" available memcached memcached-sample default ||
+	fail "the deploy-image controller wrote no Available status"
+kubectl get memcached memcached-sample -n default -o jsonpath='{.metadata.finalizers}' | grep -q 'cache.example.com/finalizer' ||
+	fail "the Memcached has no finalizer"
+operand() { kubectl get deployment memcached-sample -n default -o jsonpath="$1"; }
+[[ $(operand '{.spec.template.spec.containers[0].image}') == "$memcached_image" ]] ||
+	fail "the operand's image is not $memcached_image: $(operand '{.spec.template.spec.containers[0].image}')"
+[[ $(operand '{.spec.template.spec.containers[0].command}') == '["memcached","--memory-limit=64","-o","modern","-v"]' ]] ||
+	fail "the operand's command is not the one given: $(operand '{.spec.template.spec.containers[0].command}')"
+[[ $(operand '{.spec.template.spec.containers[0].ports[0].containerPort}') == 11211 ]] ||
+	fail "the operand's port is not 11211: $(operand '{.spec.template.spec.containers[0].ports}')"
+[[ $(operand '{.spec.template.spec.containers[0].securityContext.runAsUser}') == 1001 ]] ||
+	fail "the operand does not run as user 1001: $(operand '{.spec.template.spec.containers[0].securityContext}')"
+[[ $(operand '{.metadata.ownerReferences[0].kind}/{.metadata.ownerReferences[0].name}/{.metadata.ownerReferences[0].controller}') == Memcached/memcached-sample/true ]] ||
+	fail "the Deployment is not controlled by the Memcached: $(operand '{.metadata.ownerReferences}')"
+[[ $(operand '{.spec.replicas}') == 1 ]] || fail "the Deployment does not have the sample's size 1: $(operand '{.spec.replicas}')"
+kubectl patch memcached memcached-sample -n default --type=merge -p '{"spec":{"size":3}}' >/dev/null
+resized() { [[ $(operand '{.spec.replicas}') == 3 ]]; }
+wait_for 30 "the Deployment to follow the size 3" resized || fail "the new size did not reach the Deployment"
+reported() {
+	kubectl get memcached memcached-sample -n default -o jsonpath='{.status.conditions[?(@.type=="Available")].message}' |
+		grep -q 'with 3 replicas'
+}
+wait_for 30 "the Available condition to report 3 replicas" reported || fail "the Available condition does not report the new size"
+
 log_info "the metrics: HTTPS, for a token allowed to get /metrics only"
 kubectl create serviceaccount scraper -n default >/dev/null
 kubectl create serviceaccount stranger -n default >/dev/null
@@ -243,7 +278,7 @@ grep -qi '^content-type: application/openmetrics-text; version=1.0.0; charset=ut
 	fail "the metrics are not served as OpenMetrics: $(cat "$work/headers")"
 grep -q '^controller_runtime_reconcile_total{controller="webapp-guestbook",result="requeue_after"} [1-9]' "$work/metrics" ||
 	fail "/metrics counts no reconcile of webapp-guestbook under its result: $(cat "$work/metrics")"
-for name in webapp-guestbook webapp-event core-event apps-deployment infra-tenant; do
+for name in webapp-guestbook webapp-event core-event apps-deployment infra-tenant cache-memcached; do
 	grep -q "^controller_runtime_reconcile_errors_total{controller=\"$name\"} " "$work/metrics" ||
 		fail "no metrics of controller $name (each controller has a name of its own)"
 done
@@ -397,6 +432,14 @@ wait_for 60 "Guestbook guestbook-sample to be gone" gone guestbook guestbook-sam
 	fail "the Guestbook is still there: the finalizer did not run"
 kubectl get events.events.k8s.io -n default -o jsonpath='{.items[*].reason}' | grep -q Deleting ||
 	fail "no Deleting event was published"
+
+log_info "deleting the Memcached runs its finalizer (Degraded, a Deleting warning)"
+kubectl delete memcached memcached-sample -n default --wait=false
+wait_for 60 "Memcached memcached-sample to be gone" gone memcached memcached-sample default ||
+	fail "the Memcached is still there: the finalizer did not run"
+kubectl get events.events.k8s.io -n default -o jsonpath='{.items[*].note}' |
+	grep -q 'Custom Resource memcached-sample is being deleted from the namespace default' ||
+	fail "no Deleting warning was published for the Memcached"
 
 log_info "the API server frozen (SIGSTOP) for 20 s: the leader b stops leading within 12 s; c takes over after"
 # The webhooks point at manager b, which is about to exit.

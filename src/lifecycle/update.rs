@@ -33,6 +33,10 @@ pub struct UpdateArgs {
     /// Update even though the git work tree has uncommitted changes
     #[arg(long)]
     pub force: bool,
+    /// Do not run `cargo generate-lockfile` afterwards (Rust projects whose Cargo.toml the
+    /// update changed, or without Cargo.lock)
+    #[arg(long)]
+    pub skip_post_steps: bool,
 }
 
 #[derive(Debug, Args)]
@@ -411,6 +415,56 @@ fn plan(o: &Outcome) -> Plan {
     plan
 }
 
+/// The Rust project's Cargo.toml, whose crates Cargo.lock must match.
+const CARGO_TOML: &str = "Cargo.toml";
+
+/// Why a Rust project needs `cargo generate-lockfile` after the update: the update changed
+/// Cargo.toml (a moved kube or k8s-openapi pin leaves Cargo.lock stale, and the image's `cargo
+/// build --locked` fails), or the project has no Cargo.lock (made before opbuilder wrote one).
+/// `None`: not a Rust project, or Cargo.lock stays right.
+fn lockfile_reason(o: &Outcome, root: &Path) -> Option<&'static str> {
+    if o.from == o.to || !o.layout.iter().any(|k| project::is_rust_layout(k)) {
+        return None;
+    }
+    if o.changes.contains_key(Path::new(CARGO_TOML)) {
+        Some("the update changed Cargo.toml")
+    } else if !root.join("Cargo.lock").exists() {
+        Some("the project has no Cargo.lock")
+    } else {
+        None
+    }
+}
+
+/// After the update of a Rust project: `cargo generate-lockfile` when [`lockfile_reason`] says
+/// so, unless `skip` (--skip-post-steps), this is a dry run, or Cargo.toml holds conflicts;
+/// each of those says what to run instead.
+fn lockfile_post_step(o: &Outcome, root: &Path, skip: bool, dry_run: bool) {
+    let Some(why) = lockfile_reason(o, root) else {
+        return;
+    };
+    let cmd = crate::planning::post::CARGO_LOCKFILE;
+    let conflict = matches!(
+        o.changes.get(Path::new(CARGO_TOML)),
+        Some(Change::Conflict(..))
+    );
+    if skip {
+        outln!(
+            "\nNot running `{cmd}` ({why}; --skip-post-steps): run it before building with --locked (the image's \
+             build does)."
+        );
+    } else if dry_run {
+        outln!("\nThen `{cmd}` would run ({why}).");
+    } else if conflict {
+        errln!(
+            "note: {why}, and it has conflicts: once they are resolved, run `{cmd}` (builds with --locked, such \
+             as the image's, need a Cargo.lock that matches it)"
+        );
+    } else {
+        outln!("\nCargo.lock ({why}):");
+        crate::planning::post::cargo_lockfile(root);
+    }
+}
+
 fn conflicts(o: &Outcome) -> Vec<(&PathBuf, usize)> {
     o.changes
         .iter()
@@ -483,6 +537,7 @@ pub fn run_update(root: &Path, args: &UpdateArgs) -> Result<()> {
             );
         }
         summary(&o, true);
+        lockfile_post_step(&o, root, args.skip_post_steps, true);
         crate::lock::release();
         return match conflicts(&o).len() {
             0 => Ok(()),
@@ -493,6 +548,7 @@ pub fn run_update(root: &Path, args: &UpdateArgs) -> Result<()> {
     crate::lock::release();
     report?;
     summary(&o, false);
+    lockfile_post_step(&o, root, args.skip_post_steps, false);
     let c = conflicts(&o);
     if !c.is_empty() {
         let make = if o.layout.iter().any(|k| project::is_rust_layout(k)) {
@@ -573,6 +629,45 @@ pub fn run_check(root: &Path, args: &CheckArgs) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_rust_project_needs_cargo_lock_again_when_cargo_toml_moved_or_it_has_none() {
+        let dir = tempfile::tempdir().unwrap();
+        let outcome = |layout: &str, from: &str, changed: &[&str]| Outcome {
+            changes: changed
+                .iter()
+                .map(|p| (PathBuf::from(p), Change::Write(String::new())))
+                .collect(),
+            before: BTreeMap::new(),
+            kept: vec![],
+            project: Project::default(),
+            from: from.to_string(),
+            to: "9.9.9".to_string(),
+            layout: vec![layout.to_string()],
+        };
+        let rust = project::RUST_LAYOUT;
+        // No Cargo.lock: the update writes one.
+        let o = outcome(rust, "0.4.0", &["Makefile"]);
+        assert_eq!(
+            lockfile_reason(&o, dir.path()),
+            Some("the project has no Cargo.lock")
+        );
+        std::fs::write(dir.path().join("Cargo.lock"), "").unwrap();
+        assert_eq!(lockfile_reason(&o, dir.path()), None);
+        // A moved crate pin changes Cargo.toml: Cargo.lock is stale.
+        let o = outcome(rust, "0.4.0", &["Cargo.toml", "Makefile"]);
+        assert_eq!(
+            lockfile_reason(&o, dir.path()),
+            Some("the update changed Cargo.toml")
+        );
+        // Nothing to update, or a go/v4 project: no cargo.
+        assert_eq!(
+            lockfile_reason(&outcome(rust, "9.9.9", &[]), dir.path()),
+            None
+        );
+        let go = outcome("go.kubebuilder.io/v4", "0.4.0", &["Cargo.toml"]);
+        assert_eq!(lockfile_reason(&go, dir.path()), None);
+    }
 
     #[test]
     fn marker_lines_the_merge_left_out_are_named() {

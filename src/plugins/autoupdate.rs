@@ -1,6 +1,8 @@
 //! autoupdate.kubebuilder.io/v1-alpha: a scheduled GitHub workflow
 //! (`scaffolds/autoupdate/`) that keeps the project on current templates by running
-//! `opbuilder alpha update`, where Kubebuilder's runs `kubebuilder alpha update`.
+//! `opbuilder alpha update`, where Kubebuilder's runs `kubebuilder alpha update`. It joins the
+//! Rust layout too (`edit --plugins=autoupdate/v1-alpha` in a Rust project), whose workflow sets
+//! up no Go.
 
 use crate::plan::IfExists;
 use crate::planning::edit::EditArgs;
@@ -21,6 +23,17 @@ pub fn gh_models_offered() -> bool {
     matches!(crate::releases::active_version(), Some("0.1.0" | "0.2.0"))
 }
 
+/// Refuse `--use-gh-models` where the templates in use no longer offer it (exit 2).
+pub fn check_gh_models(use_gh_models: bool) -> Result<()> {
+    if use_gh_models && !gh_models_offered() {
+        return Err(crate::error::usage(
+            "--use-gh-models was removed in opbuilder 0.3.0, as in Kubebuilder v4.16: the update workflow opens its \
+             issue without a GitHub Models summary. Leave the flag out, for example: opbuilder edit --plugins=autoupdate/v1-alpha",
+        ));
+    }
+    Ok(())
+}
+
 /// The plugin's PROJECT section, with Kubebuilder's key.
 #[derive(Debug, Default, PartialEq, Serialize, Deserialize)]
 struct Section {
@@ -36,6 +49,8 @@ struct Section {
 #[serde(rename_all = "camelCase")]
 struct Ctx {
     use_gh_models: bool,
+    /// A project of the Rust layout: the workflow needs no Go.
+    rust: bool,
 }
 
 impl Plugin for AutoUpdate {
@@ -70,7 +85,10 @@ impl Plugin for AutoUpdate {
             use_gh_models: gh_models_offered() && (recorded.use_gh_models || use_gh_models),
         };
         cx.project.set_plugin_config(KEY, &section)?;
-        let ctx = Ctx { use_gh_models };
+        let ctx = Ctx {
+            use_gh_models,
+            rust: cx.project.rust_layout().is_some(),
+        };
         for f in templates::render_tree("autoupdate", &ctx, |_| true)? {
             cx.plan.create(f.path, f.content, IfExists::Overwrite);
         }

@@ -34,9 +34,14 @@ pub struct Chain {
 }
 
 /// Whether a built-in plugin may join the Rust layout: helm/v2-alpha and grafana/v1-alpha, which
-/// read what the Rust layout has as go/v4 does (the kustomize output, the manager's metrics).
+/// read what the Rust layout has as go/v4 does (the kustomize output, the manager's metrics);
+/// autoupdate/v1-alpha, whose workflow runs `opbuilder alpha update`; and deploy-image/v1-alpha
+/// (`create api` only), which plans a Rust controller in a Rust project.
 pub fn joins_rust(k: &Known) -> bool {
-    matches!(k.name, super::helm::NAME | super::grafana::NAME)
+    matches!(
+        k.name,
+        super::helm::NAME | super::grafana::NAME | super::autoupdate::NAME | deployimage::NAME
+    )
 }
 
 /// Refuse the built-in plugins of a chain that cannot join the Rust layout (usage error).
@@ -53,7 +58,8 @@ fn check_joins_rust(plugins: &[&'static Known]) -> Result<()> {
     let one = others.len() == 1;
     Err(usage(format!(
         "--plugins: {} cannot join the Rust layout (rust.opbuilder.io/v1-beta): only helm/v2-alpha, \
-         grafana/v1-alpha and external plugins do; leave {} out, for example \
+         grafana/v1-alpha, autoupdate/v1-alpha, deploy-image/v1-alpha (create api) and external plugins \
+         do; leave {} out, for example \
          --plugins=rust.opbuilder.io/v1-beta,helm/v2-alpha",
         others.join(" and "),
         if one { "it" } else { "them" },
@@ -151,16 +157,19 @@ impl Chain {
                  --image=memcached:1.6.26-alpine3.19 --plugins=deploy-image/v1-alpha",
             ));
         }
-        let has_rust = plugins.iter().any(|k| k.name == super::rust::NAME);
+        // In a project of the Rust layout, deploy-image plans the layout's files and its own
+        // Rust controller (as it runs go/v4's scaffolders in a Go project).
+        let rust_project = project.is_some_and(|p| p.rust_layout().is_some());
+        let has_rust =
+            plugins.iter().any(|k| k.name == super::rust::NAME) || (deploy_image && rust_project);
         let is_external = |k: &Known| matches!(k.support, Support::Runs(p) if p.is_external());
         let has_external = plugins.iter().any(|k| is_external(k));
         // External plugins may join the Rust layout (they are not bound to go/v4's files), and
-        // so may the plugins that work from what every layout has: helm/v2-alpha (the chart from
-        // the kustomize output) and grafana/v1-alpha (dashboards of the manager's metrics).
+        // so may the built-in plugins `joins_rust` names.
         if has_rust {
             check_joins_rust(&plugins)?;
         }
-        let has_go = go_layout(&plugins)? || deploy_image;
+        let has_go = go_layout(&plugins)? || (deploy_image && !has_rust);
         // An external plugin may stand alone: it scaffolds what it likes.
         if !has_go
             && !has_rust
@@ -260,11 +269,19 @@ impl Chain {
     pub fn create_api(&self, cx: &mut Cx, res: &ResolvedResource) -> Result<()> {
         let deploy_image = self.has(deployimage::NAME);
         self.each(|p| {
-            // deploy-image plans the go/v4 files itself, before replacing some of them.
+            // With the Rust layout, deploy-image plans the layout's files and its kube-rs
+            // controller.
+            if self.has_rust && p.key() == deployimage::KEY {
+                return super::rust::deployimage::create_api(cx, res);
+            }
+            // deploy-image plans the layout's files itself, before replacing some of them.
             if deploy_image
                 && matches!(
                     p.key(),
-                    "go.kubebuilder.io/v4" | "base.go.kubebuilder.io/v4"
+                    "go.kubebuilder.io/v4"
+                        | "base.go.kubebuilder.io/v4"
+                        | crate::project::RUST_LAYOUT
+                        | crate::project::RUST_LAYOUT_V1_ALPHA
                 )
             {
                 return Ok(());

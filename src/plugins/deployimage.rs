@@ -4,7 +4,8 @@
 //! (`scaffolds/deploy-image/`), adds the shared condition reasons, gives the controller an event
 //! recorder in cmd/main.go, passes the image to the manager as `<KIND>_IMAGE` in
 //! config/manager/manager.yaml, and records its options in PROJECT's `plugins:` section with
-//! Kubebuilder's keys, so either tool can replay it.
+//! Kubebuilder's keys, so either tool can replay it. In a project of the Rust layout the chain
+//! runs `plugins::rust::deployimage` instead, which shares the image variable and the record.
 
 use super::golang;
 use crate::context::{ProjectCtx, MAIN_GO, MANAGER_FILE as MANAGER};
@@ -205,15 +206,48 @@ fn go_quote(s: &str) -> String {
 struct Ctx<'a> {
     #[serde(flatten)]
     res: &'a ResourceCtx,
-    kind_upper: String,
+    #[serde(flatten)]
+    options: OptionsCtx,
+}
+
+/// What the templates of either layout see of the plugin's options.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct OptionsCtx {
+    pub kind_upper: String,
     image: String,
     has_command: bool,
-    /// The Go expression of the command, `[]string{"a", "b"}`.
+    /// The command in the layout's language: Go's `[]string{"a", "b"}`, Rust's `&["a", "b"]`.
     command: String,
     has_port: bool,
     port: String,
     has_run_as_user: bool,
     run_as_user: String,
+}
+
+impl OptionsCtx {
+    /// The options of `kind`, its command (split at commas) written by `command`.
+    pub(crate) fn new(
+        kind: &str,
+        opts: &Options,
+        command: impl FnOnce(&[String]) -> String,
+    ) -> Result<OptionsCtx> {
+        let command = if opts.container_command.is_empty() {
+            String::new()
+        } else {
+            command(&command_parts(&opts.container_command)?)
+        };
+        Ok(OptionsCtx {
+            kind_upper: kind.to_ascii_uppercase(),
+            image: opts.image.clone(),
+            has_command: !command.is_empty(),
+            command,
+            has_port: !opts.container_port.is_empty(),
+            port: opts.container_port.clone(),
+            has_run_as_user: !opts.run_as_user.is_empty(),
+            run_as_user: opts.run_as_user.clone(),
+        })
+    }
 }
 
 /// `text` with the value of the environment variable `name` (a `- name: NAME` line followed by
@@ -236,7 +270,7 @@ fn set_env_value(text: &str, name: &str, value: &str) -> Option<String> {
 }
 
 /// Replace the content of the file the plan creates at `path`.
-fn replace_created(plan: &mut Plan, path: &str, new: String) -> Result<()> {
+pub(crate) fn replace_created(plan: &mut Plan, path: &str, new: String) -> Result<()> {
     for op in plan.ops.iter_mut() {
         if let Op::Create {
             path: p, content, ..
@@ -248,7 +282,7 @@ fn replace_created(plan: &mut Plan, path: &str, new: String) -> Result<()> {
             }
         }
     }
-    bail!("internal error: go/v4 did not plan {path} for the deploy-image API")
+    bail!("internal error: the layout did not plan {path} for the deploy-image API")
 }
 
 /// Replace one fragment that the plan inserts above a marker of `path`.
@@ -270,6 +304,59 @@ fn replace_fragment(plan: &mut Plan, path: &str, old: &str, new: String) -> Resu
         }
     }
     bail!("internal error: go/v4 did not plan the controller's setup in {path}")
+}
+
+/// The image reaches the controller as `<KIND>_IMAGE` in the manager's environment
+/// (config/manager/manager.yaml). Again with --force, an existing variable gets the new image.
+pub(crate) fn plan_image_env(cx: &mut Cx, kind_upper: &str, image: &str) -> Result<()> {
+    let manager = crate::fsx::read_text(&cx.root.join(MANAGER), 1 << 20)
+        .map_err(|e| anyhow::anyhow!("{MANAGER}: {e}"))?
+        .unwrap_or_default();
+    if let Some(updated) = set_env_value(&manager, &format!("{}_IMAGE", kind_upper), image) {
+        cx.plan.create(MANAGER, updated, IfExists::Overwrite);
+    } else {
+        cx.plan.update(
+            MANAGER,
+            Edit::AfterLine {
+                anchor: "name: manager".into(),
+                text: "        env:".into(),
+            },
+        );
+        cx.plan.update(
+            MANAGER,
+            Edit::AfterLine {
+                anchor: "env:".into(),
+                text: format!(
+                    "        - name: {}_IMAGE\n          value: {}",
+                    kind_upper, image
+                ),
+            },
+        );
+    }
+    Ok(())
+}
+
+/// Record the API's options in PROJECT's section of the plugin, with Kubebuilder's keys.
+pub(crate) fn record(cx: &mut Cx, res: &ResolvedResource, opts: &Options) -> Result<()> {
+    let mut section: Section = cx.project.plugin_config(KEY)?.unwrap_or_default();
+    let entry = ResourceData {
+        group: res.gvk.group.clone(),
+        domain: res.gvk.domain.clone(),
+        version: res.gvk.version.clone(),
+        kind: res.gvk.kind.clone(),
+        options: opts.clone(),
+    };
+    // Again with --force: the entry is updated in place (Kubebuilder appends a second one).
+    match section
+        .resources
+        .iter_mut()
+        .find(|d| d.group == entry.group && d.version == entry.version && d.kind == entry.kind)
+    {
+        Some(d) => *d = entry,
+        None => section.resources.push(entry),
+    }
+    cx.project.set_plugin_config(KEY, &section)?;
+    Ok(())
 }
 
 impl Plugin for DeployImage {
@@ -298,29 +385,14 @@ impl Plugin for DeployImage {
             controller_name: None,
             has_api: true,
         });
-        let command = if opts.container_command.is_empty() {
-            String::new()
-        } else {
-            let parts = command_parts(&opts.container_command)?;
-            format!(
-                "[]string{{{}}}",
-                parts
-                    .iter()
-                    .map(|p| go_quote(p))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )
-        };
+        let options = OptionsCtx::new(&res.gvk.kind, opts, |parts| {
+            let quoted: Vec<String> = parts.iter().map(|p| go_quote(p)).collect();
+            format!("[]string{{{}}}", quoted.join(", "))
+        })?;
+        let kind_upper = options.kind_upper.clone();
         let ctx = Ctx {
             res: &rctx,
-            kind_upper: res.gvk.kind.to_ascii_uppercase(),
-            image: opts.image.clone(),
-            has_command: !command.is_empty(),
-            command,
-            has_port: !opts.container_port.is_empty(),
-            port: opts.container_port.clone(),
-            has_run_as_user: !opts.run_as_user.is_empty(),
-            run_as_user: opts.run_as_user.clone(),
+            options,
         };
 
         for f in templates::render_tree("deploy-image", &ctx, |_| true)? {
@@ -342,59 +414,14 @@ impl Plugin for DeployImage {
         let setup = templates::render("fragments/deploy_image_main_controller.go", &main_ctx)?;
         replace_fragment(cx.plan, MAIN_GO, &go_setup, setup)?;
 
-        // The image reaches the controller as <KIND>_IMAGE in the manager's environment. Again
-        // with --force, an existing variable gets the new image.
-        let manager = crate::fsx::read_text(&cx.root.join(MANAGER), 1 << 20)
-            .map_err(|e| anyhow::anyhow!("{MANAGER}: {e}"))?
-            .unwrap_or_default();
-        if let Some(updated) =
-            set_env_value(&manager, &format!("{}_IMAGE", ctx.kind_upper), &opts.image)
-        {
-            cx.plan.create(MANAGER, updated, IfExists::Overwrite);
-        } else {
-            cx.plan.update(
-                MANAGER,
-                Edit::AfterLine {
-                    anchor: "name: manager".into(),
-                    text: "        env:".into(),
-                },
-            );
-            cx.plan.update(
-                MANAGER,
-                Edit::AfterLine {
-                    anchor: "env:".into(),
-                    text: format!(
-                        "        - name: {}_IMAGE\n          value: {}",
-                        ctx.kind_upper, opts.image
-                    ),
-                },
-            );
-        }
-
+        plan_image_env(cx, &kind_upper, &opts.image)?;
         cx.plan.next = Some(format!(
             "The controller deploys {} for each {} object (the image is the {}_IMAGE variable in \
              config/manager/manager.yaml).\nNext: after changing the *_types.go file, run\n  make manifests",
-            opts.image, res.gvk.kind, ctx.kind_upper
+            opts.image, res.gvk.kind, kind_upper
         ));
         res.record(cx.project);
-        let mut section: Section = cx.project.plugin_config(KEY)?.unwrap_or_default();
-        let entry = ResourceData {
-            group: res.gvk.group.clone(),
-            domain: res.gvk.domain.clone(),
-            version: res.gvk.version.clone(),
-            kind: res.gvk.kind.clone(),
-            options: opts.clone(),
-        };
-        // Again with --force: the entry is updated in place (Kubebuilder appends a second one).
-        match section
-            .resources
-            .iter_mut()
-            .find(|d| d.group == entry.group && d.version == entry.version && d.kind == entry.kind)
-        {
-            Some(d) => *d = entry,
-            None => section.resources.push(entry),
-        }
-        cx.project.set_plugin_config(KEY, &section)?;
+        record(cx, res, opts)?;
         Ok(())
     }
 }

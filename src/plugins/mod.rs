@@ -237,8 +237,8 @@ pub fn plan_edit(root: &Path, args: &EditArgs) -> Result<(Plan, Vec<String>)> {
         .find(|k| crate::project::is_rust_layout(k))
         .cloned();
     if let Some(key) = rust_key {
-        // helm/v2-alpha and grafana/v1-alpha join the layout; every flag is checked before any
-        // plugin runs (helm's runs `make build-installer`).
+        // helm/v2-alpha, grafana/v1-alpha and autoupdate/v1-alpha join the layout; every flag is
+        // checked before any plugin runs (helm's runs `make build-installer`).
         let chain = Chain::for_command(Some(&project), flag, Command::Edit)?;
         chain.check_rust_project()?;
         rust::edit::check_flags(
@@ -248,7 +248,11 @@ pub fn plan_edit(root: &Path, args: &EditArgs) -> Result<(Plan, Vec<String>)> {
             rust::edit::Joined {
                 layout: chain.has_rust,
                 helm: chain.has(helm::NAME),
-                plugins: explicit && (chain.has(helm::NAME) || chain.has(grafana::NAME)),
+                autoupdate: chain.has(autoupdate::NAME),
+                plugins: explicit
+                    && [helm::NAME, grafana::NAME, autoupdate::NAME]
+                        .iter()
+                        .any(|n| chain.has(n)),
             },
         )?;
         let (mut plan, notes) = run_hook(root, &mut project, &args.plugin_args, |cx| {
@@ -264,12 +268,7 @@ pub fn plan_edit(root: &Path, args: &EditArgs) -> Result<(Plan, Vec<String>)> {
              add it (for example --plugins=go/v4,grafana/v1-alpha) or run the two edits one after the other",
         ));
     }
-    if args.use_gh_models && !autoupdate::gh_models_offered() {
-        return Err(usage(
-            "--use-gh-models was removed in opbuilder 0.3.0, as in Kubebuilder v4.16: the update workflow opens its \
-             issue without a GitHub Models summary. Leave the flag out, for example: opbuilder edit --plugins=autoupdate/v1-alpha",
-        ));
-    }
+    autoupdate::check_gh_models(args.use_gh_models)?;
     if args.use_gh_models && !chain.has(autoupdate::NAME) {
         return Err(usage(
             "--use-gh-models belongs to the autoupdate plugin; for example: opbuilder edit --plugins=autoupdate/v1-alpha --use-gh-models",

@@ -146,6 +146,14 @@ impl Resource {
 }
 
 impl Project {
+    /// The Rust layout's key when the project is of that layout (v1-beta, or v1-alpha of 0.4.0).
+    pub fn rust_layout(&self) -> Option<&str> {
+        self.layout
+            .iter()
+            .map(String::as_str)
+            .find(|k| is_rust_layout(k))
+    }
+
     /// The version of `group`/`kind`, other than `version`, whose entry owns the kind's
     /// unnamed controller (the one in `<kind>_controller.go`), if any.
     pub fn kind_controller(&self, group: &str, kind: &str, version: &str) -> Option<&str> {

@@ -95,7 +95,7 @@ fn check_supported(res: &ResolvedResource) -> Result<()> {
 
 /// Whether `version` is (or becomes) the storage version of the kind: the first version of it
 /// created in this project.
-fn is_storage(project: &Project, res: &ResolvedResource) -> bool {
+pub(crate) fn is_storage(project: &Project, res: &ResolvedResource) -> bool {
     let g = &res.gvk;
     !project.resources.iter().any(|r| {
         r.group == g.group && r.kind == g.kind && r.version != g.version && r.api.is_some()

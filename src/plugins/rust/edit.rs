@@ -32,7 +32,10 @@ pub struct Joined {
     pub layout: bool,
     /// It holds helm/v2-alpha.
     pub helm: bool,
-    /// --plugins names helm/v2-alpha or grafana/v1-alpha: there is something to edit.
+    /// It holds autoupdate/v1-alpha.
+    pub autoupdate: bool,
+    /// --plugins names helm/v2-alpha, grafana/v1-alpha or autoupdate/v1-alpha: there is
+    /// something to edit.
     pub plugins: bool,
 }
 
@@ -48,11 +51,12 @@ pub fn check_flags(project: &Project, args: &EditArgs, key: &str, chain: Joined)
              leaves out; add it, for example: opbuilder edit --plugins=helm/v2-alpha --output-dir=dist",
         ));
     }
-    if args.use_gh_models {
-        return Err(usage(format!(
-            "--use-gh-models belongs to the autoupdate plugin, which does not run with the Rust layout \
-             ({key}) yet; {example}"
-        )));
+    crate::plugins::autoupdate::check_gh_models(args.use_gh_models)?;
+    if args.use_gh_models && !chain.autoupdate {
+        return Err(usage(
+            "--use-gh-models belongs to the autoupdate plugin, which --plugins leaves out; add it, for example: \
+             opbuilder edit --plugins=autoupdate/v1-alpha --use-gh-models",
+        ));
     }
     if args.multigroup.is_some() {
         return Err(usage(format!(
@@ -78,7 +82,7 @@ pub fn check_flags(project: &Project, args: &EditArgs, key: &str, chain: Joined)
         }
         return Err(usage(format!(
             "nothing to edit: a Rust project ({key}) takes --namespaced or --namespaced=false, or --plugins \
-             with helm/v2-alpha or grafana/v1-alpha; {example}"
+             with helm/v2-alpha, grafana/v1-alpha or autoupdate/v1-alpha; {example}"
         )));
     };
     if on {

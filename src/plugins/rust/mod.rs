@@ -2,8 +2,8 @@
 //! project (a manager binary, a manifests binary that writes the CRDs and RBAC from the Rust
 //! source, the envtest-style test harness) beside go/v4's kustomize tree; `create api` adds a
 //! kind's types module, its controller and their wiring above `+kubebuilder:scaffold:` markers.
-//! Its templates are the `rust/init`, `rust/api`, `rust/controller`, `rust/webhook` and
-//! `rust/conversion` trees and `rust/fragments/` of scaffolds/ (with go/v4's trees for config/).
+//! Its templates are the `rust/init`, `rust/api`, `rust/controller`, `rust/webhook`,
+//! `rust/conversion` and `rust/deploy-image` (deploy-image/v1-alpha's controller) trees and `rust/fragments/` of scaffolds/ (with go/v4's trees for config/).
 //!
 //! Projects made by opbuilder 0.4.0 record the layout's first key, rust.opbuilder.io/v1-alpha:
 //! they are extended with 0.4.0's templates (see `crate::planning::release`) until `alpha
@@ -19,6 +19,7 @@ use anyhow::Result;
 
 pub mod api;
 pub mod context;
+pub mod deployimage;
 pub mod edit;
 pub mod init;
 pub mod rbac;

@@ -19,7 +19,7 @@ pub struct Rule {
 }
 
 impl Rule {
-    fn new(group: &str, resources: &[&str], verbs: &[&str]) -> Rule {
+    pub fn new(group: &str, resources: &[&str], verbs: &[&str]) -> Rule {
         let strings = |v: &[&str]| v.iter().map(|s| s.to_string()).collect();
         Rule {
             group: group.to_string(),

@@ -20,6 +20,7 @@ limitations under the License.
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::CustomResourceExt;
 
+pub mod cache;
 pub mod infra;
 pub mod webapp;
 // +kubebuilder:scaffold:api-groups
@@ -32,6 +33,7 @@ pub fn crds() -> Vec<CustomResourceDefinition> {
         crd::<webapp::v2::Guestbook>(false),
         crd::<infra::v1alpha1::Tenant>(true),
         crd::<webapp::v1::EventResource>(true),
+        crd::<cache::v1alpha1::Memcached>(true),
         // +kubebuilder:scaffold:crds
     ];
     merge_versions(versions)

@@ -26,6 +26,7 @@ pub mod core_event;
 pub mod deployment;
 pub mod event;
 pub mod guestbook;
+pub mod memcached;
 pub mod tenant;
 // +kubebuilder:scaffold:controller-modules
 
@@ -43,6 +44,7 @@ pub async fn run_all(ctx: Context, shutdown: Shutdown) {
         futures::FutureExt::boxed(deployment::run(ctx.clone(), shutdown.clone())),
         futures::FutureExt::boxed(event::run(ctx.clone(), shutdown.clone())),
         futures::FutureExt::boxed(core_event::run(ctx.clone(), shutdown.clone())),
+        futures::FutureExt::boxed(memcached::run(ctx.clone(), shutdown.clone())),
         // +kubebuilder:scaffold:controllers
     ];
     if controllers.is_empty() {
@@ -75,6 +77,7 @@ pub fn rbac() -> Vec<&'static [Rule]> {
         deployment::RBAC,
         event::RBAC,
         core_event::RBAC,
+        memcached::RBAC,
         // +kubebuilder:scaffold:rbac
     ]
 }
