@@ -8,13 +8,15 @@
 #                        Rust source, cert-manager, webhooks (a core type's namespace selector
 #                        with the labels kustomize really puts on the namespace), /metrics over
 #                        HTTPS, logs without escapes and in JSON, leader election and takeover;
+#                        its deploy-image Memcached's real memcached operand (issue 33);
 #   cluster_rust_helm    the helm plugin's chart of that Rust project: helm install, the manager
 #                        pod Ready, its webhook; webhook.enabled=false (--webhook-port=-1) Ready;
 #   cluster_redis_seed   seed 001's RedisCluster story, as its author ran it;
 #   cluster_helm         the helm plugin's chart of the RedisCluster project: helm install, the
 #                        manager pod Ready;
 #   cluster_deploy_image the deploy-image plugin's Memcached with a real memcached operand
-#                        (node_debian_image, node-lib.sh): its pod Running as the flags say;
+#                        (node_debian_image, node-lib.sh): its pod Running as the flags say
+#                        (check_memcached_operand, shared with cluster_rust);
 #   cluster_tutorial     docs/tutorial.md's CronJob operator (tutorial.sh --project) deployed
 #                        from its image: its Jobs run to completion on the node's busybox.
 #
@@ -51,20 +53,26 @@ cluster_test_e2e() {
 
 # cluster_rust: rust.opbuilder.io/v1-beta, a Shelf (shop/v1) with a controller, its defaulting and
 # validating webhooks, and a defaulting webhook on the core type ConfigMap; the scaffold as it is
-# (its TODO examples: an absent foo defaulted to "default", an empty foo refused).
+# (its TODO examples: an absent foo defaulted to "default", an empty foo refused); and a Memcached
+# (cache/v1alpha1) of deploy-image/v1-alpha with the flags of cluster_deploy_image's go/v4 one,
+# made at once so that the one Rust image build covers its controller, its operand the real
+# memcached (memcached_operand) checked by check_memcached_operand as the go/v4 one.
 cluster_rust() {
 	local name=library
 	local sa=$name-controller-manager deploy=$name-controller-manager img=example.com/$name:v0.0.1
 	local proj="$work/$name" pod out lease logs t kind
 	ns=$name-system
+	memcached_operand
 	mkdir -p "$proj"
 	cd "$proj"
-	timed "rust: opbuilder init + create api + create webhook (Shelf, ConfigMap)" bash -c "
+	timed "rust: init, create api ×2, create webhook ×2" bash -c "
 		set -e
 		'$opbuilder' init --plugins=rust.opbuilder.io/v1-beta --domain example.com --project-name $name
 		'$opbuilder' create api --group shop --version v1 --kind Shelf --resource --controller
 		'$opbuilder' create webhook --group shop --version v1 --kind Shelf --defaulting --programmatic-validation
 		'$opbuilder' create webhook --group core --version v1 --kind ConfigMap --defaulting
+		'$opbuilder' create api --group cache --version v1alpha1 --kind Memcached --image=$memcached_img \
+			$memcached_flags --plugins=deploy-image/v1-alpha
 	"
 	"$here/seed-tools.sh" "$proj" >>"$work/stage.log" 2>&1 || fail "seed-tools.sh failed"
 	# The host's cargo builds only the manifests generator (make manifests, before make deploy),
@@ -88,9 +96,11 @@ cluster_rust() {
 		fail "$sa may not patch shelves/status"
 	[[ $(k auth can-i "${as_sa[@]}" list secrets --all-namespaces 2>/dev/null || true) == no ]] ||
 		fail "$sa may list every secret: its RBAC is more than make manifests wrote"
-	[[ $(k auth can-i "${as_sa[@]}" create deployments -n default 2>/dev/null || true) == no ]] ||
-		fail "$sa may create deployments: its RBAC is more than make manifests wrote"
-	ok "$sa has the RBAC generated from the Rust source (patch shelves/status) and no more (no secrets, no deployments)"
+	[[ $(k auth can-i "${as_sa[@]}" create deployments -n default) == yes ]] ||
+		fail "$sa may not create deployments (the Memcached controller's operand)"
+	[[ $(k auth can-i "${as_sa[@]}" delete deployments -n default 2>/dev/null || true) == no ]] ||
+		fail "$sa may delete deployments: its RBAC is more than make manifests wrote"
+	ok "$sa has the RBAC generated from the Rust source (patch shelves/status, create deployments) and no more (no secrets, no deleting deployments)"
 
 	local cert
 	for cert in serving-cert metrics-certs; do
@@ -153,6 +163,9 @@ EOF
 		esac
 	done
 	ok "the ConfigMap webhook defaulted a ConfigMap in default and left $ns (its label from kustomize) and kube-system alone"
+
+	# The deploy-image controller's operand, as the go/v4 one's (cluster_deploy_image).
+	check_memcached_operand "rust deploy-image: " library-operand
 
 	# Metrics over HTTPS from curl pods (the Rust manager's own self-signed certificate).
 	local svc=$name-controller-manager-metrics-service
@@ -226,7 +239,8 @@ EOF
 	ok "the leader's pod deleted: $who took the Lease ${took}s later (released on SIGTERM; the lease lasts ${duration}s) and reconciled a new Shelf"
 	timings+=("$(printf '%-52s %s' "rust: JSON logs, two replicas, takeover" "$(fmt_duration $((SECONDS - t)))")")
 
-	k delete shelves --all -n default >/dev/null
+	# config/samples' Memcached too, while the manager runs its finalizer.
+	k delete shelves,memcacheds --all -n default --timeout=60s >/dev/null || fail "the Rust project's objects in default were not deleted"
 	timed "rust: make undeploy" make undeploy
 	undeployed() {
 		[[ -z $(k get namespace "$ns" -o name --ignore-not-found) && -z $(k get crd shelves.shop.example.com -o name --ignore-not-found) ]]
@@ -499,34 +513,98 @@ scrape_metrics() {
 	k -n "$sns" logs "$pod"
 }
 
+# The deploy-image flags both deploy-image parts give `create api` (those of the deploy-image
+# scenario, e2e/testdata/deployimage), the operand's port and user, and its command in
+# --image-container-command's form (comma-separated).
+memcached_command=memcached,--memory-limit=64,-o,modern,-v memcached_port=11211 memcached_user=1001
+memcached_flags="--image-container-command=$memcached_command --image-container-port=$memcached_port --run-as-user=$memcached_user"
+
+# memcached_operand: sets memcached_img to the real memcached of Debian's package
+# (node_debian_image: memcached:VERSION), made and pushed into the registry the node pulls
+# docker.io's images from (the operand's pull policy is IfNotPresent; only its own layers move, not
+# the Debian base's that curlimages/curl brought) once in the stage: the first deploy-image part
+# (the Rust project's, at its creation) makes it, the others reuse it. Run it in the stage's shell
+# (not in $(...)).
+memcached_operand() {
+	[[ -z ${memcached_img:-} ]] || return 0
+	local t=$SECONDS
+	memcached_img=$(node_debian_image memcached) || fail "the memcached image could not be made"
+	timings+=("$(printf '%-52s %s' "image $memcached_img (Debian's package)" "$(fmt_duration $((SECONDS - t)))")")
+	timed "cluster.sh push $memcached_img" "$here/cluster.sh" push "$node" "$memcached_img"
+}
+
+# check_memcached_operand LABEL NS: the operand of a deploy-image project whose manager runs
+# (the current directory; its Memcached of cache/v1alpha1 made with $memcached_flags and
+# --image=$memcached_img) run for real: config/samples' Memcached applied in NS, a namespace made
+# here that enforces the restricted Pod Security Standard; the Memcached Available=True with the
+# manager's finalizer (<group>/finalizer); the Deployment it controls, its pod Ready with the
+# image, command, port and user the flags gave (the pod spec, and /proc/1 in the container),
+# memcached answering `version` on the pod's address; deleted, its finalizer runs (the `Deleting`
+# event regarding it) and the Deployment goes with it; NS deleted. LABEL prefixes the messages
+# ("deploy-image: ", "rust deploy-image: ").
+check_memcached_operand() {
+	local label=$1 on=$2 cr=memcached-sample t=$SECONDS pod out ip uid finalizer
+	local port=$memcached_port user=$memcached_user command=${memcached_command//,/ }
+	k create namespace "$on" >/dev/null
+	k label namespace "$on" pod-security.kubernetes.io/enforce=restricted >/dev/null
+	k -n "$on" apply -f config/samples/cache_v1alpha1_memcached.yaml >/dev/null || fail "${label}the Memcached sample was refused"
+	memcached_available() {
+		[[ $(k -n "$on" get memcached "$cr" -o 'jsonpath={.status.conditions[?(@.type=="Available")].status}') == True ]]
+	}
+	wait_for 180 "the Memcached to be Available" memcached_available ||
+		fail "${label}$cr is not Available: $(k -n "$on" get memcached "$cr" -o 'jsonpath={.status.conditions}'; k -n "$on" get deploy,pods -o wide; k -n "$on" get events)"
+	finalizer=$(k -n "$on" get memcached "$cr" -o 'jsonpath={.apiVersion}')
+	finalizer=${finalizer%/*}/finalizer
+	[[ $(k -n "$on" get memcached "$cr" -o 'jsonpath={.metadata.finalizers}') == "[\"$finalizer\"]" ]] ||
+		fail "${label}$cr does not carry the finalizer $finalizer: $(k -n "$on" get memcached "$cr" -o 'jsonpath={.metadata.finalizers}')"
+	k -n "$on" wait --for=condition=Ready pod -l app.kubernetes.io/managed-by=MemcachedController --timeout=120s >>"$work/stage.log" 2>&1 ||
+		fail "${label}the operand's pod is not Ready: $(k -n "$on" get pods -o wide; k -n "$on" get events | tail -n 10)"
+	pod=$(k -n "$on" get pods -l app.kubernetes.io/managed-by=MemcachedController -o 'jsonpath={.items[0].metadata.name}')
+	[[ $(k -n "$on" get deployment "$cr" -o 'jsonpath={.metadata.ownerReferences[?(@.controller==true)].name}') == "$cr" ]] ||
+		fail "${label}the Deployment $cr is not controlled by the Memcached $cr"
+	out=$(k -n "$on" get pod "$pod" -o 'jsonpath={.status.phase} {.spec.containers[0].image} {.spec.containers[0].command} {.spec.containers[0].ports[0].containerPort} {.spec.containers[0].securityContext.runAsUser}')
+	[[ $out == "Running $memcached_img [\"${memcached_command//,/\",\"}\"] $port $user" ]] ||
+		fail "${label}the operand's pod is not as the flags say: $out"
+	# In the container: the process the flags asked for, as the user they named.
+	out=$(k -n "$on" exec "$pod" -- cat /proc/1/cmdline | tr '\0' ' ')
+	[[ $out == "$command " ]] || fail "${label}the operand's process is not the flags' command: '$out'"
+	out=$(k -n "$on" exec "$pod" -- awk '$1 == "Uid:" { print $2 }' /proc/1/status)
+	[[ $out == "$user" ]] || fail "${label}the operand runs as uid $out, not $user"
+	# memcached itself answers on the pod's address (the host reaches the pod network).
+	ip=$(k -n "$on" get pod "$pod" -o 'jsonpath={.status.podIP}')
+	out=$(timeout 10 bash -c "exec 3<>/dev/tcp/$ip/$port && printf 'version\r\n' >&3 && head -n 1 <&3" | tr -d '\r') ||
+		fail "${label}memcached does not answer on $ip:$port"
+	[[ $out == "VERSION ${memcached_img#memcached:}" ]] || fail "${label}memcached on $ip:$port answered '$out', not VERSION ${memcached_img#memcached:}"
+	ok "${label}the Memcached Available with its finalizer $finalizer; its operand pod $pod Running and Ready with $memcached_img (Debian's memcached), command $command, port $port, uid $user (restricted); memcached answers $out on $ip:$port"
+	uid=$(k -n "$on" get memcached "$cr" -o 'jsonpath={.metadata.uid}')
+	k -n "$on" delete memcached "$cr" --timeout=60s >/dev/null || fail "${label}the Memcached was not deleted (finalizer)"
+	deleting_event() {
+		k -n "$on" get events.events.k8s.io -o 'jsonpath={range .items[?(@.reason=="Deleting")]}{.regarding.uid}{"\n"}{end}' | grep -qx "$uid"
+	}
+	wait_for 30 "the finalizer's Deleting event" deleting_event ||
+		fail "${label}no Deleting event regarding the Memcached $cr: its finalizer did not run ($(k -n "$on" get events.events.k8s.io 2>&1 | tail -n 5))"
+	gone() { [[ -z $(k -n "$on" get deployment "$cr" -o name --ignore-not-found) ]]; }
+	wait_for 60 "the operand's Deployment to go with the Memcached" gone || fail "${label}the Deployment $cr outlived its Memcached"
+	ok "${label}the Memcached deleted: its finalizer ran (the Deleting event regarding it) and its Deployment went with it"
+	k delete namespace "$on" --wait=false >/dev/null
+	timings+=("$(printf '%-52s %s' "${label}the operand Available, checked, deleted" "$(fmt_duration $((SECONDS - t)))")")
+}
+
 # cluster_deploy_image: the deploy-image plugin's operand run for real. A go/v4 project with the
-# deploy-image scenario's Memcached (e2e/testdata/deployimage: --image-container-command,
-# --image-container-port, --run-as-user), its --image the real memcached of Debian's package
-# (node_debian_image: memcached:VERSION, loaded into the node as `kind load` would); make
-# docker-build, make deploy (restricted namespace); the manager Ready under its ServiceAccount; a
-# Memcached in a namespace of its own that enforces the restricted Pod Security Standard; the
-# Deployment the controller makes from it, its pod Ready with the scenario's command, port and
-# user (the pod spec, and /proc/1 in the container), memcached answering `version` on the pod's
-# address; the Memcached Available; deleted, its finalizer runs and the Deployment goes with it.
+# deploy-image scenario's Memcached ($memcached_flags), its --image the real memcached of
+# Debian's package (memcached_operand); make docker-build, make deploy (restricted namespace);
+# the manager Ready under its ServiceAccount; then check_memcached_operand.
 cluster_deploy_image() {
-	local name=cache img=example.com/cache:v0.0.1 proj="$work/cache" operand t on=cache-operand
-	local sa=cache-controller-manager cr=memcached-sample pod port=11211 user=1001 out
-	local command=memcached,--memory-limit=64,-o,modern,-v
+	local name=cache img=example.com/cache:v0.0.1 proj="$work/cache" sa=cache-controller-manager
 	ns=$name-system
-	t=$SECONDS
-	operand=$(node_debian_image memcached) || fail "the memcached image could not be made"
-	timings+=("$(printf '%-52s %s' "deploy-image: image $operand (Debian's package)" "$(fmt_duration $((SECONDS - t)))")")
-	# Into the registry the node pulls docker.io's images from (the Deployment's pull policy is
-	# IfNotPresent): only its own layers move, not the Debian base's that curlimages/curl brought.
-	timed "deploy-image: cluster.sh push $operand" "$here/cluster.sh" push "$node" "$operand"
+	memcached_operand
 	mkdir -p "$proj"
 	cd "$proj"
 	timed "deploy-image: opbuilder init + create api --plugins=deploy-image/v1-alpha" bash -c "
 		set -e
 		'$opbuilder' init --domain example.com --repo example.com/$name --project-name $name
-		'$opbuilder' create api --group cache --version v1alpha1 --kind Memcached --image=$operand \
-			--image-container-command=$command --image-container-port=$port --run-as-user=$user \
-			--plugins=deploy-image/v1-alpha
+		'$opbuilder' create api --group cache --version v1alpha1 --kind Memcached --image=$memcached_img \
+			$memcached_flags --plugins=deploy-image/v1-alpha
 	"
 	"$here/seed-tools.sh" "$proj" >>"$work/stage.log" 2>&1 || fail "seed-tools.sh failed"
 	# BuildKit's Go caches already hold the dependencies (seeded for the stage's first project).
@@ -537,43 +615,8 @@ cluster_deploy_image() {
 	[[ $(k -n "$ns" get pods -l control-plane=controller-manager -o 'jsonpath={.items[0].spec.serviceAccountName}') == "$sa" ]] ||
 		fail "the deploy-image manager does not run as $sa"
 	ok "deploy-image: manager Available under the ServiceAccount $sa (restricted Pod Security Standard)"
-
-	t=$SECONDS
-	k create namespace "$on" >/dev/null
-	k label namespace "$on" pod-security.kubernetes.io/enforce=restricted >/dev/null
-	k -n "$on" apply -f config/samples/cache_v1alpha1_memcached.yaml >/dev/null || fail "the Memcached sample was refused"
-	memcached_available() {
-		[[ $(k -n "$on" get memcached "$cr" -o 'jsonpath={.status.conditions[?(@.type=="Available")].status}') == True ]]
-	}
-	wait_for 180 "the Memcached to be Available" memcached_available ||
-		fail "$cr is not Available: $(k -n "$on" get memcached "$cr" -o 'jsonpath={.status.conditions}'; k -n "$on" get deploy,pods -o wide; k -n "$on" get events)"
-	k -n "$on" wait --for=condition=Ready pod -l app.kubernetes.io/managed-by=MemcachedController --timeout=120s >>"$work/stage.log" 2>&1 ||
-		fail "the operand's pod is not Ready: $(k -n "$on" get pods -o wide; k -n "$on" get events | tail -n 10)"
-	pod=$(k -n "$on" get pods -l app.kubernetes.io/managed-by=MemcachedController -o 'jsonpath={.items[0].metadata.name}')
-	[[ $(k -n "$on" get deployment "$cr" -o 'jsonpath={.metadata.ownerReferences[?(@.controller==true)].name}') == "$cr" ]] ||
-		fail "the Deployment $cr is not controlled by the Memcached $cr"
-	out=$(k -n "$on" get pod "$pod" -o 'jsonpath={.status.phase} {.spec.containers[0].image} {.spec.containers[0].command} {.spec.containers[0].ports[0].containerPort} {.spec.containers[0].securityContext.runAsUser}')
-	[[ $out == "Running $operand [\"memcached\",\"--memory-limit=64\",\"-o\",\"modern\",\"-v\"] $port $user" ]] ||
-		fail "the operand's pod is not as the scenario's flags say: $out"
-	# In the container: the process the flags asked for, as the user they named.
-	out=$(k -n "$on" exec "$pod" -- cat /proc/1/cmdline | tr '\0' ' ')
-	[[ $out == "memcached --memory-limit=64 -o modern -v " ]] || fail "the operand's process is not the scenario's command: '$out'"
-	out=$(k -n "$on" exec "$pod" -- awk '$1 == "Uid:" { print $2 }' /proc/1/status)
-	[[ $out == "$user" ]] || fail "the operand runs as uid $out, not $user"
-	# memcached itself answers on the pod's address (the host reaches the pod network).
-	local ip
-	ip=$(k -n "$on" get pod "$pod" -o 'jsonpath={.status.podIP}')
-	out=$(timeout 10 bash -c "exec 3<>/dev/tcp/$ip/$port && printf 'version\r\n' >&3 && head -n 1 <&3" | tr -d '\r') ||
-		fail "memcached does not answer on $ip:$port"
-	[[ $out == "VERSION ${operand#memcached:}" ]] || fail "memcached on $ip:$port answered '$out', not VERSION ${operand#memcached:}"
-	ok "deploy-image: the Memcached Available; its operand pod $pod Running and Ready with $operand (Debian's memcached), command memcached --memory-limit=64 -o modern -v, port $port, uid $user (restricted); memcached answers $out on $ip:$port"
-	k -n "$on" delete memcached "$cr" --timeout=60s >/dev/null || fail "the Memcached was not deleted (finalizer)"
-	gone() { [[ -z $(k -n "$on" get deployment "$cr" -o name --ignore-not-found) ]]; }
-	wait_for 60 "the operand's Deployment to go with the Memcached" gone || fail "the Deployment $cr outlived its Memcached"
-	ok "deploy-image: the Memcached deleted (its finalizer run by the manager) and its Deployment with it"
-	timings+=("$(printf '%-52s %s' "deploy-image: the operand Available, checked, deleted" "$(fmt_duration $((SECONDS - t)))")")
+	check_memcached_operand "deploy-image: " cache-operand
 	timed "deploy-image: make undeploy" make undeploy
-	k delete namespace "$on" --wait=false >/dev/null
 	cd "$work"
 }
 
