@@ -26,8 +26,8 @@ pub struct Chain {
     plugins: Vec<&'static Known>,
     /// Whether the chain holds the go/v4 layout (go/v4, or base.go/v4 with kustomize/v2).
     pub has_go: bool,
-    /// Whether the chain holds the Rust layout (rust.opbuilder.io/v1-beta), which helm/v2-alpha,
-    /// grafana/v1-alpha and external plugins may join.
+    /// Whether the chain holds the Rust layout (rust.opbuilder.io/v1-beta), which external plugins
+    /// and the built-in plugins `joins_rust` names may join.
     pub has_rust: bool,
     /// Whether the chain holds an external plugin.
     pub has_external: bool,
@@ -44,9 +44,13 @@ pub fn joins_rust(k: &Known) -> bool {
     )
 }
 
+/// Whether `k` is an external plugin (an executable that speaks Kubebuilder's protocol).
+fn is_external(k: &Known) -> bool {
+    matches!(k.support, Support::Runs(p) if p.is_external())
+}
+
 /// Refuse the built-in plugins of a chain that cannot join the Rust layout (usage error).
 fn check_joins_rust(plugins: &[&'static Known]) -> Result<()> {
-    let is_external = |k: &Known| matches!(k.support, Support::Runs(p) if p.is_external());
     let others: Vec<String> = plugins
         .iter()
         .filter(|k| k.name != super::rust::NAME && !is_external(k) && !joins_rust(k))
@@ -162,7 +166,6 @@ impl Chain {
         let rust_project = project.is_some_and(|p| p.rust_layout().is_some());
         let has_rust =
             plugins.iter().any(|k| k.name == super::rust::NAME) || (deploy_image && rust_project);
-        let is_external = |k: &Known| matches!(k.support, Support::Runs(p) if p.is_external());
         let has_external = plugins.iter().any(|k| is_external(k));
         // External plugins may join the Rust layout (they are not bound to go/v4's files), and
         // so may the built-in plugins `joins_rust` names.
@@ -234,7 +237,7 @@ impl Chain {
     }
 
     /// Refuse what cannot run in a project of the Rust layout: a built-in plugin other than the
-    /// layout, helm/v2-alpha and grafana/v1-alpha (for `edit --plugins` without the layout).
+    /// layout and those `joins_rust` names (for `edit --plugins` without the layout).
     pub fn check_rust_project(&self) -> Result<()> {
         check_joins_rust(&self.plugins)
     }

@@ -236,10 +236,17 @@ pub fn plan_edit(root: &Path, args: &EditArgs) -> Result<(Plan, Vec<String>)> {
         .iter()
         .find(|k| crate::project::is_rust_layout(k))
         .cloned();
+    let chain = Chain::for_command(Some(&project), flag, Command::Edit)?;
+    // autoupdate's flag, in both layouts.
+    autoupdate::check_gh_models(args.use_gh_models)?;
+    if args.use_gh_models && !chain.has(autoupdate::NAME) {
+        return Err(usage(
+            "--use-gh-models belongs to the autoupdate plugin; for example: opbuilder edit --plugins=autoupdate/v1-alpha --use-gh-models",
+        ));
+    }
     if let Some(key) = rust_key {
         // helm/v2-alpha, grafana/v1-alpha and autoupdate/v1-alpha join the layout; every flag is
         // checked before any plugin runs (helm's runs `make build-installer`).
-        let chain = Chain::for_command(Some(&project), flag, Command::Edit)?;
         chain.check_rust_project()?;
         rust::edit::check_flags(
             &project,
@@ -248,7 +255,6 @@ pub fn plan_edit(root: &Path, args: &EditArgs) -> Result<(Plan, Vec<String>)> {
             rust::edit::Joined {
                 layout: chain.has_rust,
                 helm: chain.has(helm::NAME),
-                autoupdate: chain.has(autoupdate::NAME),
                 plugins: explicit
                     && [helm::NAME, grafana::NAME, autoupdate::NAME]
                         .iter()
@@ -261,17 +267,10 @@ pub fn plan_edit(root: &Path, args: &EditArgs) -> Result<(Plan, Vec<String>)> {
         plan.project = Some(project.to_yaml());
         return Ok((plan, notes));
     }
-    let chain = Chain::for_command(Some(&project), flag, Command::Edit)?;
     if args.go_flags() && !chain.has_go {
         return Err(usage(
             "--multigroup, --namespaced, --license, --license-file and --owner belong to go/v4, which --plugins leaves out; \
              add it (for example --plugins=go/v4,grafana/v1-alpha) or run the two edits one after the other",
-        ));
-    }
-    autoupdate::check_gh_models(args.use_gh_models)?;
-    if args.use_gh_models && !chain.has(autoupdate::NAME) {
-        return Err(usage(
-            "--use-gh-models belongs to the autoupdate plugin; for example: opbuilder edit --plugins=autoupdate/v1-alpha --use-gh-models",
         ));
     }
     if (args.manifests.is_some() || args.output_dir.is_some() || args.skip_build_installer)

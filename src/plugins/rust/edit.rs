@@ -32,8 +32,6 @@ pub struct Joined {
     pub layout: bool,
     /// It holds helm/v2-alpha.
     pub helm: bool,
-    /// It holds autoupdate/v1-alpha.
-    pub autoupdate: bool,
     /// --plugins names helm/v2-alpha, grafana/v1-alpha or autoupdate/v1-alpha: there is
     /// something to edit.
     pub plugins: bool,
@@ -49,13 +47,6 @@ pub fn check_flags(project: &Project, args: &EditArgs, key: &str, chain: Joined)
         return Err(usage(
             "--manifests, --output-dir and --skip-build-installer belong to the helm plugin, which --plugins \
              leaves out; add it, for example: opbuilder edit --plugins=helm/v2-alpha --output-dir=dist",
-        ));
-    }
-    crate::plugins::autoupdate::check_gh_models(args.use_gh_models)?;
-    if args.use_gh_models && !chain.autoupdate {
-        return Err(usage(
-            "--use-gh-models belongs to the autoupdate plugin, which --plugins leaves out; add it, for example: \
-             opbuilder edit --plugins=autoupdate/v1-alpha --use-gh-models",
         ));
     }
     if args.multigroup.is_some() {
