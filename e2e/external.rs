@@ -261,12 +261,14 @@ fn a_hung_plugin_and_its_children_are_stopped() {
     let d = t.path();
     let plugins = t.path().join("plugins");
     let pidfile = t.path().join("child.pid");
-    // The plugin's child holds its stdout; it must be stopped with it.
+    // The plugin's child holds its stdout; it must be stopped with it. The child starts and its
+    // pid is written before anything else, and the timeout leaves a loaded machine time for
+    // that (with 1 s the plugin was once stopped before it wrote the pid).
     install(
         &plugins,
         "sleepy.acme.io",
         &format!(
-            "cat >/dev/null\nsleep 600 &\necho $! > {}\nwait\n",
+            "sleep 600 &\necho $! > {}\ncat >/dev/null\nwait\n",
             pidfile.display()
         ),
     );
@@ -275,17 +277,18 @@ fn a_hung_plugin_and_its_children_are_stopped() {
     let start = std::time::Instant::now();
     let o = opbuilder(&proj)
         .env("EXTERNAL_PLUGINS_PATH", &plugins)
-        .env("OPBUILDER_PLUGIN_TIMEOUT", "1")
+        .env("OPBUILDER_PLUGIN_TIMEOUT", "3")
         .args(["init", "--plugins=sleepy.acme.io/v1"])
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("did not answer within 1 s"));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("did not answer within 3 s"));
     assert!(
         start.elapsed() < std::time::Duration::from_secs(30),
         "the command waited for the plugin's child"
     );
-    let pid = fs::read_to_string(&pidfile).unwrap();
+    let pid = fs::read_to_string(&pidfile)
+        .expect("the plugin was stopped before it started its child (no pid file)");
     // Killed (a zombie at most, until its parent is reaped): not running on.
     let state = fs::read_to_string(format!("/proc/{}/stat", pid.trim())).unwrap_or_default();
     assert!(

@@ -563,7 +563,7 @@ fn helm_refuses_bad_flags_naming_them_and_touches_nothing() {
                 "--plugins=helm/v2-alpha",
                 "--manifests=missing.yaml",
             ],
-            1,
+            2,
             &["missing.yaml", "--manifests=dist/install.yaml"],
         ),
         (

@@ -121,8 +121,11 @@ acquire_lock() {
 		[[ $owner != "$dir" ]] || die "a node is already running in $dir (stop it first: $0 stop $dir)"
 		((LOCK_TIMEOUT > 0)) || die "a node is running on this machine in $owner; one node per machine (stop it with: $0 stop $owner)"
 		log_info "a node is running on this machine in $owner; waiting up to ${LOCK_TIMEOUT}s for it to stop"
-		flock -w "$LOCK_TIMEOUT" 9 ||
-			die "the node in $(lock_owner || echo "$owner") still runs after ${LOCK_TIMEOUT}s; one node per machine (stop it with: $0 stop $owner)"
+		if ! flock -w "$LOCK_TIMEOUT" 9; then
+			# Another node may have taken the lock while this one waited: name the one holding it now.
+			owner=$(lock_owner) || owner="(unknown)"
+			die "the node in $owner still runs after ${LOCK_TIMEOUT}s; one node per machine (stop it with: $0 stop $owner)"
+		fi
 	fi
 	printf '%s\n' "$dir" >"$LOCK"
 }
@@ -441,22 +444,11 @@ EOF
 
 # ================================================================ images
 
-# image_key NAME: the key an image was made from (its label), empty when there is none.
-image_key() {
-	dk image inspect -f '{{ index .Config.Labels "org.opbuilder.e2e.key" }}' "$1" 2>/dev/null || true
-}
-
+# node-lib.sh's image helpers talk to this node's daemon.
+node_docker() { dk "$@"; }
+image_key() { node_image_key "$@"; }
 # build_image NAME KEY CONTEXT: docker build CONTEXT (its Dockerfile) unless NAME was made from KEY.
-build_image() {
-	local name=$1 key=$2 ctx=$3 t=$SECONDS
-	[[ $(image_key "$name") == "$key" ]] && return 0
-	log_info "making image $name"
-	dk build -q --label "org.opbuilder.e2e.key=$key" -t "$name" "$ctx" >"$dir/image-build.log" 2>&1 || {
-		tail -n 30 "$dir/image-build.log" >&2
-		die "docker build of $name failed"
-	}
-	log_info "timing: image $name $(fmt_duration $((SECONDS - t)))"
-}
+build_image() { node_build_image "$1" "$2" "$3" "$dir/image-build.log"; }
 
 # import_image NAME KEY TREE CHANGES...: docker import of the directory TREE.
 import_image() {

@@ -16,6 +16,11 @@
 #   node_base_image          the Docker image of that tree (cluster.sh start imports it)
 #   node_debian_image NAME   an operand image of a Debian package on that base (memcached,
 #                            busybox), built in the node's Docker when missing; see there
+#   node_docker ARGS...      docker against the node's daemon: DOCKER_HOST from `cluster.sh env`
+#                            (cluster.sh itself points it at the daemon it starts)
+#   node_image_key NAME      the key an image was made from (its label), empty when there is none
+#   node_build_image NAME KEY CONTEXT LOG
+#                            docker build CONTEXT unless NAME was made from KEY
 
 if [[ -n "${_OPBUILDER_NODE_LIB_LOADED:-}" ]]; then
 	return 0
@@ -100,6 +105,26 @@ node_base_image() {
 	printf 'opbuilder.local/debian:%s\n' "$(basename "$(node_rootfs)")"
 }
 
+node_docker() { docker "$@"; }
+
+node_image_key() {
+	node_docker image inspect -f '{{ index .Config.Labels "org.opbuilder.e2e.key" }}' "$1" 2>/dev/null || true
+}
+
+# node_build_image NAME KEY CONTEXT LOG: docker build CONTEXT (its Dockerfile; BuildKit when
+# DOCKER_BUILDKIT=1 is set) as NAME, labelled with KEY, unless NAME was already made from KEY; the
+# build's output goes to the file LOG, whose tail is printed when the build fails.
+node_build_image() {
+	local name=$1 key=$2 ctx=$3 log=$4 t=$SECONDS
+	[[ $(node_image_key "$name") == "$key" ]] && return 0
+	log_info "making image $name"
+	node_docker build --label "org.opbuilder.e2e.key=$key" -t "$name" "$ctx" >"$log" 2>&1 || {
+		tail -n 30 "$log" >&2
+		die "docker build of $name failed (log: $log)"
+	}
+	log_info "timing: image $name $(fmt_duration $((SECONDS - t)))"
+}
+
 # node_debian_image NAME: the image of a real program from the Debian suite's package, made on the
 # node's Debian base (node_base_image) in the Docker daemon of DOCKER_HOST, which must be the
 # node's (after `eval "$(cluster.sh env DIR)"`); prints its name, NAME:VERSION, tagged as the
@@ -118,9 +143,9 @@ node_base_image() {
 #   e2e/scripts/cluster.sh push DIR "$img"   # into the node's registry (or `load`, as kind load)
 #   opbuilder create api ... --plugins=deploy-image/v1-alpha --image="$img" ...
 node_debian_image() {
-	local name=${1:?usage: node_debian_image memcached|busybox} base ctx key ref version t=$SECONDS
+	local name=${1:?usage: node_debian_image memcached|busybox} base ctx key ref version log t=$SECONDS
 	base=$(node_base_image)
-	docker image inspect "$base" >/dev/null 2>&1 ||
+	node_docker image inspect "$base" >/dev/null 2>&1 ||
 		die "node_debian_image: Docker (DOCKER_HOST=${DOCKER_HOST:-}) has no image $base: start the node (cluster.sh start) and eval \"\$(cluster.sh env DIR)\""
 	ctx=$(mktemp -d "${TMPDIR:-/tmp}/opbuilder-image.XXXXXX")
 	# apt-install PACKAGE...: one step that installs from the suite's archive and leaves no package
@@ -164,21 +189,19 @@ EOF
 	esac
 	key="$(basename "$(node_rootfs)")-$(cat "$ctx/Dockerfile" "$ctx/apt-install" | sha256sum | cut -c1-12)"
 	ref=opbuilder.local/$name:$key
-	if [[ $(docker image inspect -f '{{ index .Config.Labels "org.opbuilder.e2e.key" }}' "$ref" 2>/dev/null) != "$key" ]]; then
-		log_info "making image $name from Debian's package (on $base)"
-		DOCKER_BUILDKIT=1 docker build --label "org.opbuilder.e2e.key=$key" -t "$ref" "$ctx" >"$ctx/build.log" 2>&1 || {
-			tail -n 30 "$ctx/build.log" >&2
-			rm -rf "$ctx"
-			die "docker build of the $name image failed"
-		}
-	fi
-	rm -rf "$ctx"
+	# The log outlives the context, which is removed before a failed build dies.
+	log="${TMPDIR:-/tmp}/opbuilder-image-$name.log"
+	(DOCKER_BUILDKIT=1 node_build_image "$ref" "$key" "$ctx" "$log") || {
+		rm -rf "$ctx"
+		die "node_debian_image: the $name image (Debian's package on $base) could not be made"
+	}
+	rm -rf "$ctx" "$log"
 	case "$name" in
-	memcached) version=$(docker run --rm --network none "$ref" memcached -V | awk '$1 == "memcached" { print $2 }') ;;
-	busybox) version=$(docker run --rm --network none "$ref" busybox | sed -n '1s/^BusyBox v\([0-9][0-9.]*\) .*/\1/p') ;;
+	memcached) version=$(node_docker run --rm --network none "$ref" memcached -V | awk '$1 == "memcached" { print $2 }') ;;
+	busybox) version=$(node_docker run --rm --network none "$ref" busybox | sed -n '1s/^BusyBox v\([0-9][0-9.]*\) .*/\1/p') ;;
 	esac
 	[[ $version =~ ^[0-9]+(\.[0-9]+)+$ ]] || die "node_debian_image: the $name image does not run (it reports no version)"
-	docker tag "$ref" "$name:$version"
+	node_docker tag "$ref" "$name:$version"
 	((SECONDS - t < 2)) || log_info "timing: image $name:$version $(fmt_duration $((SECONDS - t)))"
 	printf '%s:%s\n' "$name" "$version"
 }

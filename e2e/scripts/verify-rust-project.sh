@@ -85,6 +85,19 @@ if out=$(env -u KUBEBUILDER_ASSETS make test 2>&1); then
 fi
 grep -q 'make envtest-from-source' <<<"$out" || die "[$name] make test did not say how to get the binaries: $out"
 
+step "ENVTEST_ASSETS: an exact ENVTEST_K8S_VERSION names its directory, MAJOR.MINOR the newest patch"
+fake=$(mktemp -d)
+mkdir -p "$fake"/k8s/1.37.0-os-arch "$fake"/k8s/1.37.9-os-arch "$fake"/k8s/1.37.10-os-arch "$fake"/k8s/1.38.0-os-arch
+assets() { make -s --no-print-directory --eval 'print-envtest-assets: ; @echo $(ENVTEST_ASSETS)' print-envtest-assets LOCALBIN="$fake" ENVTEST_K8S_VERSION="$1"; }
+for want in 1.37:1.37.10 1.37.0:1.37.0 1.37.9:1.37.9 1.38:1.38.0; do
+	got=$(assets "${want%%:*}")
+	[[ $got == "$fake/k8s/${want#*:}-os-arch" ]] ||
+		die "[$name] ENVTEST_K8S_VERSION=${want%%:*} made ENVTEST_ASSETS '$got', not $fake/k8s/${want#*:}-os-arch"
+done
+got=$(assets 1.36)
+[[ -z $got ]] || die "[$name] ENVTEST_K8S_VERSION=1.36 (not there) made ENVTEST_ASSETS '$got', not empty"
+rm -rf "$fake"
+
 if ((run_tests)); then
 	step "make test (unit tests, and integration tests on kube-apiserver and etcd)"
 	"$scripts/link-envtest.sh" "$dir"

@@ -87,7 +87,13 @@ impl Plugin for Helm {
             if manifests == DEFAULT_MANIFESTS {
                 anyhow::anyhow!("{manifests}: {why}; run `make build-installer` first (neither a dry run nor --skip-build-installer runs it)")
             } else {
-                anyhow::anyhow!("--manifests {manifests:?}: {why}; give the kustomize output of the project, for example --manifests=dist/install.yaml")
+                let msg = format!("--manifests {manifests:?}: {why}; give the kustomize output of the project, for example --manifests=dist/install.yaml");
+                // A path the user gave that names no file is bad input (exit 2); an unreadable file is not.
+                if e.kind() == std::io::ErrorKind::NotFound {
+                    usage(msg)
+                } else {
+                    anyhow::anyhow!(msg)
+                }
             }
         })?;
         let first_run = cx.project.plugin_config::<Section>(KEY)?.is_none();

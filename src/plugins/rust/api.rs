@@ -31,6 +31,9 @@ pub struct RustResourceCtx {
     /// The controller's module: `<kindMod>`, or `<groupMod>_<kindMod>` when a kind of that name
     /// in another group has a controller already.
     pub controller_mod: String,
+    /// How the controller's line in `run_all` is laid out, as rustfmt lays it out for a module
+    /// name of that length ([`RunLayout`]).
+    pub controller_run: RunLayout,
     /// The API group in RBAC rules and API paths: `""` for the core group.
     pub api_group: String,
     /// The kind's Rust type: the kind, or `<Kind>Resource` when the name is taken (`Event`).
@@ -51,6 +54,28 @@ pub struct RustResourceCtx {
     /// For the kinds of events (core/v1 and events.k8s.io/v1 Event), the field of the
     /// component that reported one, by which the controller leaves out the manager's own.
     pub own_events_field: Option<&'static str>,
+}
+
+/// The layout of `futures::FutureExt::boxed(<controllerMod>::run(ctx.clone(), shutdown.clone())),`
+/// in the `vec!` of `run_all` (indented 8), as rustfmt (max_width 100, fn_call_width 60) writes
+/// it, so that `cargo fmt --check` passes for a module name of any length: on one line up to 24
+/// characters, then with the arguments on their own lines up to 54, then with the inner call on
+/// a line of its own too. The unit test below checks it against rustfmt.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct RunLayout {
+    pub one_line: bool,
+    pub args_on_lines: bool,
+}
+
+impl RunLayout {
+    pub fn for_module(name: &str) -> RunLayout {
+        let n = name.len();
+        RunLayout {
+            one_line: n <= 24,
+            args_on_lines: n > 24 && n <= 54,
+        }
+    }
 }
 
 /// Where a kind's Rust type lives: the project's api module, or k8s-openapi for a core type.
@@ -133,6 +158,13 @@ pub fn context(cx: &Cx, k: Kind) -> Result<RustResourceCtx> {
         controller_name: None,
         has_api: k.has_api,
     });
+    let controller_mod = if project.resources.iter().any(|r| {
+        r.kind == g.kind && r.group != g.group && (r.controller || !r.controllers.is_empty())
+    }) {
+        format!("{}_{}", module_name(&g.group), module_name(&g.kind))
+    } else {
+        module_name(&g.kind)
+    };
     let tname = type_name(&g.kind);
     let type_path = if tname != g.kind {
         format!("{module}::{} as {tname}", g.kind)
@@ -151,13 +183,8 @@ pub fn context(cx: &Cx, k: Kind) -> Result<RustResourceCtx> {
         group_mod: module_name(&g.group),
         version_mod: module_name(&g.version),
         kind_mod: module_name(&g.kind),
-        controller_mod: if project.resources.iter().any(|r| {
-            r.kind == g.kind && r.group != g.group && (r.controller || !r.controllers.is_empty())
-        }) {
-            format!("{}_{}", module_name(&g.group), module_name(&g.kind))
-        } else {
-            module_name(&g.kind)
-        },
+        controller_run: RunLayout::for_module(&controller_mod),
+        controller_mod,
         webhook_mod: format!(
             "{}_{}_{}",
             module_name(&g.group),
@@ -317,4 +344,68 @@ pub fn plan_files(cx: &mut Cx, res: &ResolvedResource) -> Result<()> {
     recorded.api_path = type_module(&ctx.lib_name, &res.gvk, res.core);
     recorded.record(cx.project);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::RunLayout;
+
+    /// The fragment, inserted into `run_all` as the marker code indents it, is what rustfmt
+    /// writes, for every module name length up to well past the longest a kind gives.
+    #[test]
+    fn controller_run_line_is_rustfmt_clean_for_any_module_length() {
+        let mut src = String::new();
+        for n in 1..=120 {
+            let m = "k".repeat(n);
+            let layout = RunLayout::for_module(&m);
+            #[derive(serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
+            struct Ctx {
+                controller_mod: String,
+                controller_run: RunLayout,
+            }
+            let fragment = crate::templates::render(
+                "rust/fragments/controller_run.rs",
+                &Ctx {
+                    controller_mod: m.clone(),
+                    controller_run: layout,
+                },
+            )
+            .unwrap();
+            let body: String = fragment.lines().map(|l| format!("        {l}\n")).collect();
+            src.push_str(&format!(
+                "pub async fn run_{n}(ctx: Context, shutdown: Shutdown) {{\n    let controllers: Vec<BoxFuture<'static, ()>> = vec![\n{body}        // +kubebuilder:scaffold:controllers\n    ];\n}}\n"
+            ));
+        }
+        // One rustfmt run over all of them (rustfmt is part of the toolchain CI builds with).
+        let mut child = std::process::Command::new("rustfmt")
+            .args(["--edition", "2024", "--emit", "stdout", "--quiet"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("rustfmt runs (rustup component add rustfmt)");
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(src.as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "rustfmt failed");
+        let formatted = String::from_utf8(out.stdout).unwrap();
+        if formatted != src {
+            let diff: Vec<String> = src
+                .lines()
+                .zip(formatted.lines())
+                .filter(|(a, b)| a != b)
+                .take(6)
+                .map(|(a, b)| format!("ours:    {a}\nrustfmt: {b}"))
+                .collect();
+            panic!(
+                "rustfmt lays out the controller lines otherwise:\n{}",
+                diff.join("\n")
+            );
+        }
+    }
 }
