@@ -446,7 +446,6 @@ EOF
 
 # node-lib.sh's image helpers talk to this node's daemon.
 node_docker() { dk "$@"; }
-image_key() { node_image_key "$@"; }
 # build_image NAME KEY CONTEXT: docker build CONTEXT (its Dockerfile) unless NAME was made from KEY.
 build_image() { node_build_image "$1" "$2" "$3" "$dir/image-build.log"; }
 
@@ -454,7 +453,7 @@ build_image() { node_build_image "$1" "$2" "$3" "$dir/image-build.log"; }
 import_image() {
 	local name=$1 key=$2 tree=$3 t=$SECONDS c
 	shift 3
-	[[ $(image_key "$name") == "$key" ]] && return 0
+	[[ $(node_image_key "$name") == "$key" ]] && return 0
 	log_info "making image $name (docker import)"
 	local -a changes=(--change "LABEL org.opbuilder.e2e.key=$key")
 	for c in "$@"; do changes+=(--change "$c"); done
@@ -524,7 +523,7 @@ RUN mkdir -p /go/src /go/bin && chmod -R 1777 /go
 WORKDIR /go
 EOF
 	key="$go_version-$ca_sum-$base_key-$(sha256sum <"$work/golang/Dockerfile" | cut -c1-12)"
-	if [[ $(image_key "golang:$(pin scaffold.go_image)") != "$key" ]]; then
+	if [[ $(node_image_key "golang:$(pin scaffold.go_image)") != "$key" ]]; then
 		cp -al "$go_root" "$work/golang/go" 2>/dev/null || cp -a "$go_root" "$work/golang/go"
 		build_image "golang:$(pin scaffold.go_image)" "$key" "$work/golang"
 	fi
@@ -549,7 +548,7 @@ EOF
 	printf 'version = "12"\ndefault_toolchain = "%s"\nprofile = "minimal"\nauto_self_update = "disable"\n' \
 		"$toolchain" >"$work/rust/settings.toml"
 	key="$rust_version-$(ls "$rust_root/lib/rustlib" | tr '\n' ' ' | sha256sum | cut -c1-8)-$ca_sum-$base_key-$(cat "$work/rust/Dockerfile" "$work/rust/settings.toml" | sha256sum | cut -c1-12)"
-	if [[ $(image_key "rust:$(pin rust.rust_image)") != "$key" ]]; then
+	if [[ $(node_image_key "rust:$(pin rust.rust_image)") != "$key" ]]; then
 		mkdir -p "$work/rust/toolchain"
 		(cd "$rust_root" && for e in *; do
 			[[ $e == share ]] || cp -al "$e" "$work/rust/toolchain/" 2>/dev/null || cp -a "$e" "$work/rust/toolchain/"
@@ -597,7 +596,7 @@ EOF
 		mkdir -p "$work/$1"
 		cp "$2" "$work/$1/bin"
 		printf 'FROM gcr.io/distroless/static:nonroot\nCOPY bin %s\nUSER %s\nENTRYPOINT ["%s"]\n' "$3" "$4" "$3" >"$work/$1/Dockerfile"
-		build_image "$5" "$(cat "$2" "$work/$1/Dockerfile" | sha256sum | cut -c1-16)-$(image_key gcr.io/distroless/static:nonroot)" "$work/$1"
+		build_image "$5" "$(cat "$2" "$work/$1/Dockerfile" | sha256sum | cut -c1-16)-$(node_image_key gcr.io/distroless/static:nonroot)" "$work/$1"
 	}
 	static_image coredns "$(node_tool coredns)" /coredns 65532 "registry.k8s.io/coredns/coredns:$(pin node.coredns)"
 	local c cm=$(pin node.cert_manager)

@@ -79,7 +79,8 @@ impl Plugin for Helm {
             build_installer(cx.root)?;
         }
         let text = std::fs::read_to_string(cx.root.join(manifests)).map_err(|e| {
-            let why = if e.kind() == std::io::ErrorKind::NotFound {
+            let missing = e.kind() == std::io::ErrorKind::NotFound;
+            let why = if missing {
                 "there is no such file".to_string()
             } else {
                 format!("cannot read it: {e}")
@@ -89,7 +90,7 @@ impl Plugin for Helm {
             } else {
                 let msg = format!("--manifests {manifests:?}: {why}; give the kustomize output of the project, for example --manifests=dist/install.yaml");
                 // A path the user gave that names no file is bad input (exit 2); an unreadable file is not.
-                if e.kind() == std::io::ErrorKind::NotFound {
+                if missing {
                     usage(msg)
                 } else {
                     anyhow::anyhow!(msg)

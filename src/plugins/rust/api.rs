@@ -349,42 +349,74 @@ pub fn plan_files(cx: &mut Cx, res: &ResolvedResource) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::RunLayout;
+    use std::path::Path;
 
-    /// The fragment, inserted into `run_all` as the marker code indents it, is what rustfmt
-    /// writes, for every module name length up to well past the longest a kind gives.
+    /// The fragment, inserted above the marker of the `src/controllers/mod.rs` that `init`
+    /// writes (by the marker code `create api` uses), is what rustfmt writes, for every module
+    /// name length up to well past the longest a kind gives.
     #[test]
     fn controller_run_line_is_rustfmt_clean_for_any_module_length() {
-        let mut src = String::new();
+        #[derive(serde::Serialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Ctx {
+            boilerplate: &'static str,
+            controller_mod: String,
+            controller_run: RunLayout,
+        }
+        let file = "src/controllers/mod.rs";
+        let init = crate::templates::render(
+            "rust/init/src/controllers/mod.rs",
+            &Ctx {
+                boilerplate: "",
+                controller_mod: String::new(),
+                controller_run: RunLayout::for_module(""),
+            },
+        )
+        .unwrap();
         for n in 1..=120 {
             let m = "k".repeat(n);
-            let layout = RunLayout::for_module(&m);
-            #[derive(serde::Serialize)]
-            #[serde(rename_all = "camelCase")]
-            struct Ctx {
-                controller_mod: String,
-                controller_run: RunLayout,
-            }
-            let fragment = crate::templates::render(
-                "rust/fragments/controller_run.rs",
-                &Ctx {
-                    controller_mod: m.clone(),
-                    controller_run: layout,
-                },
+            let ctx = Ctx {
+                boilerplate: "",
+                controller_run: RunLayout::for_module(&m),
+                controller_mod: m,
+            };
+            let fragment =
+                crate::templates::render("rust/fragments/controller_run.rs", &ctx).unwrap();
+            let with = crate::markers::scaffold::insert_above_for(
+                Path::new(file),
+                &init,
+                "//",
+                "controllers",
+                &[fragment],
             )
             .unwrap();
-            let body: String = fragment.lines().map(|l| format!("        {l}\n")).collect();
-            src.push_str(&format!(
-                "pub async fn run_{n}(ctx: Context, shutdown: Shutdown) {{\n    let controllers: Vec<BoxFuture<'static, ()>> = vec![\n{body}        // +kubebuilder:scaffold:controllers\n    ];\n}}\n"
-            ));
+            let formatted = rustfmt(&with);
+            if formatted != with {
+                let diff: Vec<String> = with
+                    .lines()
+                    .zip(formatted.lines())
+                    .filter(|(a, b)| a != b)
+                    .take(6)
+                    .map(|(a, b)| format!("ours:    {a}\nrustfmt: {b}"))
+                    .collect();
+                panic!(
+                    "rustfmt lays out the controller line of a {n}-character module otherwise:\n{}",
+                    diff.join("\n")
+                );
+            }
         }
-        // One rustfmt run over all of them (rustfmt is part of the toolchain CI builds with).
+    }
+
+    /// The text as rustfmt (edition 2024, as a generated Cargo.toml says) writes it; rustfmt is
+    /// part of the toolchain CI builds with.
+    fn rustfmt(src: &str) -> String {
+        use std::io::Write;
         let mut child = std::process::Command::new("rustfmt")
             .args(["--edition", "2024", "--emit", "stdout", "--quiet"])
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
             .spawn()
             .expect("rustfmt runs (rustup component add rustfmt)");
-        use std::io::Write;
         child
             .stdin
             .take()
@@ -392,20 +424,7 @@ mod tests {
             .write_all(src.as_bytes())
             .unwrap();
         let out = child.wait_with_output().unwrap();
-        assert!(out.status.success(), "rustfmt failed");
-        let formatted = String::from_utf8(out.stdout).unwrap();
-        if formatted != src {
-            let diff: Vec<String> = src
-                .lines()
-                .zip(formatted.lines())
-                .filter(|(a, b)| a != b)
-                .take(6)
-                .map(|(a, b)| format!("ours:    {a}\nrustfmt: {b}"))
-                .collect();
-            panic!(
-                "rustfmt lays out the controller lines otherwise:\n{}",
-                diff.join("\n")
-            );
-        }
+        assert!(out.status.success(), "rustfmt failed on:\n{src}");
+        String::from_utf8(out.stdout).unwrap()
     }
 }
