@@ -125,15 +125,38 @@ run_job() {
 }
 job_args=("$@")
 
+# run_job_cpu NAME FILE: run_job NAME in a subshell, then write to FILE the CPU time (user plus
+# system, in whole seconds) of the processes it waited for: the job's own compilers, tests and
+# tools, not what Docker's or the node's daemons run for it. It says which job costs CPU on a
+# cold run, where the wall time of each depends on what ran beside it.
+run_job_cpu() {
+	(
+		rc=0
+		run_job "$1" || rc=$?
+		times | awk 'function s(t, a) { split(t, a, "m"); return a[1] * 60 + a[2] }
+			NR == 2 { printf "%d\n", s($1) + s($2) }' >"$2"
+		exit "$rc"
+	)
+}
+# cpu_of FILE: ", CPU 12m34s" from a run_job_cpu FILE, or nothing.
+cpu_of() {
+	local c
+	c=$(cat "$1" 2>/dev/null) && [[ $c =~ ^[0-9]+$ ]] && printf ', CPU %s' "$(fmt_duration "$c")"
+	return 0
+}
+# /proc/stat's busy and idle ticks of the whole machine, for the share it was busy during the run.
+machine_ticks() { awk '$1 == "cpu" { print $2 + $3 + $4 + $7 + $8, $5 + $6 }' /proc/stat; }
+read -r busy0 idle0 < <(machine_ticks)
+
 ((workers <= ${#jobs[@]})) || workers=${#jobs[@]}
 failed=()
 if ((workers == 1)); then
 	for job in "${jobs[@]}"; do
 		t=$SECONDS
-		if run_job "$job"; then
-			log_info "job $job: passed in $(fmt_duration $((SECONDS - t)))"
+		if run_job_cpu "$job" "$run_dir/cpu"; then
+			log_info "job $job: passed in $(fmt_duration $((SECONDS - t)))$(cpu_of "$run_dir/cpu")"
 		else
-			log_error "job $job: FAILED after $(fmt_duration $((SECONDS - t)))"
+			log_error "job $job: FAILED after $(fmt_duration $((SECONDS - t)))$(cpu_of "$run_dir/cpu")"
 			failed+=("$job")
 		fi
 	done
@@ -158,10 +181,10 @@ else
 			log="$run_dir/${job//[:\/]/-}.log"
 			log_info "worker $w: job $job started"
 			t=$SECONDS
-			if run_job "$job" >"$log" 2>&1 </dev/null; then
-				result="passed in $(fmt_duration $((SECONDS - t)))"
+			if run_job_cpu "$job" "$log.cpu" >"$log" 2>&1 </dev/null; then
+				result="passed in $(fmt_duration $((SECONDS - t)))$(cpu_of "$log.cpu")"
 			else
-				result="FAILED after $(fmt_duration $((SECONDS - t)))"
+				result="FAILED after $(fmt_duration $((SECONDS - t)))$(cpu_of "$log.cpu")"
 				echo "$job" >>"$run_dir/failed"
 			fi
 			(
@@ -189,6 +212,10 @@ if ((workers > 1)); then
 		tail -n 150 "$run_dir/${job//[:\/]/-}.log"
 		printf '=== end of the failed job %s\n' "$job"
 	done
+fi
+read -r busy1 idle1 < <(machine_ticks)
+if ((busy1 + idle1 > busy0 + idle0)); then
+	log_info "the machine's CPUs were busy $(((busy1 - busy0) * 100 / (busy1 - busy0 + idle1 - idle0)))% of the run (/proc/stat, every process on it)"
 fi
 ((${#failed[@]} == 0)) || die "e2e failed after $(fmt_duration $((SECONDS - start))): ${failed[*]}"
 log_info "e2e finished in $(fmt_duration $((SECONDS - start)))"

@@ -42,6 +42,14 @@ export OPBUILDER_ROOT E2E_CACHE OPBUILDER_VERSIONS_FILE OPBUILDER_TARGET_DIR
 # k8s.io packages, most of a project's dependencies, once for all of them.
 export CGO_ENABLED=0
 [[ " ${GOFLAGS:-} " == *" -trimpath "* ]] || export GOFLAGS="${GOFLAGS:+$GOFLAGS }-trimpath"
+# The Go compiler and linker collect garbage less often: about a fifth less CPU for a cold build
+# (the dependencies of a golden project's manager, 2 cores: 457 s of user time at Go's default
+# GOGC=100, 353 s at 400, 375 s at 1000), for a larger heap (the biggest compile 470 MB, 715 MB).
+# GOMEMLIMIT makes a Go process that nears it collect anyway (golangci-lint holds every
+# dependency's syntax and types: a fourfold heap of that could crowd the other worker). Both also
+# reach the Go programs the tests start (kube-apiserver, etcd, managers, the node's daemons),
+# which is harmless with this machine's memory. A caller's own values win.
+export GOGC="${GOGC:-400}" GOMEMLIMIT="${GOMEMLIMIT:-6GiB}"
 
 _log() {
 	local level=$1
