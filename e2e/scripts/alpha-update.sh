@@ -56,9 +56,13 @@ release_binary() {
 		log_info "building opbuilder $release at $commit (once; cached in $dir)"
 		src=$(mktemp -d)
 		git -C "$OPBUILDER_ROOT" worktree add --quiet --detach "$src/tree" "$commit"
-		# One target directory for every release: their dependencies mostly agree, so the second
-		# release builds only what changed.
-		nice cargo build --quiet --locked --manifest-path "$src/tree/Cargo.toml" --target-dir "$E2E_CACHE/release-target" ||
+		# Their dependencies mostly agree with each other's and with this checkout's, so they are
+		# compiled in this checkout's cargo build directory (CARGO_BUILD_BUILD_DIR), where
+		# `cargo build` of e2e/run.sh has just compiled them: a cold 0.1.0 compiled 8 crates in
+		# 13 s there, against 3 min 21 s in a directory of its own. The binaries go to a target
+		# directory of their own (--target-dir), never over this checkout's target/debug/opbuilder.
+		CARGO_BUILD_BUILD_DIR=$OPBUILDER_TARGET_DIR nice cargo build --quiet --locked \
+			--manifest-path "$src/tree/Cargo.toml" --target-dir "$E2E_CACHE/release-target" ||
 			{
 				git -C "$OPBUILDER_ROOT" worktree remove --force "$src/tree" >/dev/null 2>&1 || true
 				rm -rf "$src"
