@@ -133,8 +133,10 @@ run_job_cpu() {
 	(
 		rc=0
 		run_job "$1" || rc=$?
-		times | awk 'function s(t, a) { split(t, a, "m"); return a[1] * 60 + a[2] }
-			NR == 2 { printf "%d\n", s($1) + s($2) }' >"$2"
+		# Into a file: in a pipe or $(...), `times` would run in a fork that has no children.
+		times >"$2.times"
+		awk 'function s(t, a) { split(t, a, "m"); return a[1] * 60 + a[2] }
+			NR == 2 { printf "%d\n", s($1) + s($2) }' "$2.times" >"$2"
 		exit "$rc"
 	)
 }
