@@ -377,6 +377,8 @@ if want innerloop; then
 	}
 	eval "$("$cs" env "$node")"
 	use_rust_target
+	# The inner loop edits and builds again: incremental, as a user's cargo.
+	unset CARGO_INCREMENTAL
 	k() { "$(k8s_bin_dir)/kubectl" --kubeconfig "$node/kubeconfig" --request-timeout=30s "$@"; }
 	now() { date +%s%N; }
 	secs() { awk -v n="$1" 'BEGIN { printf "%.1f s", n / 1e9 }'; }

@@ -114,6 +114,8 @@ if ((rust)); then
 	need_cmd cargo make curl setsid
 	# The Rust projects of the e2e tests share one target directory (dependencies built once).
 	use_rust_target
+	# The tutorial edits the project and builds it again: incremental, as a user's cargo.
+	unset CARGO_INCREMENTAL
 	# What the manager logs once it runs (after `cargo run` has built it).
 	started='serving HTTP'
 else
