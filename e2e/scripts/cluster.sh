@@ -97,7 +97,7 @@ k() { "$k8s_bin/kubectl" --kubeconfig "$dir/kubeconfig" --request-timeout=30s "$
 dk() { DOCKER_HOST="unix://$docker_sock" DOCKER_CONFIG="$dir/docker-config" docker "$@"; }
 ctr_() { "$dir/bin/ctr" --address "$containerd_sock" --namespace k8s.io "$@"; }
 # Probes that must not hang on a daemon that accepts but never answers.
-docker_answers() { DOCKER_HOST="unix://$docker_sock" timeout 20 docker version; }
+docker_answers() { DOCKER_HOST="unix://$docker_sock" DOCKER_CONFIG="$dir/docker-config" timeout 20 docker version; }
 containerd_answers() { ctr_ --timeout 10s version; }
 
 # await DESC CMD...: wait_for with the node's timeout, failing start when it runs out.
