@@ -125,25 +125,25 @@ run_job() {
 }
 job_args=("$@")
 
-# run_job_cpu NAME FILE: run_job NAME in a subshell, then write to FILE the CPU time (user plus
-# system, in whole seconds) of the processes it waited for: the job's own compilers, tests and
-# tools, not what Docker's or the node's daemons run for it. It says which job costs CPU on a
-# cold run, where the wall time of each depends on what ran beside it.
+# run_job_cpu NAME FILE: run_job NAME in a subshell, then write `times` to FILE: its second line
+# is the CPU time (user, system) of the processes the job waited for: its own compilers, tests
+# and tools, not what Docker's or the node's daemons run for it. It says which job costs CPU on
+# a cold run, where the wall time of each depends on what ran beside it.
 run_job_cpu() {
 	(
 		rc=0
 		run_job "$1" || rc=$?
 		# Into a file: in a pipe or $(...), `times` would run in a fork that has no children.
-		times >"$2.times"
-		awk 'function s(t, a) { split(t, a, "m"); return a[1] * 60 + a[2] }
-			NR == 2 { printf "%d\n", s($1) + s($2) }' "$2.times" >"$2"
+		times >"$2"
 		exit "$rc"
 	)
 }
-# cpu_of FILE: ", CPU 12m34s" from a run_job_cpu FILE, or nothing.
+# cpu_of FILE: ", CPU 12m34s" (user plus system) from a run_job_cpu FILE, or nothing.
 cpu_of() {
 	local c
-	c=$(cat "$1" 2>/dev/null) && [[ $c =~ ^[0-9]+$ ]] && printf ', CPU %s' "$(fmt_duration "$c")"
+	c=$(awk 'function s(t, a) { split(t, a, "m"); return a[1] * 60 + a[2] }
+		NR == 2 { printf "%d", s($1) + s($2) }' "$1" 2>/dev/null) &&
+		[[ $c =~ ^[0-9]+$ ]] && printf ', CPU %s' "$(fmt_duration "$c")"
 	return 0
 }
 # /proc/stat's busy and idle ticks of the whole machine, for the share it was busy during the run.

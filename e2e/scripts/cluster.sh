@@ -94,10 +94,11 @@ containerd_sock="$dir/containerd/containerd.sock"
 # ================================================================ small helpers
 
 k() { "$k8s_bin/kubectl" --kubeconfig "$dir/kubeconfig" --request-timeout=30s "$@"; }
-dk() { DOCKER_HOST="unix://$docker_sock" DOCKER_CONFIG="$dir/docker-config" docker "$@"; }
+# dk ARGS: docker against the node's daemon, with the node's config; DK_TIMEOUT=SECONDS bounds it.
+dk() { DOCKER_HOST="unix://$docker_sock" DOCKER_CONFIG="$dir/docker-config" ${DK_TIMEOUT:+timeout "$DK_TIMEOUT"} docker "$@"; }
 ctr_() { "$dir/bin/ctr" --address "$containerd_sock" --namespace k8s.io "$@"; }
 # Probes that must not hang on a daemon that accepts but never answers.
-docker_answers() { DOCKER_HOST="unix://$docker_sock" DOCKER_CONFIG="$dir/docker-config" timeout 20 docker version; }
+docker_answers() { DK_TIMEOUT=20 dk version; }
 containerd_answers() { ctr_ --timeout 10s version; }
 
 # await DESC CMD...: wait_for with the node's timeout, failing start when it runs out.
