@@ -47,6 +47,9 @@ use fleet::{controllers, leader_election, rbac};
 
 /// How long the control plane may take to start.
 const START_TIMEOUT: Duration = Duration::from_secs(90);
+/// How many times the control plane is started, on other ports each time, when a port chosen
+/// for it was taken before etcd or kube-apiserver could listen on it.
+const START_ATTEMPTS: u32 = 3;
 
 /// The namespace of the manager's ServiceAccount in the tests (and of its Lease).
 pub const MANAGER_NAMESPACE: &str = "default";
@@ -69,12 +72,28 @@ struct Processes {
     children: Vec<Child>,
 }
 
-impl Drop for Processes {
-    fn drop(&mut self) {
-        for p in self.children.iter_mut().rev() {
+impl Processes {
+    /// Kill the processes, the last started first, and wait for them.
+    fn stop(&mut self) {
+        for mut p in self.children.drain(..).rev() {
             let _ = p.kill();
             let _ = p.wait();
         }
+    }
+
+    /// Whether etcd or kube-apiserver says in its log that an address it was to listen on was
+    /// in use.
+    fn port_was_taken(&self) -> bool {
+        ["etcd", "kube-apiserver"].iter().any(|name| {
+            std::fs::read_to_string(self.dir.join(format!("{name}.log")))
+                .is_ok_and(|log| log.contains("address already in use"))
+        })
+    }
+}
+
+impl Drop for Processes {
+    fn drop(&mut self) {
+        self.stop();
         if std::thread::panicking() {
             eprintln!("control plane logs kept in {}", self.dir.display());
         } else {
@@ -192,6 +211,65 @@ fn launch(assets: &Path, dir: &Path, name: &str, args: &[String]) -> Child {
         .unwrap_or_else(|e| panic!("starting {name}: {e}"))
 }
 
+/// Start etcd and kube-apiserver on free ports in `dir` (its certificates made already) and
+/// write a kubeconfig for the API server: its path.
+fn launch_plane(assets: &Path, dir: &Path, processes: &mut Processes) -> PathBuf {
+    let (etcd, peer, api) = (free_port(), free_port(), free_port());
+    let path = |f: &str| dir.join(f).display().to_string();
+    processes.children.push(launch(
+        assets,
+        dir,
+        "etcd",
+        &[
+            format!("--data-dir={}", path("etcd")),
+            format!("--listen-client-urls=http://127.0.0.1:{etcd}"),
+            format!("--advertise-client-urls=http://127.0.0.1:{etcd}"),
+            format!("--listen-peer-urls=http://127.0.0.1:{peer}"),
+            format!("--initial-advertise-peer-urls=http://127.0.0.1:{peer}"),
+            format!("--initial-cluster=default=http://127.0.0.1:{peer}"),
+            "--unsafe-no-fsync=true".into(),
+            "--log-level=warn".into(),
+        ],
+    ));
+    processes.children.push(launch(
+        assets,
+        dir,
+        "kube-apiserver",
+        &[
+            format!("--etcd-servers=http://127.0.0.1:{etcd}"),
+            "--bind-address=127.0.0.1".into(),
+            "--advertise-address=127.0.0.1".into(),
+            format!("--secure-port={api}"),
+            format!("--cert-dir={}", path("serving")),
+            format!("--tls-cert-file={}", path("apiserver.crt")),
+            format!("--tls-private-key-file={}", path("apiserver.key")),
+            format!("--client-ca-file={}", path("ca.crt")),
+            "--authorization-mode=RBAC".into(),
+            "--service-account-issuer=https://kubernetes.default.svc.cluster.local".into(),
+            format!("--service-account-key-file={}", path("sa.pub")),
+            format!("--service-account-signing-key-file={}", path("sa.key")),
+            "--service-cluster-ip-range=10.0.0.0/24".into(),
+            "--endpoint-reconciler-type=none".into(),
+            "--disable-admission-plugins=ServiceAccount".into(),
+        ],
+    ));
+    let kubeconfig = dir.join("kubeconfig");
+    write(
+        &kubeconfig,
+        &format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: envtest\n  cluster:\n    \
+             server: https://127.0.0.1:{api}\n    certificate-authority: {}\nusers:\n- name: admin\n  \
+             user:\n    client-certificate: {}\n    client-key: {}\ncontexts:\n- name: envtest\n  \
+             context:\n    cluster: envtest\n    user: admin\n    namespace: default\n\
+             current-context: envtest\n",
+            path("ca.crt"),
+            path("admin.crt"),
+            path("admin.key")
+        ),
+    );
+    kubeconfig
+}
+
 impl ControlPlane {
     /// Start etcd and kube-apiserver, wait until the API server answers, and install the
     /// project's CRDs.
@@ -205,81 +283,50 @@ impl ControlPlane {
         ));
         std::fs::create_dir_all(&dir).expect("a directory for the control plane");
         pki(&dir).expect("certificates for the control plane");
-        let (etcd, peer, api) = (free_port(), free_port(), free_port());
-        let path = |f: &str| dir.join(f).display().to_string();
         let mut processes = Processes {
             dir: dir.clone(),
             children: vec![],
         };
-        processes.children.push(launch(
-            &assets,
-            &dir,
-            "etcd",
-            &[
-                format!("--data-dir={}", path("etcd")),
-                format!("--listen-client-urls=http://127.0.0.1:{etcd}"),
-                format!("--advertise-client-urls=http://127.0.0.1:{etcd}"),
-                format!("--listen-peer-urls=http://127.0.0.1:{peer}"),
-                format!("--initial-advertise-peer-urls=http://127.0.0.1:{peer}"),
-                format!("--initial-cluster=default=http://127.0.0.1:{peer}"),
-                "--unsafe-no-fsync=true".into(),
-                "--log-level=warn".into(),
-            ],
-        ));
-        processes.children.push(launch(
-            &assets,
-            &dir,
-            "kube-apiserver",
-            &[
-                format!("--etcd-servers=http://127.0.0.1:{etcd}"),
-                "--bind-address=127.0.0.1".into(),
-                "--advertise-address=127.0.0.1".into(),
-                format!("--secure-port={api}"),
-                format!("--cert-dir={}", path("serving")),
-                format!("--tls-cert-file={}", path("apiserver.crt")),
-                format!("--tls-private-key-file={}", path("apiserver.key")),
-                format!("--client-ca-file={}", path("ca.crt")),
-                "--authorization-mode=RBAC".into(),
-                "--service-account-issuer=https://kubernetes.default.svc.cluster.local".into(),
-                format!("--service-account-key-file={}", path("sa.pub")),
-                format!("--service-account-signing-key-file={}", path("sa.key")),
-                "--service-cluster-ip-range=10.0.0.0/24".into(),
-                "--endpoint-reconciler-type=none".into(),
-                "--disable-admission-plugins=ServiceAccount".into(),
-            ],
-        ));
-        let kubeconfig = dir.join("kubeconfig");
-        write(
-            &kubeconfig,
-            &format!(
-                "apiVersion: v1\nkind: Config\nclusters:\n- name: envtest\n  cluster:\n    \
-                 server: https://127.0.0.1:{api}\n    certificate-authority: {}\nusers:\n- name: admin\n  \
-                 user:\n    client-certificate: {}\n    client-key: {}\ncontexts:\n- name: envtest\n  \
-                 context:\n    cluster: envtest\n    user: admin\n    namespace: default\n\
-                 current-context: envtest\n",
-                path("ca.crt"),
-                path("admin.crt"),
-                path("admin.key")
-            ),
-        );
-        let options = KubeConfigOptions::default();
-        let config = Kubeconfig::read_from(&kubeconfig).expect("the kubeconfig");
-        let config = Config::from_custom_kubeconfig(config, &options)
-            .await
-            .expect("a client configuration");
-        let mut plane = ControlPlane {
-            client: Client::try_from(config.clone()).expect("a client"),
-            kubeconfig,
-            config,
-            processes,
-        };
-        plane.wait_until_ready().await;
-        plane.install_crds().await;
-        plane
+        let mut attempt = 1;
+        loop {
+            let kubeconfig = launch_plane(&assets, &dir, &mut processes);
+            let options = KubeConfigOptions::default();
+            let config = Kubeconfig::read_from(&kubeconfig).expect("the kubeconfig");
+            let config = Config::from_custom_kubeconfig(config, &options)
+                .await
+                .expect("a client configuration");
+            let mut plane = ControlPlane {
+                client: Client::try_from(config.clone()).expect("a client"),
+                kubeconfig,
+                config,
+                processes,
+            };
+            match plane.wait_until_ready().await {
+                Ok(()) => {
+                    plane.install_crds().await;
+                    return plane;
+                }
+                // A free port may be taken by another process (any outgoing connection can get
+                // it as its local port) between the moment it is chosen and the moment etcd or
+                // kube-apiserver listens on it: start again on other ports.
+                Err(_) if attempt < START_ATTEMPTS && plane.processes.port_was_taken() => {
+                    eprintln!(
+                        "the control plane stopped: a port chosen for it was taken meanwhile; \
+                         starting again on other ports"
+                    );
+                    processes = plane.processes;
+                    processes.stop();
+                    let _ = std::fs::remove_dir_all(dir.join("etcd"));
+                    attempt += 1;
+                }
+                Err(stopped) => panic!("{stopped}"),
+            }
+        }
     }
 
-    /// Wait until the API server serves the namespace `default` (it creates it at start).
-    async fn wait_until_ready(&mut self) {
+    /// Wait until the API server serves the namespace `default` (it creates it at start); an
+    /// error when etcd or kube-apiserver stops first.
+    async fn wait_until_ready(&mut self) -> Result<(), String> {
         let started = Instant::now();
         let namespaces: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(self.client.clone());
         loop {
@@ -288,14 +335,14 @@ impl ControlPlane {
                 .await
                 .is_ok_and(|n| n.is_some())
             {
-                return;
+                return Ok(());
             }
             for p in &mut self.processes.children {
                 if let Ok(Some(status)) = p.try_wait() {
-                    panic!(
+                    return Err(format!(
                         "the control plane stopped ({status}); see the logs in {}",
                         self.processes.dir.display()
-                    );
+                    ));
                 }
             }
             assert!(
