@@ -9,8 +9,9 @@
 #
 # Usage: go-tool.sh NAME          print the path of a tool known by name (building it when missing):
 #                                 kubebuilder, golangci-lint, helm
-#        go-tool.sh NAME MODULE VERSION PACKAGE [--ldflags FLAGS] [--main DIR]
-#                                 the same for any main package, linked with FLAGS;
+#        go-tool.sh NAME MODULE VERSION PACKAGE [--ldflags FLAGS] [--gcflags FLAGS] [--main DIR]
+#                                 the same for any main package, linked with --ldflags and
+#                                 compiled with --gcflags (the cache key is the version all the same);
 #                                 PACKAGE "." with --main DIR: a main package of our own (the .go
 #                                 files of DIR) built against MODULE@VERSION, cached under
 #                                 <name>-<version>-<hash of DIR's files>
@@ -30,15 +31,16 @@ if [[ $# -eq 1 ]]; then
 	*) die "unknown tool '$name': give MODULE VERSION PACKAGE too" ;;
 	esac
 fi
-(($# >= 4)) || die "usage: go-tool.sh NAME [MODULE VERSION PACKAGE [--ldflags FLAGS] [--main DIR]]"
+(($# >= 4)) || die "usage: go-tool.sh NAME [MODULE VERSION PACKAGE [--ldflags FLAGS] [--gcflags FLAGS] [--main DIR]]"
 module=$2 version=$3 package=$4
 shift 4
-ldflags="" main_dir="" key=$version
+ldflags="" gcflags="" main_dir="" key=$version
 while (($#)); do
 	case "$1" in
 	--ldflags) ldflags=${2:?--ldflags needs a value} ;;
+	--gcflags) gcflags=${2:?--gcflags needs a value} ;;
 	--main) main_dir=${2:?--main needs a directory} ;;
-	*) die "go-tool.sh: unknown option '$1' (known: --ldflags FLAGS, --main DIR)" ;;
+	*) die "go-tool.sh: unknown option '$1' (known: --ldflags FLAGS, --gcflags FLAGS, --main DIR)" ;;
 	esac
 	shift 2
 done
@@ -73,7 +75,7 @@ if [[ ! -x $bin ]]; then
 			printf '//go:build tools\n\npackage tool\n\nimport _ "%s"\n' "$package" >tool.go
 		fi
 		GOFLAGS=-mod=mod go mod tidy >/dev/null 2>&1 || GOFLAGS=-mod=mod go mod tidy
-		CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$bin.tmp" "$package"
+		CGO_ENABLED=0 go build -trimpath -gcflags "$gcflags" -ldflags "$ldflags" -o "$bin.tmp" "$package"
 	)
 	mv -f "$bin.tmp" "$bin"
 	log_info "built $bin in $(fmt_duration $((SECONDS - start)))"
