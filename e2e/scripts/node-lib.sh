@@ -40,39 +40,36 @@ node_k8s_dir() {
 # The Kubernetes binaries are not: they share their packages' compiles with the control plane's
 # kube-apiserver, which every envtest runs.
 _node_gcflags="all=-N -l"
+# _node_go_tool NAME MODULE VERSION PACKAGE [OPTIONS]: go-tool.sh with the node's compile flags.
+_node_go_tool() { "$_node_scripts/go-tool.sh" "$@" --gcflags "$_node_gcflags"; }
 
 node_tool() {
 	local name=${1:?usage: node_tool NAME} v module
 	case "$name" in
 	containerd | containerd-shim-runc-v2 | ctr)
 		v=$(pin node.containerd) module=github.com/containerd/containerd/v2
-		"$_node_scripts/go-tool.sh" "$name" "$module" "$v" "$module/cmd/$name" \
-			--ldflags "-s -w -X $module/version.Version=$v -X $module/version.Revision=module-proxy" \
-			--gcflags "$_node_gcflags"
+		_node_go_tool "$name" "$module" "$v" "$module/cmd/$name" \
+			--ldflags "-s -w -X $module/version.Version=$v -X $module/version.Revision=module-proxy"
 		;;
 	docker-buildx)
 		v=$(pin node.buildx) module=github.com/docker/buildx
-		"$_node_scripts/go-tool.sh" "$name" "$module" "$v" "$module/cmd/buildx" \
-			--ldflags "-s -w -X $module/version.Version=$v -X $module/version.Revision=module-proxy" \
-			--gcflags "$_node_gcflags"
+		_node_go_tool "$name" "$module" "$v" "$module/cmd/buildx" \
+			--ldflags "-s -w -X $module/version.Version=$v -X $module/version.Revision=module-proxy"
 		;;
 	registry)
 		v=$(pin node.distribution) module=github.com/distribution/distribution/v3
-		"$_node_scripts/go-tool.sh" "$name" "$module" "$v" . --main "$OPBUILDER_ROOT/e2e/node/registry" \
-			--ldflags "-s -w -X $module/version.version=$v" \
-			--gcflags "$_node_gcflags"
+		_node_go_tool "$name" "$module" "$v" . --main "$OPBUILDER_ROOT/e2e/node/registry" \
+			--ldflags "-s -w -X $module/version.version=$v"
 		;;
 	coredns)
 		v=$(pin node.coredns)
-		"$_node_scripts/go-tool.sh" "$name" github.com/coredns/coredns "$v" . \
-			--main "$OPBUILDER_ROOT/e2e/node/coredns" --ldflags "-s -w" \
-			--gcflags "$_node_gcflags"
+		_node_go_tool "$name" github.com/coredns/coredns "$v" . \
+			--main "$OPBUILDER_ROOT/e2e/node/coredns" --ldflags "-s -w"
 		;;
 	cert-manager-controller | cert-manager-cainjector | cert-manager-webhook)
 		v=$(pin node.cert_manager) module=github.com/cert-manager/cert-manager
-		"$_node_scripts/go-tool.sh" "$name" "$module" "$v" "$module/cmd/${name#cert-manager-}" \
-			--ldflags "-s -w -X $module/pkg/util.AppVersion=$v -X $module/pkg/util.AppGitCommit=module-proxy" \
-			--gcflags "$_node_gcflags"
+		_node_go_tool "$name" "$module" "$v" "$module/cmd/${name#cert-manager-}" \
+			--ldflags "-s -w -X $module/pkg/util.AppVersion=$v -X $module/pkg/util.AppGitCommit=module-proxy"
 		;;
 	*) die "node_tool: unknown part '$name'" ;;
 	esac
