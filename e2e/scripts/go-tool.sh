@@ -11,7 +11,9 @@
 #                                 kubebuilder, golangci-lint, helm
 #        go-tool.sh NAME MODULE VERSION PACKAGE [--ldflags FLAGS] [--gcflags FLAGS] [--main DIR]
 #                                 the same for any main package, linked with --ldflags and
-#                                 compiled with --gcflags (the cache key is the version all the same);
+#                                 compiled with --gcflags (repeatable: one -gcflags each, the last
+#                                 pattern that matches a package wins; the cache key is the version
+#                                 all the same);
 #                                 PACKAGE "." with --main DIR: a main package of our own (the .go
 #                                 files of DIR) built against MODULE@VERSION, cached under
 #                                 <name>-<version>-<hash of DIR's files>
@@ -34,11 +36,11 @@ fi
 (($# >= 4)) || die "usage: go-tool.sh NAME [MODULE VERSION PACKAGE [--ldflags FLAGS] [--gcflags FLAGS] [--main DIR]]"
 module=$2 version=$3 package=$4
 shift 4
-ldflags="" gcflags="" main_dir="" key=$version
+ldflags="" gcflags=() main_dir="" key=$version
 while (($#)); do
 	case "$1" in
 	--ldflags) ldflags=${2:?--ldflags needs a value} ;;
-	--gcflags) gcflags=${2:?--gcflags needs a value} ;;
+	--gcflags) gcflags+=(-gcflags "${2:?--gcflags needs a value}") ;;
 	--main) main_dir=${2:?--main needs a directory} ;;
 	*) die "go-tool.sh: unknown option '$1' (known: --ldflags FLAGS, --gcflags FLAGS, --main DIR)" ;;
 	esac
@@ -75,7 +77,7 @@ if [[ ! -x $bin ]]; then
 			printf '//go:build tools\n\npackage tool\n\nimport _ "%s"\n' "$package" >tool.go
 		fi
 		GOFLAGS=-mod=mod go mod tidy >/dev/null 2>&1 || GOFLAGS=-mod=mod go mod tidy
-		CGO_ENABLED=0 go build -trimpath -gcflags "$gcflags" -ldflags "$ldflags" -o "$bin.tmp" "$package"
+		CGO_ENABLED=0 go build -trimpath "${gcflags[@]}" -ldflags "$ldflags" -o "$bin.tmp" "$package"
 	)
 	mv -f "$bin.tmp" "$bin"
 	log_info "built $bin in $(fmt_duration $((SECONDS - start)))"
