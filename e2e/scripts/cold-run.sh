@@ -66,9 +66,15 @@ if ((cold)); then
 fi
 git clone -q --no-checkout "$OPBUILDER_ROOT" "$out/opbuilder"
 git -C "$out/opbuilder" checkout -q --detach "$commit"
-if [[ -d $OPBUILDER_ROOT/../shared ]]; then
-	ln -s "$(cd "$OPBUILDER_ROOT/../shared" && pwd)" "$out/shared"
-fi
+# ../shared beside the clone, as CI has it: beside this checkout, or beside the main work tree
+# when this is a `git worktree` elsewhere.
+for shared in "$OPBUILDER_ROOT/../shared" "$(dirname "$(git -C "$OPBUILDER_ROOT" rev-parse --path-format=absolute --git-common-dir)")/../shared"; do
+	if [[ -d $shared ]]; then
+		ln -s "$(cd "$shared" && pwd)" "$out/shared"
+		break
+	fi
+done
+[[ -e $out/shared ]] || log_warn "no ../shared beside $OPBUILDER_ROOT: the clone runs without it (CI has it)"
 log_info "measuring .ci/run of $(git -C "$out/opbuilder" log --oneline -1) in $out ($( ((cold)) && echo cold || echo warm))"
 
 # Process accounting: every process that ends, with its command and CPU time.
