@@ -7,7 +7,8 @@
 #      the registry as a real publish would (without building it a second time);
 #   2. the package must stay lean: nothing from e2e/ or docs/, and under MAX_KIB;
 #   3. README's from-source command, `cargo install --locked --path .`, run in the unpacked
-#      package (what `cargo install --locked opbuilder` downloads), into a scratch root;
+#      package (what `cargo install --locked opbuilder` downloads), into a scratch root, with
+#      --debug (the dependencies of this checkout's `cargo build` are reused; see below);
 #   4. the installed binary: `--version`, `version`, `init` and `create api` in a new project,
 #      and the manual pages written where `man` finds them through PATH (`man -w opbuilder`).
 #
@@ -52,17 +53,24 @@ log_info "opbuilder-$version.crate: $count files, $kib KiB"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/opbuilder-install.XXXXXX")
 trap 'rm -rf "$work"' EXIT
-tar -xzf "$crate" -C "$work"
+# Unpacked at the same path on every run, so that cargo sees the same package (below).
+unpacked="$OPBUILDER_TARGET_DIR/install/package"
+rm -rf "$unpacked"
+mkdir -p "$unpacked"
+tar -xzf "$crate" -C "$unpacked"
 root="$work/root"
-log_info "cargo install --locked --path . (in the unpacked package), into $root"
-# The build's target directory is kept between runs (like cargo's own cache of a crate), so a
-# second run does not compile the dependencies again. Built without optimizations: what is tested
-# is the package and the install (the files it holds, the binary's use), not the optimizer, and a
-# cold run of CI is bound by CPU (the optimized build was most of this stage's 3 to 4 minutes of
-# CPU). The release profile's other settings stay the package's.
-(cd "$work/opbuilder-$version" &&
-	CARGO_TARGET_DIR="$OPBUILDER_TARGET_DIR/install" CARGO_PROFILE_RELEASE_OPT_LEVEL=0 \
-		cargo install --locked --path . --root "$root")
+log_info "cargo install --debug --locked --path . (in the unpacked package), into $root"
+# With the dev profile and this checkout's cargo build directory (CARGO_BUILD_BUILD_DIR, as
+# alpha-update builds the earlier releases), where run.sh's `cargo build` has just compiled the
+# same dependencies with the same features: only the packaged crate itself compiles. What is
+# tested is the package and the install (the files it holds, the binary's use), not the optimizer,
+# and a cold run of CI is bound by CPU: the optimized build was most of this stage's 3 to 4 minutes
+# of CPU, one without optimizations still compiled every dependency again in a profile nothing
+# else builds (about a minute). The binary goes to a target directory of its own, never over this
+# checkout's target/debug/opbuilder, which the other jobs run.
+(cd "$unpacked/opbuilder-$version" &&
+	CARGO_TARGET_DIR="$OPBUILDER_TARGET_DIR/install" CARGO_BUILD_BUILD_DIR="$OPBUILDER_TARGET_DIR" \
+		cargo install --debug --locked --path . --root "$root")
 bin="$root/bin/opbuilder"
 [[ -x $bin ]] || die "cargo install wrote no $bin"
 export PATH="$root/bin:$PATH"
