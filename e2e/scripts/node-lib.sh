@@ -40,7 +40,7 @@ node_k8s_dir() {
 # The Kubernetes binaries are not: they share their packages' compiles with the control plane's
 # kube-apiserver, which every envtest runs. Nor is the standard library (`std=`, the last
 # pattern that matches wins): compiled as every other build here compiles it, it comes from Go's
-# build cache, where `all=` alone compiled it a second time (about 240 packages a part).
+# build cache, where `all=` alone compiled its 240-odd packages once more for the node's parts.
 # _node_go_tool NAME MODULE VERSION PACKAGE [OPTIONS]: go-tool.sh with the node's compile flags.
 _node_go_tool() { "$_node_scripts/go-tool.sh" "$@" --gcflags "all=-N -l" --gcflags "std="; }
 
