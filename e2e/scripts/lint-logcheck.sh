@@ -96,7 +96,11 @@ cp "$custom" bin/golangci-lint-custom
 # The golden trees' golangci-lint cache when run.sh gives one (their dependencies' analysis).
 export GOLANGCI_LINT_CACHE="${OPBUILDER_LINT_CACHE:-$work/golangci-cache}"
 
-bin/golangci-lint-custom linters | grep -q '^logcheck:' || die "the custom golangci-lint has no logcheck"
+# The list is read whole before it is searched: `linters | grep -q` under pipefail failed about one
+# time in three, when grep had found the line and left before golangci-lint had written the rest
+# (exit 141, SIGPIPE).
+linters=$(bin/golangci-lint-custom linters) || die "bin/golangci-lint-custom linters failed"
+grep -q '^logcheck:' <<<"$linters" || die "the custom golangci-lint has no logcheck"
 log_info "make lint with logcheck"
 make lint >"$work/lint.log" 2>&1 || {
 	cat "$work/lint.log" >&2
