@@ -14,8 +14,8 @@
 # ($OPBUILDER_E2E_CACHE: the control plane, the node's parts, Docker's data root, the tools, the
 # earlier releases, the shared Rust build directory), ~/.cache/opbuilder, golangci-lint's,
 # goimports' and setup-envtest's. cargo's registry stays (crates.io is not what a cold run is
-# about). Refused while a node of cluster.sh or its Docker daemon runs (their files are in the
-# e2e cache).
+# about). Refused while anything runs from the e2e cache (a node of cluster.sh, its Docker daemon,
+# a control plane).
 #
 # OUT_DIR gets: opbuilder/ (the clone), ci.log (.ci/run's output), stat.log, pacct (when process
 # accounting works: needs root and acct's accton, which apt-get installs when missing), profile.txt
@@ -24,32 +24,25 @@ set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 scripts=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-usage="usage: cold-run.sh --yes|--warm OUT_DIR [REF] (e.g. cold-run.sh --yes /tmp/cold main)"
+# usage_error [MESSAGE]: the message and the usage on stderr, exit 2.
+usage_error() {
+	[[ -z ${1:-} ]] || echo "cold-run.sh: $1" >&2
+	echo "usage: cold-run.sh --yes|--warm OUT_DIR [REF] (e.g. cold-run.sh --yes /tmp/cold main)" >&2
+	exit 2
+}
 
 mode=${1:-}
 case "$mode" in
 --yes) cold=1 ;;
 --warm) cold=0 ;;
-*)
-	echo "cold-run.sh: the first argument must be --yes (empty every cache, then measure) or --warm (keep them); got '${mode}'" >&2
-	echo "$usage" >&2
-	exit 2
-	;;
+*) usage_error "the first argument must be --yes (empty every cache, then measure) or --warm (keep them); got '${mode}'" ;;
 esac
 out=${2:-}
 ref=${3:-HEAD}
-if [[ -z $out || $# -gt 3 ]]; then
-	echo "$usage" >&2
-	exit 2
-fi
-if [[ -e $out ]]; then
-	echo "cold-run.sh: OUT_DIR '$out' exists; give a new directory, e.g. $out-2" >&2
-	exit 2
-fi
-commit=$(git -C "$OPBUILDER_ROOT" rev-parse --verify --quiet "$ref^{commit}") || {
-	echo "cold-run.sh: REF '$ref' is not a commit of $OPBUILDER_ROOT (e.g. main, HEAD or a hash)" >&2
-	exit 2
-}
+[[ -n $out && $# -le 3 ]] || usage_error
+[[ ! -e $out ]] || usage_error "OUT_DIR '$out' exists; give a new directory, e.g. $out-2"
+commit=$(git -C "$OPBUILDER_ROOT" rev-parse --verify --quiet "$ref^{commit}") ||
+	usage_error "REF '$ref' is not a commit of $OPBUILDER_ROOT (e.g. main, HEAD or a hash)"
 need_cmd git go
 if pgrep -f -- "$E2E_CACHE/" >/dev/null 2>&1; then
 	die "a process runs from $E2E_CACHE (a node of cluster.sh, its Docker daemon or a control plane: $(pgrep -a -f -- "$E2E_CACHE/" | head -n 1)); stop it first"
