@@ -32,7 +32,10 @@
 # Addresses: the API server, kubelet and etcd on 10.200.0.1 (added to lo: both the host and the
 # pods reach it), pods in 10.244.0.0/16 on the bridge opbuilder0, Services in 10.96.0.0/16 (DNS
 # 10.96.0.10), the registry on 127.0.0.1:5000 (OPBUILDER_NODE_REGISTRY_PORT). Needs root.
-# Other knobs: OPBUILDER_NODE_START_TIMEOUT (seconds per wait, default 300), OPBUILDER_E2E_CACHE.
+# Other knobs: OPBUILDER_NODE_START_TIMEOUT (seconds per wait, default 300), OPBUILDER_E2E_CACHE,
+# OPBUILDER_NODE_RUST_OPT_LEVEL (when set, the rust: base image sets CARGO_PROFILE_RELEASE_OPT_LEVEL
+# to it, so a Rust Dockerfile's `cargo build --release` compiles at that level: the cluster stage
+# sets 0; by default a release build is optimized as with the official image).
 # docs/testing.md: how to use it by hand; docs/decisions.md: why these parts.
 set -euo pipefail
 
@@ -546,6 +549,11 @@ RUN cd /usr/local/cargo/bin && for p in cargo cargo-clippy cargo-fmt clippy-driv
 ENV RUSTUP_HOME=/usr/local/rustup CARGO_HOME=/usr/local/cargo RUST_VERSION=$rust_version
 ENV PATH=/usr/local/cargo/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 EOF
+	if [[ -n ${OPBUILDER_NODE_RUST_OPT_LEVEL:-} ]]; then
+		[[ $OPBUILDER_NODE_RUST_OPT_LEVEL =~ ^([0-3]|s|z)$ ]] ||
+			die "OPBUILDER_NODE_RUST_OPT_LEVEL='$OPBUILDER_NODE_RUST_OPT_LEVEL' is not an opt-level of Cargo (0 to 3, s or z; e.g. 0)"
+		echo "ENV CARGO_PROFILE_RELEASE_OPT_LEVEL=$OPBUILDER_NODE_RUST_OPT_LEVEL" >>"$work/rust/Dockerfile"
+	fi
 	printf 'version = "12"\ndefault_toolchain = "%s"\nprofile = "minimal"\nauto_self_update = "disable"\n' \
 		"$toolchain" >"$work/rust/settings.toml"
 	key="$rust_version-$(ls "$rust_root/lib/rustlib" | tr '\n' ' ' | sha256sum | cut -c1-8)-$ca_sum-$base_key-$(cat "$work/rust/Dockerfile" "$work/rust/settings.toml" | sha256sum | cut -c1-12)"

@@ -4,6 +4,14 @@
 # The Makefile's go-install-tool sees bin/<tool>-<version> and skips `go install`, so the tests
 # do not build the same tool again in every project.
 #
+# bin/<tool>-<version> is the cached binary itself (a hard link, or a copy across file systems)
+# and bin/<tool> an absolute link to it, so that both Makefiles find the tool installed:
+# opbuilder's only rewrites bin/<tool> as the relative link it keeps, while Kubebuilder's (the
+# parity suite's oracle trees) runs `go install` again, which links the tool once more (about
+# 1.4 s of CPU), whenever bin/<tool> is not the link "$(LOCALBIN)/<tool>-<version>", and then
+# points bin/<tool> at the realpath of bin/<tool>-<version>: a symlink there would take it to the
+# cache, and its next make would install the tool again.
+#
 # Usage: seed-tools.sh [--lint] PROJECT_DIR
 set -euo pipefail
 
@@ -17,12 +25,18 @@ if [[ ${1:-} == --lint ]]; then
 	shift
 fi
 [[ $# -eq 1 && -d $1 ]] || die "usage: $0 [--lint] PROJECT_DIR"
-bin="$1/bin"
+# The Makefiles' LOCALBIN is $(shell pwd)/bin.
+bin="$(cd "$1" && pwd)/bin"
 mkdir -p "$bin"
 
 link() { # NAME VERSION PATH
-	ln -sfn "$3" "$bin/$1-$2"
-	ln -sfn "$1-$2" "$bin/$1"
+	# Replaced by a rename, never written in place (a hard link shares the cache's file); left
+	# alone when it is that file already (mv refuses to rename a file over another link to it).
+	if [[ -L $bin/$1-$2 || ! $bin/$1-$2 -ef $3 ]]; then
+		ln -f "$3" "$bin/.$1-$2.tmp" 2>/dev/null || cp -f "$3" "$bin/.$1-$2.tmp"
+		mv -f "$bin/.$1-$2.tmp" "$bin/$1-$2"
+	fi
+	ln -sfn "$bin/$1-$2" "$bin/$1"
 }
 v=$(pin scaffold.controller_tools)
 link controller-gen "$v" "$("$here/go-tool.sh" controller-gen sigs.k8s.io/controller-tools "$v" sigs.k8s.io/controller-tools/cmd/controller-gen)"
