@@ -172,7 +172,8 @@ keep_yours() {
 	mv "$1.resolved" "$1"
 }
 
-# upgrade NAME COMMANDS USER_FILES_FN CHECK_FN
+# upgrade NAME COMMANDS USER_FILES_FN CHECK_FN [BEFORE_FN]: BEFORE_FN checks the old release's project
+# as it renders after its `make generate manifests`, before the update.
 upgrade() {
 	local name=$1 commands=$2 user_code=$3 proj="$work/$1-project"
 	log_info "$name: made by opbuilder $RELEASE (with post-steps), user code added, committed"
@@ -180,6 +181,8 @@ upgrade() {
 	cd "$proj"
 	"$user_code"
 	make generate manifests >"$work/$name-make-before.log" 2>&1 || fail "$name: make generate manifests before the update: $(tail -20 "$work/$name-make-before.log")"
+	# An optional fifth argument checks what the old release's project renders.
+	[[ -z ${5:-} ]] || "$5"
 	git init -q . && git add -A && git -c user.name=e2e -c user.email=e2e@example.invalid commit -qm "made by opbuilder $RELEASE"
 	local before
 	before=$(git rev-parse HEAD)
@@ -255,9 +258,6 @@ mycronjob_code() {
 		"$here/tutorial.sh" --file "$f" >"$f" || fail "no block for $f in docs/tutorial.md"
 		echo "$f" >>"$work/mycronjob-user-files"
 	done
-	# What 0.1.0 renders: the CRD's CA injection without the Certificate's name (the bug).
-	! kubectl kustomize config/default | grep -q 'inject-ca-from: project-system/project-serving-cert' ||
-		fail "mycronjob: the 0.1.0 project already has the fixed CA injection; the check below would prove nothing"
 	# v1 is the conversion hub: keep the storage-version marker the conversion webhook added.
 	sed -i 's|^type MyCronJob struct {|// +kubebuilder:storageversion\n&|' api/v1/mycronjob_types.go
 	grep -q '+kubebuilder:storageversion' api/v1/mycronjob_types.go || fail "no storageversion marker"
@@ -266,13 +266,36 @@ mycronjob_code() {
 		fail "go get robfig/cron: $(cat "$work/mycronjob-go-get.log")"
 }
 
+# crd_ca_injection: the cert-manager.io/inject-ca-from annotation of the CustomResourceDefinition
+# in `kubectl kustomize config/default` (the webhook configurations carry one too, right in every
+# release: a search of the whole output cannot tell whether the CRD's is). The output is read whole
+# before it is searched: a `kubectl kustomize | grep -q` under pipefail fails when grep leaves
+# before kubectl has written the rest (SIGPIPE).
+crd_ca_injection() {
+	local rendered
+	rendered=$(kubectl kustomize config/default) || fail "mycronjob: kubectl kustomize config/default failed"
+	awk '/^---$/ { if (crd) print v; crd = 0; v = ""; next }
+		/^kind: CustomResourceDefinition$/ { crd = 1 }
+		/^ +cert-manager\.io\/inject-ca-from: / { v = $2 }
+		END { if (crd) print v }' <<<"$rendered"
+}
+
+# What 0.1.0 renders, with the CRD its `make manifests` wrote: the CRD's CA injection names the
+# namespace twice, <ns>/<ns>, not the Certificate (the bug the update fixes).
+mycronjob_before() {
+	local got
+	got=$(crd_ca_injection)
+	[[ $got == project-system/project-system ]] ||
+		fail "mycronjob: the 0.1.0 project's CRD has inject-ca-from '$got', not the bug's project-system/project-system; the check after the update would prove nothing"
+}
+
 mycronjob_check() {
 	grep -q 'Schedule string `json:"schedule"`' api/v1/mycronjob_types.go || fail "mycronjob: the user's Schedule field is gone"
 	grep -q 'ConcurrencyPolicy' internal/controller/mycronjob_controller.go || fail "mycronjob: the user's Reconcile is gone"
-	local rendered
-	rendered=$(kubectl kustomize config/default) || fail "mycronjob: kubectl kustomize config/default"
-	grep -q 'cert-manager.io/inject-ca-from: project-system/project-serving-cert' <<<"$rendered" ||
-		fail "mycronjob: the conversion CA injection fix did not arrive: $(grep -n 'inject-ca-from' <<<"$rendered")"
+	local got
+	got=$(crd_ca_injection)
+	[[ $got == project-system/project-serving-cert ]] ||
+		fail "mycronjob: the conversion CA injection fix did not arrive: the CRD's inject-ca-from is '$got'"
 	log_info "mycronjob: user code kept; CRD annotated cert-manager.io/inject-ca-from: project-system/project-serving-cert"
 }
 
@@ -307,7 +330,7 @@ app_0_3_0_check() {
 }
 
 RELEASE=0.1.0 OLD=${OLD_BIN[0.1.0]}
-upgrade mycronjob "$work/mycronjob.commands" mycronjob_code mycronjob_check
+upgrade mycronjob "$work/mycronjob.commands" mycronjob_code mycronjob_check mycronjob_before
 RELEASE=0.2.0 OLD=${OLD_BIN[0.2.0]}
 upgrade app "$work/app.commands" app_code app_check
 RELEASE=0.3.0 OLD=${OLD_BIN[0.3.0]}

@@ -216,7 +216,9 @@ EOF
 		holder=$(k -n "$ns" get lease "$lease" -o 'jsonpath={.spec.holderIdentity}')
 		[[ -n $holder && $holder != "${leader}_"* ]] || return 1
 		new=${holder%_*}
-		k -n "$ns" logs "$new" | grep -q '"message":"became the leader"'
+		# The log is read whole before it is searched (a `| grep -q` under pipefail fails when grep
+		# leaves before kubectl has written the rest: SIGPIPE).
+		grep -q '"message":"became the leader"' <<<"$(k -n "$ns" logs "$new")"
 	}
 	wait_for 60 "another pod to take the Lease over" took_over ||
 		fail "after the leader $leader was deleted, no other pod took the Lease: $(k -n "$ns" get lease "$lease" -o yaml)"
@@ -670,7 +672,7 @@ cluster_tutorial() {
 	# The names end in the run's Unix time: sorted, they are in the order of the runs.
 	done_jobs=$(sort -u "$work/completed-jobs.txt" | xargs)
 	first=${done_jobs%% *} newest=${done_jobs##* }
-	k logs "job/$newest" 2>&1 | grep -q 'Hello from MyCronJob' || fail "job $newest did not print the tutorial's greeting"
+	grep -q 'Hello from MyCronJob' <<<"$(k logs "job/$newest" 2>&1)" || fail "job $newest did not print the tutorial's greeting"
 	active=$(head -n 1 "$work/active-jobs.txt" | awk '{ print $1 }')
 	[[ " $done_jobs " == *" $active "* || $(k get job "$active" -o 'jsonpath={.metadata.ownerReferences[?(@.controller==true)].uid}' 2>/dev/null) == "$uid" ]] ||
 		fail "status.active named $active, which is no Job of $cr ($done_jobs)"

@@ -99,7 +99,10 @@ for page in opbuilder opbuilder-init opbuilder-create-api; do
 	found=$(man -w "$page") || die "man finds no $page page next to the installed binary"
 	[[ $found == "$root/share/man/man1/$page.1" ]] || die "man found $page at $found, not the installed page"
 done
-man -P cat opbuilder 2>/dev/null | grep -q "opbuilder-create(1)" || die "the opbuilder page lists no subcommands"
+# Read whole before the search: man under pipefail is killed by SIGPIPE when grep leaves at the
+# line before the rest of the page is written.
+page=$(man -P cat opbuilder 2>/dev/null) || die "man -P cat opbuilder failed"
+grep -q "opbuilder-create(1)" <<<"$page" || die "the opbuilder page lists no subcommands"
 opbuilder man | grep -q '^\.TH opbuilder 1' || die "opbuilder man prints no page"
 
 log_info "install: ok in $(fmt_duration $((SECONDS - start)))"
