@@ -193,10 +193,17 @@ rust_target_dir() {
 # with a fifth less CPU (47.7 s of user time against 57-62 s, the golden `rust` tree, its
 # dependencies built). A script that edits a project and builds it again (the tutorial, the
 # benchmark's inner loop) unsets it, as a user's cargo does.
+# Nor SOURCE_DATE_EPOCH: the build scripts of ring and psm (through the cc crate) watch it, so a
+# project built with it set re-ran them and rebuilt ring, rustls, kube-client and 16 other crates
+# under the same file names in the shared directory, and the next project without it rebuilt them
+# back. A project running its doctests (cargo has released its lock by then) beside such a rebuild
+# found librustls-*.rlib gone ("extern location for rustls does not exist": alpha-update, whose
+# opbuilder runs need the variable, beside golden:rust-namespaced). Every project here builds
+# with one environment, so each crate is built once.
 use_rust_target() {
 	export CARGO_BUILD_BUILD_DIR CARGO_PROFILE_DEV_DEBUG=0 CARGO_INCREMENTAL=0
 	CARGO_BUILD_BUILD_DIR=$(rust_target_dir)
-	unset CARGO_TARGET_DIR
+	unset CARGO_TARGET_DIR SOURCE_DATE_EPOCH
 }
 
 # manager_identity RENDERED: apply the Namespace, ServiceAccount and RBAC objects of RENDERED
