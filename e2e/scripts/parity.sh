@@ -145,11 +145,16 @@ for s in "${selected[@]}"; do
 		continue
 	fi
 	# The help is read whole before it is searched (a `| grep -q` under pipefail can see the writer
-	# killed by SIGPIPE once grep has left, and would skip the scenario though the flag exists).
-	if [[ $s == golden-ssa ]] && ! grep -q -- '--ssa' <<<"$("$kb_bin" create api --help 2>&1)"; then
-		# `create api --ssa` came after Kubebuilder v4.15 (an oracle without the flag).
-		log_info "parity $s: skipped: --ssa is beyond Kubebuilder $kb_version; opbuilder's tree is built by the golden checks"
-		continue
+	# killed by SIGPIPE once grep has left, and would skip the scenario though the flag exists),
+	# and a failing oracle stops the job rather than skip the scenario.
+	if [[ $s == golden-ssa ]]; then
+		kb_help=$("$kb_bin" create api --help 2>&1) ||
+			die "kubebuilder $kb_version create api --help failed: $kb_help"
+		if ! grep -q -- '--ssa' <<<"$kb_help"; then
+			# `create api --ssa` came after Kubebuilder v4.15 (an oracle without the flag).
+			log_info "parity $s: skipped: --ssa is beyond Kubebuilder $kb_version; opbuilder's tree is built by the golden checks"
+			continue
+		fi
 	fi
 	start=$SECONDS
 	log_info "parity $s"

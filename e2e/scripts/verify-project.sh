@@ -38,7 +38,10 @@ step "go mod tidy"
 go mod tidy
 
 step "gofmt -l (must print nothing)"
-unformatted=$(gofmt -l . | grep -v '^bin/' || true)
+# gofmt's list is taken first: in one pipe with `|| true`, a gofmt that failed (a file it cannot
+# parse) would leave the list empty and the check passed.
+listed=$(gofmt -l .) || die "[$name] gofmt -l failed (above)"
+unformatted=$(grep -v '^bin/' <<<"$listed" || true)
 [[ -z $unformatted ]] || die "[$name] files not gofmt-clean: $unformatted"
 
 step "tools from the e2e cache (controller-gen, kustomize, golangci-lint)"
@@ -52,7 +55,8 @@ if grep -q '^verify-client:' Makefile; then
 fi
 
 step "gofmt -l after generation"
-unformatted=$(gofmt -l . | grep -v '^bin/' || true)
+listed=$(gofmt -l .) || die "[$name] gofmt -l failed (above)"
+unformatted=$(grep -v '^bin/' <<<"$listed" || true)
 [[ -z $unformatted ]] || die "[$name] generated files not gofmt-clean: $unformatted"
 
 step "go vet ./..."
