@@ -24,12 +24,13 @@ Usage:
       (comma-separated GROUP/RESOURCE, `*` for every resource of a group, an empty group for the
       core API: "ship.example.com/*,/events,events.k8s.io/events") by "VERB
       resource[/subresource]", less OWN ("VERB resource=N": the benchmark's own), their total and
-      the mutating ones, each also per minute over MINUTES, the 429s of every client, and what
+      the mutating ones, each also per minute over MINUTES (all served: not the 429s), the 429s
+      of every client, and what
       the service-accounts flow schema (the manager's identity) dispatched and APF rejected.
-  scale.py manager URL CONTROLLER
+  scale.py manager URL [CONTROLLER]
       A manager's /metrics (plain HTTP): one JSON object with reconciles (all results) and the
-      p50 and p99 of controller_runtime_reconcile_time_seconds, interpolated in its buckets as
-      Prometheus' histogram_quantile does.
+      p50 and p99 of controller_runtime_reconcile_time_seconds (of CONTROLLER, else of every
+      controller), interpolated in its buckets as Prometheus' histogram_quantile does.
 """
 import base64
 import http.client
@@ -286,7 +287,9 @@ def requests_between(before_path, after_path, resources, minutes, own):
         if v <= 0:
             continue
         if code == "429":
+            # Refused, not served: counted apart from the requests below.
             too_many += v
+            continue
         if (g, resource) not in wanted and (g, "*") not in wanted:
             continue
         name = f"{verb} {resource}" + (f"/{subresource}" if subresource else "")
@@ -331,7 +334,7 @@ def manager(url, controller):
     reconciles = 0.0
     buckets = {}
     for name, labels, value in samples(text):
-        if labels.get("controller") != controller:
+        if controller and labels.get("controller") != controller:
             continue
         if name in ("controller_runtime_reconcile_total", "controller_runtime_reconcile"):
             reconciles += value
@@ -357,8 +360,8 @@ def main(argv):
         apiserver(args[0])
     elif command == "requests" and len(args) >= 4:
         requests_between(args[0], args[1], args[2], float(args[3]), args[4:])
-    elif command == "manager" and len(args) == 2:
-        manager(args[0], args[1])
+    elif command == "manager" and len(args) in (1, 2):
+        manager(args[0], args[1] if len(args) == 2 else None)
     else:
         sys.exit(__doc__)
     return 0

@@ -211,7 +211,8 @@ mib() { awk -v k="$2" '$1 == k":" { printf "%.1f", $2 / 1024 }' "/proc/$1/status
 rss() { mib "$1" VmRSS; }
 peak() { mib "$1" VmHWM; }
 reset_peak() { echo 5 >"/proc/$1/clear_refs"; }
-reconciles() { py manager "$1" "${2:-frigate}" 2>/dev/null | jq -r .reconciles; }
+# The project's one controller: its reconciles, all results.
+reconciles() { py manager "$1" 2>/dev/null | jq -r .reconciles; }
 snap() { py apiserver "$KUBECONFIG" >"$work/$1.json"; }
 
 # settle URL: until the manager's reconcile count has not moved for 10 s (at most 120 s).
@@ -291,7 +292,7 @@ bench_layout() {
 	result "$layout" sync "$(since "$t0" "$t1")"
 	result "$layout" rss-sync "$(rss "$pid_main")"
 	result "$layout" peak-sync "$(peak "$pid_main")"
-	m=$(py manager "$metrics_main" frigate)
+	m=$(py manager "$metrics_main")
 	result "$layout" reconciles-sync "$(jq -r .reconciles <<<"$m")"
 	result "$layout" p50 "$(jq -r 'if .p50 == null then "n/a" else .p50 * 10000 | round / 10 end' <<<"$m")"
 	result "$layout" p99 "$(jq -r 'if .p99 == null then "n/a" else .p99 * 10000 | round / 10 end' <<<"$m")"
@@ -371,6 +372,7 @@ bench_report() {
 	printf '|%s|' "$(printf -- '-%.0s' {1..64})"
 	for l in $layouts; do printf '%s|' "$(printf -- '-%.0s' {1..28})"; done
 	echo
+	s() { [[ $1 =~ ^[0-9.]+$ ]] && echo "$1 s" || echo "${1:-n/a}"; }
 	row() { # LABEL FUNCTION: FUNCTION LAYOUT prints the cell
 		printf '| %-62s |' "$1"
 		for l in $layouts; do printf ' %-26s |' "$("$2" "$l")"; done
@@ -385,11 +387,11 @@ bench_report() {
 	c_peak() { echo "$(get "$1" peak-steady) MiB"; }
 	c_steady_req() { awk -v n="$(req "$1-steady" .manager_dispatched)" -v s="$steady" 'BEGIN { printf "%.1f", n * 60 / s }'; }
 	c_steady_writes() { echo "**$(req "$1-steady" .writes_per_minute)**"; }
-	c_restart() { echo "$(get "$1" restart-sync) s"; }
+	c_restart() { s "$(get "$1" restart-sync)"; }
 	c_restart_req() { echo "$(req "$1-restart" .manager_dispatched) ($(req "$1-restart" .writes) writes)"; }
 	c_peak_restart() { echo "$(get "$1" peak-restart) MiB"; }
-	c_resync() { echo "$(get "$1" apiserver-resync) s"; }
-	c_probe() { echo "$(get "$1" probe-after-restart) s"; }
+	c_resync() { s "$(get "$1" apiserver-resync)"; }
+	c_probe() { s "$(get "$1" probe-after-restart)"; }
 	c_relist_req() { echo "$(req "$1-relist" .manager_dispatched) ($(req "$1-relist" .writes) writes)"; }
 	c_peak_relist() { echo "**$(get "$1" peak-relist) MiB**"; }
 	c_429() {
