@@ -23,6 +23,7 @@
 //! removes the line. Unit tests compare both on every template and on random templates.
 
 use handlebars::JsonValue as Json;
+use memchr::memmem;
 use std::borrow::Cow;
 
 /// The template uses something outside the supported subset.
@@ -43,10 +44,29 @@ pub enum Node<'a> {
 pub struct Path<'a> {
     /// How many scopes out (`../`).
     up: usize,
-    /// Dotted names below the scope's value (empty for `this`), or the local variable's name.
+    /// The dotted names below the scope's value (empty for `this`), or the local variable's name.
     names: &'a str,
+    /// The first of `names`, and the rest after its dot (empty when there is none).
+    first: &'a str,
+    rest: &'a str,
     /// `@names`: a variable of the enclosing `#each` (`@index`, `@first`, `@last`).
     local: bool,
+}
+
+impl<'a> Path<'a> {
+    fn new(up: usize, names: &'a str, local: bool) -> Self {
+        let (first, rest) = match names.bytes().position(|c| c == b'.') {
+            Some(i) => (&names[..i], &names[i + 1..]),
+            None => (names, ""),
+        };
+        Path {
+            up,
+            names,
+            first,
+            rest,
+            local,
+        }
+    }
 }
 
 #[derive(Debug, PartialEq)]
@@ -109,37 +129,44 @@ fn ends_with_empty_line(s: &str) -> bool {
     t.is_empty() || t.ends_with(['\n', '\r'])
 }
 
-/// ASCII identifiers joined by dots that handlebars resolves by plain lookup.
+/// ASCII identifiers joined by dots that handlebars resolves by plain lookup (one pass over the
+/// bytes: a command parses a few hundred paths).
 fn valid_names(p: &str) -> bool {
-    !p.is_empty()
-        && p.split('.').all(|seg| {
-            let mut chars = seg.chars();
-            chars
-                .next()
-                .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-                && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
-                && !RESERVED.contains(&seg)
-                && !HELPERS.contains(&seg)
-                && !seg.starts_with("else")
-        })
+    let b = p.as_bytes();
+    let mut start = 0;
+    for i in 0..=b.len() {
+        if i < b.len() && b[i] != b'.' {
+            if !(b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+                return false;
+            }
+            continue;
+        }
+        let seg = &b[start..i];
+        let ok = seg
+            .first()
+            .is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_')
+            && !seg.starts_with(b"else")
+            // Most names are longer than every reserved word and helper.
+            && (seg.len() > 6 || {
+                let seg = &p[start..i];
+                !(RESERVED.contains(&seg) || HELPERS.contains(&seg))
+            });
+        if !ok {
+            return false;
+        }
+        start = i + 1;
+    }
+    true
 }
 
 /// `name.name`, `this`, `this.name`, `../name` (any number of `../`), `@index`, `@first`,
 /// `@last`.
 fn parse_path(p: &str) -> Option<Path<'_>> {
     if let Some(name) = p.strip_prefix('@') {
-        return LOCALS.contains(&name).then_some(Path {
-            up: 0,
-            names: name,
-            local: true,
-        });
+        return LOCALS.contains(&name).then(|| Path::new(0, name, true));
     }
     if p == "this" {
-        return Some(Path {
-            up: 0,
-            names: "",
-            local: false,
-        });
+        return Some(Path::new(0, "", false));
     }
     let mut up = 0;
     let mut rest = p;
@@ -150,11 +177,7 @@ fn parse_path(p: &str) -> Option<Path<'_>> {
     if up == 0 {
         rest = rest.strip_prefix("this.").unwrap_or(rest);
     }
-    valid_names(rest).then_some(Path {
-        up,
-        names: rest,
-        local: false,
-    })
+    valid_names(rest).then(|| Path::new(up, rest, false))
 }
 
 enum Tag<'a> {
@@ -263,12 +286,21 @@ fn parse_tag(inner: &str) -> Result<Tag<'_>, Unsupported> {
     }
     Ok(tag)
 }
-/// The offset of the first `{{` in `s` (a search for the single byte, then a check of the next).
+/// The offset of the first `{{` in `s`.
 fn find_open(s: &str) -> Option<usize> {
+    static OPEN: std::sync::LazyLock<memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memmem::Finder::new("{{"));
+    OPEN.find(s.as_bytes())
+}
+
+/// The offset of the first `}}` in `s` (tags are short: a search for the single byte, then a
+/// check of the next).
+fn find_close(s: &str) -> Option<usize> {
+    let b = s.as_bytes();
     let mut from = 0;
-    while let Some(off) = s[from..].find('{') {
+    while let Some(off) = memchr::memchr(b'}', &b[from..]) {
         let at = from + off;
-        if s.as_bytes().get(at + 1) == Some(&b'{') {
+        if b.get(at + 1) == Some(&b'}') {
             return Some(at);
         }
         from = at + 1;
@@ -426,7 +458,7 @@ enum Trim {
 
 /// Compile a template, or say that it needs the `handlebars` crate.
 pub fn compile(src: &str) -> Result<Vec<Node<'_>>, Unsupported> {
-    let mut root: Vec<Node> = vec![];
+    let mut root: Vec<Node> = Vec::with_capacity(32);
     let mut stack: Vec<Frame> = vec![];
     let mut trim = Trim::None;
     let mut pos = 0;
@@ -447,7 +479,7 @@ pub fn compile(src: &str) -> Result<Vec<Node<'_>>, Unsupported> {
         if src[end..].starts_with("{{{") {
             return Err(Unsupported);
         }
-        let close = src[end + 2..].find("}}").ok_or(Unsupported)? + end + 2;
+        let close = find_close(&src[end + 2..]).ok_or(Unsupported)? + end + 2;
         let tag_end = close + 2;
         let line = |nodes: &mut Vec<Node<'_>>| {
             if standalone(src, end, tag_end, nodes) {
@@ -607,12 +639,11 @@ fn lookup<'c>(scope: &Scope<'c>, path: &Path<'_>) -> Result<Option<&'c Json>, Re
             _ => &l.last,
         }));
     }
-    if !path.names.is_empty() {
-        let (first, rest) = path.names.split_once('.').unwrap_or((path.names, ""));
+    if !path.first.is_empty() {
         let mut s = Some(scope);
         while let Some(sc) = s {
-            if let Some((_, v)) = sc.params.iter().find(|(k, _)| *k == first) {
-                return walk(v, rest);
+            if let Some((_, v)) = sc.params.iter().find(|(k, _)| *k == path.first) {
+                return walk(v, path.rest);
             }
             s = sc.parent;
         }
@@ -624,7 +655,16 @@ fn lookup<'c>(scope: &Scope<'c>, path: &Path<'_>) -> Result<Option<&'c Json>, Re
     if target.merged && (path.names.is_empty() || !target.value.is_object()) {
         return Err(RenderError::Unsupported);
     }
-    walk(target.value, path.names)
+    match (target.value, path.first) {
+        (_, "") => Ok(Some(target.value)),
+        (Json::Object(m), first) => match m.get(first) {
+            Some(v) => walk(v, path.rest),
+            None => Ok(None),
+        },
+        // handlebars reports a non-numeric index into a list as an error of its own
+        (Json::Array(_), _) => Err(RenderError::Unsupported),
+        _ => Ok(None),
+    }
 }
 
 fn truthy(v: Option<&Json>) -> bool {
@@ -641,103 +681,188 @@ fn truthy(v: Option<&Json>) -> bool {
 /// Partial templates by name.
 pub type Partials<'p> = dyn Fn(&str) -> Option<&'static str> + 'p;
 
-/// Render compiled nodes with `ctx`, appending to `out`.
-pub fn render(
-    nodes: &[Node<'_>],
-    ctx: &Json,
-    partials: &Partials<'_>,
-    out: &mut String,
-) -> Result<(), RenderError> {
-    let scope = Scope {
-        value: ctx,
-        params: &[],
-        merged: false,
-        locals: None,
-        parent: None,
-    };
-    render_in(nodes, &scope, partials, out, 0)
+/// A compiled template with the partials it includes (and those include), each compiled once.
+pub struct Template<'a> {
+    /// The length of the source (most of the output is its text).
+    len: usize,
+    nodes: Vec<Node<'a>>,
+    partials: Vec<(&'a str, Vec<Node<'static>>)>,
 }
 
-fn render_in(
-    nodes: &[Node<'_>],
-    scope: &Scope<'_>,
-    partials: &Partials<'_>,
-    out: &mut String,
-    depth: usize,
-) -> Result<(), RenderError> {
-    for node in nodes {
-        match node {
-            Node::Text(t) => out.push_str(t),
-            Node::Var(p) => match lookup(scope, p)? {
-                None => return Err(RenderError::Missing(p.names.to_string())),
-                Some(Json::String(s)) => out.push_str(s),
-                Some(Json::Bool(b)) => out.push_str(if *b { "true" } else { "false" }),
-                Some(Json::Number(n)) => out.push_str(&n.to_string()),
-                Some(_) => return Err(RenderError::Unsupported),
-            },
-            Node::Block(b) => {
-                let mut chosen = b.otherwise.as_deref();
-                for (cond, body) in &b.branches {
-                    if truthy(lookup(scope, &cond.path)?) != cond.negate {
-                        chosen = Some(body);
-                        break;
-                    }
-                }
-                if let Some(body) = chosen {
-                    render_in(body, scope, partials, out, depth)?;
-                }
+impl<'a> Template<'a> {
+    /// Compile `src` and every partial it reaches, or say that it needs the `handlebars` crate.
+    pub fn compile(src: &'a str, partials: &Partials<'_>) -> Result<Self, Unsupported> {
+        let mut t = Template {
+            len: src.len(),
+            nodes: compile(src)?,
+            partials: vec![],
+        };
+        let mut wanted = vec![];
+        partial_names(&t.nodes, &mut wanted);
+        while let Some(name) = wanted.pop() {
+            if t.partials.iter().any(|(n, _)| *n == name) {
+                continue;
             }
-            Node::Each(e) => {
-                let Some(Json::Array(items)) = lookup(scope, &e.list)? else {
-                    return Err(RenderError::Unsupported);
-                };
-                if items.is_empty() {
-                    if let Some(body) = &e.otherwise {
-                        render_in(body, scope, partials, out, depth)?;
+            let nodes = compile(partials(name).ok_or(Unsupported)?)?;
+            partial_names(&nodes, &mut wanted);
+            t.partials.push((name, nodes));
+        }
+        Ok(t)
+    }
+
+    /// Add the names this template (and its partials) looks up in its context to `out` (the
+    /// first name of each path: what the context must hold); `false` when it needs the whole
+    /// context (it uses `this` somewhere).
+    pub fn names(&self, out: &mut Vec<&'a str>) -> bool {
+        names(&self.nodes, out) && self.partials.iter().all(|(_, n)| names(n, out))
+    }
+
+    /// Render with `ctx`, appending to `out`.
+    pub fn render(&self, ctx: &Json, out: &mut String) -> Result<(), RenderError> {
+        out.reserve(self.len + self.len / 4);
+        let scope = Scope {
+            value: ctx,
+            params: &[],
+            merged: false,
+            locals: None,
+            parent: None,
+        };
+        self.render_in(&self.nodes, &scope, out, 0)
+    }
+
+    fn render_in(
+        &self,
+        nodes: &[Node<'_>],
+        scope: &Scope<'_>,
+        out: &mut String,
+        depth: usize,
+    ) -> Result<(), RenderError> {
+        for node in nodes {
+            match node {
+                Node::Text(t) => out.push_str(t),
+                Node::Var(p) => match lookup(scope, p)? {
+                    None => return Err(RenderError::Missing(p.names.to_string())),
+                    Some(Json::String(s)) => out.push_str(s),
+                    Some(Json::Bool(b)) => out.push_str(if *b { "true" } else { "false" }),
+                    Some(Json::Number(n)) => out.push_str(&n.to_string()),
+                    Some(_) => return Err(RenderError::Unsupported),
+                },
+                Node::Block(b) => {
+                    let mut chosen = b.otherwise.as_deref();
+                    for (cond, body) in &b.branches {
+                        if truthy(lookup(scope, &cond.path)?) != cond.negate {
+                            chosen = Some(body);
+                            break;
+                        }
+                    }
+                    if let Some(body) = chosen {
+                        self.render_in(body, scope, out, depth)?;
                     }
                 }
-                for (i, item) in items.iter().enumerate() {
-                    let locals = Locals {
-                        index: Json::from(i),
-                        first: Json::Bool(i == 0),
-                        last: Json::Bool(i + 1 == items.len()),
+                Node::Each(e) => {
+                    let Some(Json::Array(items)) = lookup(scope, &e.list)? else {
+                        return Err(RenderError::Unsupported);
                     };
+                    if items.is_empty() {
+                        if let Some(body) = &e.otherwise {
+                            self.render_in(body, scope, out, depth)?;
+                        }
+                    }
+                    for (i, item) in items.iter().enumerate() {
+                        let locals = Locals {
+                            index: Json::from(i),
+                            first: Json::Bool(i == 0),
+                            last: Json::Bool(i + 1 == items.len()),
+                        };
+                        let inner = Scope {
+                            value: item,
+                            params: &[],
+                            merged: false,
+                            locals: Some(&locals),
+                            parent: Some(scope),
+                        };
+                        self.render_in(&e.body, &inner, out, depth)?;
+                    }
+                }
+                Node::Partial(p) => {
+                    // Deep nesting is most likely a partial including itself: let handlebars say
+                    // so.
+                    if depth >= 8 {
+                        return Err(RenderError::Unsupported);
+                    }
+                    let (_, compiled) = self
+                        .partials
+                        .iter()
+                        .find(|(n, _)| *n == p.name)
+                        .ok_or(RenderError::Unsupported)?;
                     let inner = Scope {
-                        value: item,
-                        params: &[],
-                        merged: false,
-                        locals: Some(&locals),
+                        value: scope.value,
+                        params: &p.params,
+                        merged: scope.merged || !p.params.is_empty(),
+                        locals: scope.locals,
                         parent: Some(scope),
                     };
-                    render_in(&e.body, &inner, partials, out, depth)?;
+                    self.render_in(compiled, &inner, out, depth + 1)?;
                 }
-            }
-            Node::Partial(p) => {
-                // Deep nesting is most likely a partial including itself: let handlebars say so.
-                if depth >= 8 {
-                    return Err(RenderError::Unsupported);
-                }
-                let text = partials(p.name).ok_or(RenderError::Unsupported)?;
-                let compiled = compile(text)?;
-                let inner = Scope {
-                    value: scope.value,
-                    params: &p.params,
-                    merged: scope.merged || !p.params.is_empty(),
-                    locals: scope.locals,
-                    parent: Some(scope),
-                };
-                render_in(&compiled, &inner, partials, out, depth + 1)?;
             }
         }
+        Ok(())
     }
-    Ok(())
+}
+
+/// The partials `nodes` include.
+fn partial_names<'a>(nodes: &[Node<'a>], out: &mut Vec<&'a str>) {
+    for node in nodes {
+        match node {
+            Node::Partial(p) => out.push(p.name),
+            Node::Block(b) => {
+                for (_, body) in &b.branches {
+                    partial_names(body, out);
+                }
+                partial_names(b.otherwise.as_deref().unwrap_or_default(), out);
+            }
+            Node::Each(e) => {
+                partial_names(&e.body, out);
+                partial_names(e.otherwise.as_deref().unwrap_or_default(), out);
+            }
+            Node::Text(_) | Node::Var(_) => {}
+        }
+    }
+}
+
+/// The first name of `p` into `out`; `false` for `this` (the whole scope).
+fn path_name<'a>(p: &Path<'a>, out: &mut Vec<&'a str>) -> bool {
+    if p.local {
+        return true;
+    }
+    out.push(p.first);
+    !p.first.is_empty()
+}
+
+/// See [`Template::names`] (partials not followed).
+fn names<'a>(nodes: &[Node<'a>], out: &mut Vec<&'a str>) -> bool {
+    nodes.iter().all(|node| match node {
+        Node::Text(_) | Node::Partial(_) => true,
+        Node::Var(p) => path_name(p, out),
+        Node::Block(b) => {
+            b.branches
+                .iter()
+                .all(|(cond, body)| path_name(&cond.path, out) && names(body, out))
+                && names(b.otherwise.as_deref().unwrap_or_default(), out)
+        }
+        Node::Each(e) => {
+            path_name(&e.list, out)
+                && names(&e.body, out)
+                && names(e.otherwise.as_deref().unwrap_or_default(), out)
+        }
+    })
 }
 
 /// Compile and render in one go.
 pub fn render_str(src: &str, ctx: &Json, partials: &Partials<'_>) -> Result<String, RenderError> {
-    let nodes = compile(src)?;
-    let mut out = String::with_capacity(src.len() + src.len() / 4);
-    render(&nodes, ctx, partials, &mut out)?;
+    let t = Template::compile(src, partials)?;
+    let mut out = String::new();
+    t.render(ctx, &mut out)?;
     Ok(out)
 }
 
