@@ -19,6 +19,8 @@
 #   bash e2e/run.sh lint-logcheck  # make lint with golangci-lint built with .custom-gcl.yml's logcheck
 #   bash e2e/run.sh alpha-update # release 0.1.0 reproduced; 0.1.0 projects with user code updated
 #   bash e2e/run.sh install      # the crate as published: package, publish --dry-run, cargo install, use
+#   bash e2e/run.sh instructions # the instruction budget: callgrind's counts of a release build's commands
+#                                # against e2e/instructions.toml (e2e/scripts/instructions.sh)
 #   bash e2e/run.sh cluster      # a real one-node cluster (e2e/scripts/cluster.sh, root): go/v4 and Rust
 #                                # projects' images built by their Dockerfiles, deployed (make deploy, the
 #                                # helm chart), proven in pods
@@ -47,6 +49,11 @@ if [[ $what == install ]]; then
 	"$here/scripts/install.sh"
 	exit 0
 fi
+if [[ $what == instructions ]]; then
+	# Needs cargo and valgrind (installed when missing, as root); neither Go nor a control plane.
+	"$here/scripts/instructions.sh"
+	exit 0
+fi
 need_cmd cargo go make kubectl flock
 workers=${OPBUILDER_E2E_JOBS:-2}
 [[ $workers =~ ^[1-9][0-9]*$ ]] || die "OPBUILDER_E2E_JOBS must be a positive number of workers, e.g. 2; got '$workers'"
@@ -73,9 +80,10 @@ all)
 	# The longest job, `cluster`, beside the control-plane build: while the plane builds it
 	# installs packages and debootstraps the node's base (network, little CPU), then builds the
 	# node's parts from the plane's warm Go cache. Then the jobs that compile no Go (the Rust tree,
-	# the crate's install, the faults); then the longest first, so the last job to end is a short one.
+	# the crate's install, the faults, the instruction budget); then the longest first, so the last
+	# job to end is a short one.
 	mapfile -t golden < <(golden_jobs)
-	jobs=(control-plane cluster golden:rust install faults golden:deployimage smoke parity scenarios alpha-update
+	jobs=(control-plane cluster golden:rust install faults instructions golden:deployimage smoke parity scenarios alpha-update
 		"${golden[@]:2}" rust-tutorial envtest-offline rust helm lint-logcheck tutorial generate-parity)
 	;;
 golden) mapfile -t jobs < <(golden_jobs) ;;
@@ -96,7 +104,7 @@ trap 'rm -rf "$run_dir"' EXIT
 run_job() {
 	local s="$here/scripts"
 	case "$1" in
-	control-plane | golden:rust | install | faults) ;;
+	control-plane | golden:rust | install | faults | instructions) ;;
 	# A job that builds Go waits for the control plane (whose build lock it takes): the build
 	# cache then has the k8s.io packages it would otherwise compile a second time beside it.
 	*) "$s/build-control-plane.sh" >/dev/null || return 1 ;;
@@ -120,6 +128,7 @@ run_job() {
 	parity) "$s/parity.sh" "${job_args[@]}" ;;
 	faults) "$s/faults.sh" ;;
 	install) "$s/install.sh" ;;
+	instructions) "$s/instructions.sh" ;;
 	*) die "unknown job $1" ;;
 	esac
 }
