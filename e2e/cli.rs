@@ -126,7 +126,7 @@ fn init_bad_input_exits_2_and_writes_nothing() {
             "--project-name",
             "Guest_Book",
             "DNS-1123 label",
-            "guestbook",
+            "did you mean --project-name guest-book?",
         ],
     );
     fails_untouched(

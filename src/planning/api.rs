@@ -231,6 +231,23 @@ fn check_project_rules(
     }
     // Like Kubebuilder, the one-group rule applies to APIs created in the project only: a controller
     // for a core or external type may name any group.
+    if do_resource && group.is_empty() && !project.multigroup && !project.has_group(group) {
+        if let Some(r) = project.resources.iter().find(|r| r.api.is_some()) {
+            return Err(usage(format!(
+                "--group is missing: the APIs of this single-group project are in group {:?} ({}); pass it, \
+                 for example: opbuilder create api --group {} --version {version} --kind {kind}",
+                r.group,
+                Gvk {
+                    group: r.group.clone(),
+                    version: String::new(),
+                    kind: String::new(),
+                    domain: r.domain.clone(),
+                }
+                .qgroup(),
+                r.group
+            )));
+        }
+    }
     if do_resource
         && !project.multigroup
         && !project.resources.is_empty()
@@ -321,6 +338,9 @@ pub fn resolve(project: &Project, args: &ApiArgs) -> Result<ResolvedResource> {
         resource::validate_plural(p, true)?;
     }
     let external = check_external_flags(args)?;
+    if !external {
+        resource::check_group_without_domain(&group, &project.domain, project.has_group(&group))?;
+    }
     let kind_lower = kind.to_ascii_lowercase();
     let existing = project.find(&group, &version, &kind).cloned();
     if let Some(n) = &args.controller_name {

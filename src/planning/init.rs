@@ -1,7 +1,7 @@
 //! The request of `init` and what it checks before any plugin plans: the flags, the license
 //! header (shared with `edit`), the directory, and the new PROJECT.
 
-use crate::error::{bad_flag, usage};
+use crate::error::{bad_flag, check_flag, usage};
 use crate::project::{self, Project};
 use crate::validate;
 use anyhow::{bail, Context, Result};
@@ -254,8 +254,13 @@ pub fn new_project(
         return Ok((project, None));
     }
     let go_module = kind == Layout::Go;
-    validate::dns1123_subdomain(&args.domain)
-        .map_err(|r| bad_flag("--domain", &args.domain, &r, "example.com"))?;
+    check_flag(
+        "--domain",
+        &args.domain,
+        validate::dns1123_subdomain,
+        validate::meant::domain,
+        "example.com",
+    )?;
     let repo = match &args.repo {
         Some(r) if !go_module => {
             return Err(usage(format!(
@@ -289,15 +294,21 @@ pub fn new_project(
             validate::dns1123_label(&base).map_err(|r| {
                 usage(format!(
                     "the directory name {base:?} cannot be the project name: it {}\n  \
-                     pass one explicitly, for example: --project-name guestbook",
-                    r.trim_start_matches("must ").replace("be a", "is not a")
+                     pass one explicitly, for example: --project-name {}",
+                    r.trim_start_matches("must ").replace("be a", "is not a"),
+                    validate::meant::dns_label(&base).unwrap_or_else(|| "guestbook".into())
                 ))
             })?;
             base
         }
     };
-    validate::dns1123_label(&project_name)
-        .map_err(|r| bad_flag("--project-name", &project_name, &r, "guestbook"))?;
+    check_flag(
+        "--project-name",
+        &project_name,
+        validate::dns1123_label,
+        validate::meant::dns_label,
+        "guestbook",
+    )?;
     let boilerplate_file = boilerplate(
         args.license,
         args.owner.as_deref(),
