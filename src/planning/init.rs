@@ -8,6 +8,9 @@ use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
 use std::path::{Path, PathBuf};
 
+/// The command `init`'s "Next:" shows, with the values of Kubebuilder's tutorial.
+pub const ADD_API: &str = "opbuilder create api --group webapp --version v1 --kind Guestbook";
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum License {
     /// Apache License 2.0 header
