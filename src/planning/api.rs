@@ -42,8 +42,8 @@ pub struct ApiArgs {
     /// Namespace-scoped resource; --namespaced=false makes a cluster-scoped CRD
     #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true", default_value = "true", value_name = "BOOL")]
     pub namespaced: bool,
-    /// (alpha, beyond Kubebuilder v4.15) Scaffold the types for server-side apply: `make
-    /// manifests` also generates their apply configurations (needs --resource)
+    /// Scaffold the types for server-side apply: `make manifests` also generates their apply
+    /// configurations (needs --resource)
     #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true", default_value = "false", value_name = "BOOL")]
     pub ssa: bool,
     /// Scaffold again over an existing API or controller (replaces its generated files)

@@ -22,25 +22,32 @@ pub enum License {
 }
 
 #[derive(Debug, Args)]
-#[command(after_help = "Examples:
+#[command(after_help = "Examples (Go, the default layout go/v4):
   opbuilder init --domain example.com --repo example.com/guestbook
   opbuilder init --domain acme.io --repo github.com/acme/redis-operator \\
       --owner \"Acme Inc.\" --namespaced
-  opbuilder init --repo example.com/guestbook --dry-run")]
+  opbuilder init --repo example.com/guestbook --dry-run
+
+Examples (Rust on kube-rs, the layout rust.opbuilder.io/v1-beta; no --repo):
+  opbuilder init --plugins=rust.opbuilder.io/v1-beta --domain example.com \\
+      --project-name guestbook
+  opbuilder init --plugins=rust.opbuilder.io/v1-beta,helm/v2-alpha \\
+      --domain acme.io --project-name redis-operator --namespaced")]
 pub struct InitArgs {
     /// Domain for API groups: group `ingress` becomes `ingress.<domain>`
     #[arg(long, default_value = "my.domain", value_name = "DOMAIN")]
     pub domain: String,
-    /// Go module path [default: the module of ./go.mod]
+    /// Go module path (the Go layout only) [default: the module of ./go.mod]
     #[arg(long, value_name = "MODULE")]
     pub repo: Option<String>,
-    /// Project name, used to prefix Kubernetes resources [default: the directory name, lower-cased]
+    /// Project name, used to prefix Kubernetes resources (and the Rust layout's Cargo package)
+    /// [default: the directory name, lower-cased]
     #[arg(long, value_name = "NAME")]
     pub project_name: Option<String>,
     /// Copyright owner written in the license header
     #[arg(long, value_name = "OWNER")]
     pub owner: Option<String>,
-    /// License header for generated Go files
+    /// License header for generated files
     #[arg(long, value_enum, default_value_t = License::Apache2)]
     pub license: License,
     /// Use this file (a /* */ comment) as the license header instead of --license
@@ -52,7 +59,7 @@ pub struct InitArgs {
     /// Make the manager namespace-scoped (Role/RoleBinding, WATCH_NAMESPACE) instead of cluster-scoped
     #[arg(long)]
     pub namespaced: bool,
-    /// Do not check that the installed Go is recent enough
+    /// Do not check that the installed Go is recent enough (the Go layout only)
     #[arg(long)]
     pub skip_go_version_check: bool,
     /// Do not run `go mod tidy` (`cargo generate-lockfile` for the Rust layout) after writing the files
@@ -61,8 +68,10 @@ pub struct InitArgs {
     /// Show what would be written, write nothing
     #[arg(long)]
     pub dry_run: bool,
-    /// Plugin chain, Kubebuilder's keys: go/v4 (default), grafana/v1-alpha, autoupdate/v1-alpha, ...
-    #[arg(long, value_name = "KEYS", hide_short_help = true)]
+    /// The layout and the plugins that add to it, comma-separated: go/v4 (the default, Go) or
+    /// rust.opbuilder.io/v1-beta (Rust on kube-rs), with helm/v2-alpha, grafana/v1-alpha,
+    /// autoupdate/v1-alpha, ... (Kubebuilder's keys)
+    #[arg(long, value_name = "KEYS")]
     pub plugins: Option<String>,
     /// PROJECT file version (only "3" is available)
     #[arg(
