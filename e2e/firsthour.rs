@@ -398,15 +398,20 @@ fn help_examples_are_whole_pasteable_commands_at_100_and_80_columns() {
 }
 
 fn help_examples_parse(dir: &Path) {
-    let commands: [&[&str]; 8] = [
+    let commands: [&[&str]; 13] = [
         &[],
         &["init"],
         &["create"],
         &["create", "api"],
         &["create", "webhook"],
         &["edit"],
+        &["alpha"],
+        &["alpha", "generate"],
+        &["alpha", "update"],
+        &["alpha", "check"],
         &["version"],
         &["completion"],
+        &["man"],
     ];
     for columns in ["100", "80"] {
         for c in commands {
@@ -422,11 +427,12 @@ fn help_examples_parse(dir: &Path) {
             let found = examples(&help, &what);
             assert!(!found.is_empty(), "{what}: no examples\n{help}");
             for e in found {
-                // Each example is accepted by the parser (up to a shell redirection).
+                // Each example is accepted by the parser (up to a shell redirection, pipe or
+                // the next command).
                 let words: Vec<String> = crate::support::split_words(&e)
                     .into_iter()
                     .skip(1)
-                    .take_while(|w| w != ">")
+                    .take_while(|w| !matches!(w.as_str(), ">" | "|" | "&&"))
                     .collect();
                 let out = opbuilder(dir).args(&words).arg("--help").output().unwrap();
                 assert!(

@@ -141,7 +141,15 @@ enum Command {
     /// Change project-wide settings (multigroup, namespaced, license)
     Edit(planning::edit::EditArgs),
     /// Experimental commands: regenerate a project, update it to newer templates, check it is current
-    #[command(subcommand)]
+    #[command(
+        subcommand,
+        after_help = "Examples:
+  opbuilder alpha check
+  opbuilder alpha update --dry-run
+  opbuilder alpha generate --output-dir ../guestbook-regenerated --dry-run
+
+Each has more: `opbuilder alpha update --help`."
+    )]
     Alpha(commands::alpha::AlphaCommand),
     /// Print opbuilder's version, its layouts and the versions they scaffold
     #[command(after_help = "Example:\n  opbuilder version")]
