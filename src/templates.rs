@@ -315,9 +315,12 @@ pub struct Rendered {
 }
 
 fn render_path(template_path: &str, ctx: &Json) -> Result<PathBuf> {
-    if memchr::memchr(b'{', template_path.as_bytes()).is_none()
-        && !template_path.split('/').any(str::is_empty)
-    {
+    let b = template_path.as_bytes();
+    let plain = !b.is_empty()
+        && b[0] != b'/'
+        && b[b.len() - 1] != b'/'
+        && !b.windows(2).any(|w| w == b"//");
+    if plain && memchr::memchr(b'{', b).is_none() {
         return Ok(PathBuf::from(template_path));
     }
     let mut out = String::with_capacity(template_path.len() + 32);
