@@ -255,6 +255,24 @@ pub struct Layout {
     pub webhook_dir: String,
 }
 
+/// The package of a group's controllers in a multi-group project: the group squashed, as
+/// Kubebuilder names it, but `<group>controller` for a group that is a Go keyword (`import`,
+/// `type`), which cannot name a package (Kubebuilder's does not compile).
+fn controller_pkg(group: &str) -> String {
+    let pkg = squash(group);
+    if validate::GO_KEYWORDS.contains(&pkg.as_str()) {
+        controller_alias(group)
+    } else {
+        pkg
+    }
+}
+
+/// The name cmd/main.go imports a group's controller package by: `<group>controller`, as
+/// Kubebuilder does (for a Go keyword group, the package's own name).
+pub fn controller_alias(group: &str) -> String {
+    format!("{}controller", squash(group))
+}
+
 pub fn layout(p: &Project, group: &str, version: &str) -> Layout {
     let grouped = p.multigroup && !group.is_empty();
     let api_dir = if grouped {
@@ -271,7 +289,7 @@ pub fn layout(p: &Project, group: &str, version: &str) -> Layout {
             "internal/controller".into()
         },
         controller_pkg: if grouped {
-            squash(group)
+            controller_pkg(group)
         } else {
             "controller".into()
         },
@@ -281,6 +299,26 @@ pub fn layout(p: &Project, group: &str, version: &str) -> Layout {
             format!("internal/webhook/{version}")
         },
     }
+}
+
+/// The domain and Go package of a resource PROJECT records, where PROJECT leaves them out (as
+/// projects of project version 3-alpha and hand-written entries do): a type of this project
+/// (neither core nor external) is in the project's domain, and its package is where this
+/// layout puts it. Kubebuilder then writes an empty import path and an API group without
+/// the domain.
+pub fn recorded_domain_and_path(p: &Project, r: &crate::project::Resource) -> (String, String) {
+    let own = !r.core && !r.external && (r.api.is_some() || core_domain(&r.group).is_none());
+    let domain = if r.domain.is_empty() && own {
+        p.domain.clone()
+    } else {
+        r.domain.clone()
+    };
+    let path = if r.path.is_empty() && own {
+        layout(p, &r.group, &r.version).api_path
+    } else {
+        r.path.clone()
+    };
+    (domain, path)
 }
 
 /// Go string-literal path elements that climb from `dir` to the project root and then into `to`.
