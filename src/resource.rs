@@ -313,7 +313,7 @@ pub fn recorded_domain_and_path(p: &Project, r: &crate::project::Resource) -> (S
     } else {
         r.domain.clone()
     };
-    let path = if r.path.is_empty() && own {
+    let path = if r.path.is_empty() && own && p.rust_layout().is_none() {
         layout(p, &r.group, &r.version).api_path
     } else {
         r.path.clone()

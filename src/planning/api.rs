@@ -413,7 +413,12 @@ pub fn resolve(project: &Project, args: &ApiArgs) -> Result<ResolvedResource> {
             .map(|r| resource::recorded_domain_and_path(project, r).1)
             .unwrap_or_default()
     };
-    if let Some(r) = existing.as_ref().filter(|r| do_resource && r.api.is_some()) {
+    // (The Rust layout records its types' module path, and plans where they go itself.)
+    let go = project.rust_layout().is_none();
+    if let Some(r) = existing
+        .as_ref()
+        .filter(|r| go && do_resource && r.api.is_some())
+    {
         if !r.path.is_empty() && r.path != api_path {
             bail!(
                 "{group}/{version} {kind}'s types are in {} (PROJECT's path), and `create api --force` would scaffold \
