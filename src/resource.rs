@@ -321,6 +321,12 @@ pub fn recorded_domain_and_path(p: &Project, r: &crate::project::Resource) -> (S
     (domain, path)
 }
 
+/// The directory of the Go package `path` in this project's module, when it is in it.
+pub fn dir_in_module(p: &Project, path: &str) -> Option<String> {
+    let rest = path.strip_prefix(p.repo.as_str())?.strip_prefix('/')?;
+    (!p.repo.is_empty() && !rest.is_empty()).then(|| rest.to_string())
+}
+
 /// Go string-literal path elements that climb from `dir` to the project root and then into `to`.
 pub fn path_elems(dir: &str, to: &[&str]) -> String {
     let depth = dir.split('/').filter(|s| !s.is_empty()).count();
@@ -377,6 +383,9 @@ pub struct ResourceCtx {
     // webhook
     pub webhook_dir: String,
     pub webhook_pkg: String,
+    /// What cmd/main.go imports the webhook package as: `webhook<version>`, or in a multi-group
+    /// project `webhook<importAlias>` (a kind without group is not in a group's directory).
+    pub webhook_alias: String,
     pub defaulting: bool,
     pub validation: bool,
     pub conversion: bool,
@@ -464,7 +473,13 @@ impl ResourceCtx {
             custom_plural: i.plural != crate::flect::pluralize(&kind_lower),
             import_alias: g.import_alias(),
             api_path: i.api_path.to_string(),
-            api_dir: lay.api_dir.clone(),
+            // Where the types are: the directory their import path names in this module (PROJECT's
+            // path, which may not be this layout's), else this layout's.
+            api_dir: if i.core || i.external {
+                lay.api_dir.clone()
+            } else {
+                dir_in_module(p, i.api_path).unwrap_or_else(|| lay.api_dir.clone())
+            },
             cluster_scoped: i.cluster_scoped,
             core: i.core,
             external: i.external,
@@ -498,6 +513,11 @@ impl ResourceCtx {
             },
             webhook_dir: lay.webhook_dir.clone(),
             webhook_pkg: g.version.clone(),
+            webhook_alias: if grouped {
+                format!("webhook{}", g.import_alias())
+            } else {
+                format!("webhook{}", g.version)
+            },
             defaulting: false,
             validation: false,
             conversion: false,
