@@ -251,6 +251,61 @@ pub fn scratch<T>(f: impl FnOnce() -> T) -> T {
     f()
 }
 
+/// Every regular file below `dir`, by path relative to it, with its text.
+pub fn read_tree(
+    dir: &Path,
+) -> anyhow::Result<std::collections::BTreeMap<std::path::PathBuf, String>> {
+    use anyhow::Context;
+    fn walk(
+        root: &Path,
+        dir: &Path,
+        out: &mut std::collections::BTreeMap<std::path::PathBuf, String>,
+    ) -> anyhow::Result<()> {
+        for e in std::fs::read_dir(dir).with_context(|| format!("reading {}", dir.display()))? {
+            let p = e?.path();
+            let m = std::fs::symlink_metadata(&p)?;
+            if m.is_dir() {
+                walk(root, &p, out)?;
+            } else if m.is_file() {
+                let text = std::fs::read_to_string(&p)
+                    .with_context(|| format!("reading {}", p.display()))?;
+                out.insert(
+                    p.strip_prefix(root).expect("below root").to_path_buf(),
+                    text,
+                );
+            }
+        }
+        Ok(())
+    }
+    let mut out = std::collections::BTreeMap::new();
+    walk(dir, dir, &mut out)?;
+    Ok(out)
+}
+
+/// A directory of our own (`<parent>/<prefix><random>`), removed with everything in it when
+/// dropped: `alpha update`'s scratch trees, the module Kubebuilder is built in.
+pub struct ScratchDir(pub std::path::PathBuf);
+
+impl ScratchDir {
+    /// A new one in the system's temporary directory.
+    pub fn new(prefix: &str) -> io::Result<ScratchDir> {
+        ScratchDir::new_in(&std::env::temp_dir(), prefix)
+    }
+
+    /// A new one in `parent` (which must exist).
+    pub fn new_in(parent: &Path, prefix: &str) -> io::Result<ScratchDir> {
+        let dir = parent.join(format!("{prefix}{}", random_token()));
+        fs::create_dir(&dir)?;
+        Ok(ScratchDir(dir))
+    }
+}
+
+impl Drop for ScratchDir {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.0);
+    }
+}
+
 /// One transaction step is about to happen: the failure-injection seam (debug builds only).
 #[cfg(debug_assertions)]
 pub fn step(what: &str, path: &Path) -> io::Result<()> {

@@ -36,10 +36,19 @@ pub struct GenerateArgs {
 }
 
 /// One replayed command: its words (for the report) and its plan function.
-struct Step {
-    words: Vec<String>,
+pub(super) struct Step {
+    pub(super) words: Vec<String>,
     /// A file to copy from the input project before the command runs (the user's grafana config).
-    copy_first: Option<String>,
+    pub(super) copy_first: Option<String>,
+}
+
+/// Who replays PROJECT: opbuilder, or a Kubebuilder release (the base of `alpha update` for a
+/// project Kubebuilder made, see [`super::kubebuilder`]), which runs the plugins of its own
+/// (`*.kubebuilder.io`) that opbuilder does not, and to which another tool's records mean nothing.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Replayer {
+    Opbuilder,
+    Kubebuilder,
 }
 
 fn flag(name: &str, value: impl AsRef<str>) -> String {
@@ -88,7 +97,12 @@ pub fn layout_for_templates(layout: &[String]) -> Vec<String> {
 
 /// The commands that rebuild `project` (input boilerplate at `license_file`, if any), in order,
 /// leaving out of the chain the layout plugins in `skip` (external plugins not installed).
-fn replay(project: &Project, license_file: Option<&Path>, skip: &[String]) -> Result<Vec<Step>> {
+pub(super) fn replay(
+    project: &Project,
+    license_file: Option<&Path>,
+    skip: &[String],
+    by: Replayer,
+) -> Result<Vec<Step>> {
     let mut steps = vec![];
     let mut s = |words: Vec<String>| {
         steps.push(Step {
@@ -267,7 +281,10 @@ fn replay(project: &Project, license_file: Option<&Path>, skip: &[String]) -> Re
                 }
                 let cfg: Section = project.plugin_config(&key)?.unwrap_or_default();
                 let mut c = vec!["edit".into(), flag("plugins", &key)];
-                if cfg.use_gh_models && plugins::autoupdate::gh_models_offered() {
+                // A Kubebuilder release that recorded the flag offers it.
+                if cfg.use_gh_models
+                    && (by == Replayer::Kubebuilder || plugins::autoupdate::gh_models_offered())
+                {
                     c.push("--use-gh-models".into());
                 }
                 steps.push(Step {
@@ -291,16 +308,30 @@ fn replay(project: &Project, license_file: Option<&Path>, skip: &[String]) -> Re
                 if !cfg.output.is_empty() && cfg.output != plugins::helm::DEFAULT_OUTPUT {
                     c.push(flag("output-dir", &cfg.output));
                 }
-                c.push("--skip-build-installer".into());
+                // Kubebuilder has no such flag: its edit runs `make build-installer` first
+                // (see super::kubebuilder for how that is kept from running).
+                if by == Replayer::Opbuilder {
+                    c.push("--skip-build-installer".into());
+                }
                 steps.push(Step {
                     words: c,
                     copy_first: Some(manifests),
                 });
             }
+            // opbuilder's own plugin: Kubebuilder has none of its files.
+            plugins::typed_clients::KEY if by == Replayer::Kubebuilder => {}
             plugins::typed_clients::KEY => steps.push(Step {
                 words: vec!["edit".into(), flag("plugins", &key)],
                 copy_first: None,
             }),
+            other if by == Replayer::Kubebuilder => {
+                if other.contains(".kubebuilder.io/") {
+                    steps.push(Step {
+                        words: vec!["edit".into(), flag("plugins", other)],
+                        copy_first: None,
+                    });
+                }
+            }
             other => bail!(
                 "PROJECT records the plugin {other}, which opbuilder cannot replay yet; nothing was written.\n  \
                  Regenerate this project with `kubebuilder alpha generate`"
@@ -308,6 +339,111 @@ fn replay(project: &Project, license_file: Option<&Path>, skip: &[String]) -> Re
         }
     }
     Ok(steps)
+}
+
+/// The value of `--name=value` among a replayed command's words.
+fn word_value<'a>(words: &'a [String], name: &str) -> Option<&'a str> {
+    let prefix = format!("--{name}=");
+    words.iter().find_map(|w| w.strip_prefix(prefix.as_str()))
+}
+
+/// Where `cmd/main.go` registers what a replayed command wired there (the byte offset), if
+/// it can be told: a controller by its reconciler (`<Kind>Reconciler{`), a webhook by its setup
+/// call (`Setup<Kind>WebhookWithManager(`, or `<Kind>{}).SetupWebhookWithManager(` as
+/// Kubebuilder wrote it before v4.3), on the line naming its version where several versions of
+/// the kind have one.
+fn wired_at(words: &[String], main_go: &str) -> Option<usize> {
+    if words.len() < 2 || words[0] != "create" {
+        return None;
+    }
+    let kind = word_value(words, "kind")?;
+    let version = word_value(words, "version").unwrap_or_default();
+    let lines = || {
+        main_go.split_inclusive('\n').scan(0, |at, l| {
+            let start = *at;
+            *at += l.len();
+            Some((start, l))
+        })
+    };
+    match words[1].as_str() {
+        "api" => {
+            let controller = words
+                .iter()
+                .any(|w| w == "--controller" || w == "--controller=true")
+                || word_value(words, "plugins").is_some();
+            if !controller || word_value(words, "controller-name").is_some() {
+                return None;
+            }
+            let needle = format!("{kind}Reconciler{{");
+            lines().find(|(_, l)| l.contains(&needle)).map(|(at, _)| at)
+        }
+        "webhook" => {
+            let new = format!("Setup{kind}WebhookWithManager(");
+            let old = format!("{kind}{{}}).SetupWebhookWithManager(");
+            let found: Vec<(usize, &str)> = lines()
+                .filter(|(_, l)| l.contains(&new) || l.contains(&old))
+                .collect();
+            let of_version = format!("{version}.");
+            found
+                .iter()
+                .find(|(_, l)| l.contains(&of_version))
+                .or(found.first())
+                .map(|(at, _)| *at)
+        }
+        _ => None,
+    }
+}
+
+/// The replayed commands in the order the project's `cmd/main.go` shows they were run.
+/// PROJECT lists the types in the order they were created, but not when each webhook was:
+/// [`replay`] creates the webhooks after every type, where a user often creates a type's
+/// webhook right after the type. main.go wires both in the order they were created, so each
+/// webhook found there moves to just after the last type whose controller is wired above it.
+/// Scaffolding the project again in its own order matters to `alpha update`: a base or a new
+/// tree that wires main.go in another order than the user's conflicts wherever the new
+/// templates changed those lines.
+pub(super) fn order_like_main(steps: Vec<Step>, main_go: &str) -> Vec<Step> {
+    let is_webhook = |s: &Step| s.words.get(1).is_some_and(|w| w == "webhook");
+    let (webhooks, mut out): (Vec<Step>, Vec<Step>) = steps.into_iter().partition(is_webhook);
+    let mut last_placed: Option<usize> = None;
+    let mut tail = vec![];
+    for w in webhooks {
+        let Some(at) = wired_at(&w.words, main_go) else {
+            tail.push(w);
+            continue;
+        };
+        // After the last type wired above it (and after the webhooks already placed there).
+        let after_type = out
+            .iter()
+            .rposition(|s| {
+                s.words.get(1).is_some_and(|c| c == "api")
+                    && wired_at(&s.words, main_go).is_some_and(|a| a < at)
+            })
+            .map_or(0, |i| i + 1);
+        let after_webhook = last_placed.filter(|&i| i >= after_type).map(|i| i + 1);
+        // Never before the command that creates its own type.
+        fn gvk(s: &Step) -> [Option<&str>; 3] {
+            ["group", "version", "kind"].map(|n| word_value(&s.words, n))
+        }
+        let after_own = out
+            .iter()
+            .rposition(|s| s.words.get(1).is_some_and(|c| c == "api") && gvk(s) == gvk(&w))
+            .map_or(1, |i| i + 1);
+        let i = after_webhook
+            .unwrap_or(after_type)
+            .max(after_own)
+            .min(out.len());
+        out.insert(i, w);
+        last_placed = Some(i);
+    }
+    // Webhooks main.go does not show: after the last command that creates something, as replay
+    // put them (before the plugins' edits).
+    let end = out
+        .iter()
+        .rposition(|s| s.words.first().is_some_and(|c| c == "create"))
+        .map_or(out.len(), |i| i + 1);
+    out.splice(end..end, tail);
+    out
 }
 
 #[derive(Parser)]
@@ -414,7 +550,13 @@ pub fn generate(input: &Path, output: &Path) -> Result<Generated> {
     let license = boilerplate.is_file().then_some(boilerplate.as_path());
     let not_run = missing_externals(&project.layout);
     let skip: Vec<String> = not_run.iter().map(|(k, _)| k.clone()).collect();
-    let steps = replay(&project, license, &skip)?;
+    let mut steps = replay(&project, license, &skip, Replayer::Opbuilder)?;
+    if let Some(main_go) = crate::fsx::read_text(&input.join(crate::context::MAIN_GO), 1 << 24)
+        .ok()
+        .flatten()
+    {
+        steps = order_like_main(steps, &main_go);
+    }
     let present = entries(output)?;
     if !present.is_empty() {
         bail!(

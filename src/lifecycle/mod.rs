@@ -3,4 +3,5 @@
 //! it is current. Generating replays PROJECT through the plugin chain, as the commands run it.
 
 pub mod generate;
+pub mod kubebuilder;
 pub mod update;
