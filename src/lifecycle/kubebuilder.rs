@@ -430,6 +430,22 @@ pub fn scaffold(
         let (words, after) = translate(&step.words, &init_flags, header.as_deref());
         for words in std::iter::once(&words).chain(&after.edit) {
             let o = run(words)?;
+            let said = String::from_utf8_lossy(&o.stderr);
+            if !o.status.success() && words[0] != "init" && said.contains("unknown flag") {
+                // A record this release cannot have written (a later Kubebuilder's, or
+                // opbuilder's): Kubebuilder stops at its flags, before it writes anything.
+                notes.push(format!(
+                    "Kubebuilder {version} cannot replay `kubebuilder {}` ({}), which PROJECT records (added \
+                     later): the files it writes have no base, so where the new templates' differ from yours, \
+                     yours are kept",
+                    words.join(" "),
+                    said.lines()
+                        .find(|l| l.contains("unknown flag"))
+                        .unwrap_or_default()
+                        .trim()
+                ));
+                continue;
+            }
             if !o.status.success() {
                 bail!(
                     "Kubebuilder {version} ({}) failed to replay `kubebuilder {}` from PROJECT, for the base of the \
