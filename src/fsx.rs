@@ -282,30 +282,6 @@ pub fn read_tree(
     Ok(out)
 }
 
-/// A directory of our own (`<parent>/<prefix><random>`), removed with everything in it when
-/// dropped: `alpha update`'s scratch trees, the module Kubebuilder is built in.
-pub struct ScratchDir(pub std::path::PathBuf);
-
-impl ScratchDir {
-    /// A new one in the system's temporary directory.
-    pub fn new(prefix: &str) -> io::Result<ScratchDir> {
-        ScratchDir::new_in(&std::env::temp_dir(), prefix)
-    }
-
-    /// A new one in `parent` (which must exist).
-    pub fn new_in(parent: &Path, prefix: &str) -> io::Result<ScratchDir> {
-        let dir = parent.join(format!("{prefix}{}", random_token()));
-        fs::create_dir(&dir)?;
-        Ok(ScratchDir(dir))
-    }
-}
-
-impl Drop for ScratchDir {
-    fn drop(&mut self) {
-        let _ = fs::remove_dir_all(&self.0);
-    }
-}
-
 /// One transaction step is about to happen: the failure-injection seam (debug builds only).
 #[cfg(debug_assertions)]
 pub fn step(what: &str, path: &Path) -> io::Result<()> {

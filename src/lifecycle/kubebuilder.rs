@@ -224,8 +224,7 @@ fn build(version: &str, dir: &Path) -> Result<()> {
         dir.display()
     );
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    let work = crate::fsx::ScratchDir::new_in(dir, ".build-")
-        .with_context(|| format!("creating a build directory in {}", dir.display()))?;
+    let work = super::Scratch::new_in(dir, "build")?;
     let w = &work.0;
     let x_tools = &crate::versions::pins().kubebuilder.x_tools;
     let mut requires = format!("\t{MODULE} {version}\n");

@@ -252,8 +252,7 @@ fn compute(root: &Path, origin: &Origin, to: &str, project: Project) -> Result<O
             layout,
         });
     }
-    let scratch = crate::fsx::ScratchDir::new(&format!("opbuilder-update-{}-", std::process::id()))
-        .context("creating a scratch directory for the update")?;
+    let scratch = super::Scratch::new("update")?;
     let mut kept = vec![];
     let base = match origin {
         Origin::Opbuilder(v) => regenerate(root, v, &scratch.0)?.0,
