@@ -36,7 +36,8 @@
 # release reports no version (`kubebuilder version` says unknown when built from the proxy), so
 # opbuilder builds it itself, into ~/.cache/opbuilder/kubebuilder; the others are found on PATH.
 #
-# Needs: go (the Go module proxy), git, make, kubectl.
+# Needs: go (the Go module proxy), git, make, kubectl. OPBUILDER_KEEP_WORK=1 keeps the work
+# directory (its projects, logs and each update's output) after a run that passed.
 set -euo pipefail
 
 # shellcheck source-path=SCRIPTDIR source=lib.sh
@@ -307,6 +308,10 @@ $(head -60 "$base/pristine.diff")"
 	before=$(git rev-parse HEAD)
 	update_project "$base/project" "${from[@]}"
 	conflicted=$(grep -rl '^<<<<<<< yours$' --exclude-dir=.git . | sed 's|^\./||' | sort || true)
+	for f in $conflicted; do
+		mkdir -p "$base/conflicts/$(dirname "$f")"
+		cp "$f" "$base/conflicts/$f"
+	done
 	if [[ -n $conflicted ]]; then
 		((UPDATE_RC == 1)) || fail "$RELEASE: conflicts but exit $UPDATE_RC"
 		# Only where the project differs from Kubebuilder's scaffold: the user's edits, and what
@@ -353,5 +358,9 @@ $(head -60 "$base/pristine.diff")"
 	log_info "PASS $RELEASE: opbuilder's create api, create webhook and edit, then alpha update: user code kept, make build$([[ $TESTED == *" $RELEASE "* ]] && echo ' and make test') pass, alpha check clean ($(fmt_duration $((SECONDS - t0))))"
 	cd "$work"
 done
-rm -rf "$work"
+if [[ -n ${OPBUILDER_KEEP_WORK:-} ]]; then
+	log_info "kept $work (OPBUILDER_KEEP_WORK)"
+else
+	rm -rf "$work"
+fi
 log_info "kubebuilder-releases: all checks passed (${RELEASES[*]})"
