@@ -259,6 +259,16 @@ fn compute(root: &Path, origin: &Origin, to: &str, project: Project) -> Result<O
         Origin::Kubebuilder(v) => regenerate_kubebuilder(root, v, &scratch.0, &mut kept)?,
     };
     let (theirs, not_run) = regenerate(root, to, &scratch.0)?;
+    let helm_v1 = crate::plugins::helm::DEPRECATED_KEY;
+    if project.layout.iter().any(|k| k == helm_v1)
+        || project.plugin_keys().iter().any(|k| k == helm_v1)
+    {
+        kept.push(format!(
+            "{helm_v1} (deprecated) is not run by opbuilder, so the {to} templates have no chart of it: the chart \
+             files it wrote that you did not change are removed; \
+             `opbuilder edit --plugins=helm/v2-alpha` makes a chart from the kustomize output"
+        ));
+    }
     // Files the new templates add: where one has the name of a file they no longer write, they
     // moved it (Kubebuilder v4.3 moved the webhooks from api/ to internal/webhook/).
     let added: Vec<&PathBuf> = theirs.keys().filter(|p| !base.contains_key(*p)).collect();
