@@ -4,6 +4,10 @@
 //! - `commands`: one command per line (`#` comments). `opbuilder ...` must succeed;
 //!   `! opbuilder ...` must fail. Environment variables may come first (`NAME=value opbuilder
 //!   ...`); `[REPO]` in a value is the repository's root (for e2e/fixtures and docs/examples).
+//!   Between commands, a few changes make the tree what an older release or the project's owner
+//!   left (each fails the case when it finds nothing to change, and prints nothing):
+//!   `rm PATH...` (files or directories), `mv FROM TO`, `cp [REPO]/FILE TO`, and
+//!   `drop-lines PATH TEXT` (every line of PATH holding TEXT).
 //! - `in/` (optional): the tree the commands start from (else an empty directory).
 //! - `stdout`, `stderr`: the expected output of all the commands, each command's part headed by
 //!   `$ <command>`; a failure adds `[exit N]` to stderr. The working directory reads `[ROOT]`.
@@ -54,6 +58,12 @@ fn transcript(script: &str, work: &Path) -> Result<(String, String), String> {
             })
             .collect();
         words.drain(..env.len());
+        if env.is_empty() && !fail {
+            if let Some(done) = change_tree(&words, work, repo) {
+                done.map_err(|e| format!("line {}: `{line}`: {e}", n + 1))?;
+                continue;
+            }
+        }
         if words.first().map(String::as_str) != Some("opbuilder") {
             return Err(format!(
                 "line {}: commands start with `opbuilder` (after NAME=value settings)",
@@ -88,6 +98,53 @@ fn transcript(script: &str, work: &Path) -> Result<(String, String), String> {
         }
     }
     Ok((out, err))
+}
+
+/// Run a change to the tree (`rm`, `mv`, `cp`, `drop-lines`; see the top), or None when `words`
+/// is no such change.
+fn change_tree(words: &[String], work: &Path, repo: &str) -> Option<Result<(), String>> {
+    let at = |p: &str| work.join(p);
+    let args: Vec<&str> = words.iter().skip(1).map(String::as_str).collect();
+    let done = match (words.first().map(String::as_str)?, args.as_slice()) {
+        ("rm", paths) if !paths.is_empty() => paths.iter().try_for_each(|p| {
+            let path = at(p);
+            if path.is_dir() {
+                fs::remove_dir_all(&path)
+            } else {
+                fs::remove_file(&path)
+            }
+            .map_err(|e| format!("{p}: {e}"))
+        }),
+        ("mv", [from, to]) => at(to)
+            .parent()
+            .map_or(Ok(()), fs::create_dir_all)
+            .and_then(|()| fs::rename(at(from), at(to)))
+            .map_err(|e| format!("{from} -> {to}: {e}")),
+        ("cp", [from, to]) => match from.strip_prefix("[REPO]/") {
+            Some(rel) => at(to)
+                .parent()
+                .map_or(Ok(()), fs::create_dir_all)
+                .and_then(|()| fs::copy(Path::new(repo).join(rel), at(to)))
+                .map(drop)
+                .map_err(|e| format!("{from} -> {to}: {e}")),
+            None => Err("copies only from [REPO]/...".into()),
+        },
+        ("drop-lines", [path, text]) => fs::read_to_string(at(path))
+            .map_err(|e| format!("{path}: {e}"))
+            .and_then(|old| {
+                let new: String = old
+                    .split_inclusive('\n')
+                    .filter(|l| !l.contains(text))
+                    .collect();
+                if new == old {
+                    return Err(format!("{path} has no line holding {text:?}"));
+                }
+                fs::write(at(path), new).map_err(|e| format!("{path}: {e}"))
+            }),
+        ("rm" | "mv" | "cp" | "drop-lines", _) => Err("wrong arguments (see e2e/ui.rs)".into()),
+        _ => return None,
+    };
+    Some(done)
 }
 
 fn check(case: &Path, bless: bool) -> Result<(), String> {

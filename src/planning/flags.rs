@@ -74,6 +74,11 @@ pub struct RunFlags {
     /// Show what would be written, write nothing
     #[arg(long)]
     pub dry_run: bool,
+    /// Where the file or marker that wires the new code in is missing (cmd/main.go moved, a
+    /// `+kubebuilder:scaffold:` line removed), write everything else and print that wiring to
+    /// add by hand, instead of refusing
+    #[arg(long)]
+    pub allow_missing_markers: bool,
     /// Plugin chain, Kubebuilder's keys: go/v4 (default), grafana/v1-alpha, autoupdate/v1-alpha, ...
     #[arg(long, value_name = "KEYS", hide_short_help = true)]
     pub plugins: Option<String>,
