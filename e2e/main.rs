@@ -6,6 +6,7 @@ mod support;
 
 mod cli;
 mod deployimage;
+mod docs;
 mod external;
 mod faults;
 mod firsthour;

@@ -213,8 +213,14 @@ impl Journal {
         if let Err(e) = r {
             let _ = fs::remove_file(&tmp);
             let _ = fs::remove_file(root.join(JOURNAL));
+            // The directory is what the user can act on; the journal is ours.
+            let dir = fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
             return Err(anyhow!(
-                "writing the recovery journal {JOURNAL}: {e}; nothing was written"
+                "cannot write in the project directory {}: {e} (the first file opbuilder writes there is its \
+                 recovery journal, {JOURNAL}); nothing was written. Make the directory writable for you \
+                 (for example `chmod u+w {}`) and run the command again",
+                dir.display(),
+                dir.display()
             ));
         }
         Ok(())

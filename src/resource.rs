@@ -2,7 +2,7 @@
 //! conventions (reference §10, §11), plus the rendering context for api/controller/webhook templates.
 
 use crate::context::ProjectCtx;
-use crate::error::{bad_flag, usage};
+use crate::error::{bad_flag, check_flag, usage};
 use crate::project::Project;
 use crate::validate;
 use anyhow::{bail, Result};
@@ -196,8 +196,13 @@ pub fn validate_gvk(group: &str, version: &str, kind: &str, domain: &str) -> Res
         )));
     }
     if !group.is_empty() {
-        validate::dns1123_subdomain(group)
-            .map_err(|r| bad_flag("--group", group, &r, "ingress"))?;
+        check_flag(
+            "--group",
+            group,
+            validate::dns1123_subdomain,
+            validate::meant::group,
+            "ingress",
+        )?;
     }
     let q =
         match (group.is_empty(), domain.is_empty()) {
@@ -216,8 +221,14 @@ pub fn validate_gvk(group: &str, version: &str, kind: &str, domain: &str) -> Res
             "ingress",
         )
     })?;
-    validate::api_version(version).map_err(|r| bad_flag("--version", version, &r, "v1beta1"))?;
-    validate::kind(kind).map_err(|r| bad_flag("--kind", kind, &r, "App"))?;
+    check_flag(
+        "--version",
+        version,
+        validate::api_version,
+        validate::meant::api_version,
+        "v1beta1",
+    )?;
+    check_flag("--kind", kind, validate::kind, validate::meant::kind, "App")?;
     if API_PACKAGE_IDENTS.contains(&kind) {
         return Err(bad_flag(
             "--kind",
@@ -227,6 +238,34 @@ pub fn validate_gvk(group: &str, version: &str, kind: &str, domain: &str) -> Res
         ));
     }
     Ok(())
+}
+
+/// `--group` names the group without the domain, which the project adds: refuse a group that
+/// already ends with the domain (`ingress.example.com` in a project of `example.com` would
+/// become `ingress.example.com.example.com`), unless PROJECT has that group already (a
+/// project made that way keeps working). External and core types name their own domain.
+pub fn check_group_without_domain(group: &str, domain: &str, in_project: bool) -> Result<()> {
+    if domain.is_empty() || in_project {
+        return Ok(());
+    }
+    let short = if group == domain {
+        Some("")
+    } else {
+        group.strip_suffix(&format!(".{domain}"))
+    };
+    match short {
+        None => Ok(()),
+        Some("") => Err(usage(format!(
+            "invalid value {group:?} for --group: --group takes the group without the project's domain \
+             ({domain}), which opbuilder adds; {group:?} would make the API group {group}.{domain}\n  \
+             for the API group {domain} itself, leave --group out"
+        ))),
+        Some(short) => Err(usage(format!(
+            "invalid value {group:?} for --group: --group takes the group without the project's domain \
+             ({domain}), which opbuilder adds; {group:?} would make the API group {group}.{domain}\n  \
+             did you mean --group {short}? (the API group is then {group})"
+        ))),
+    }
 }
 
 /// Validate a plural (flag value or computed).

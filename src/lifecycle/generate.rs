@@ -33,6 +33,10 @@ pub struct GenerateArgs {
     /// Use the templates of this opbuilder release (see `alpha update`) [default: the current ones]
     #[arg(long, value_name = "VERSION")]
     pub templates_version: Option<String>,
+    /// Show what would be written, write nothing (the new project is made in a scratch
+    /// directory, listed, and removed)
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 /// One replayed command: its words (for the report) and its plan function.
@@ -407,14 +411,8 @@ pub struct Generated {
     pub not_run: Vec<(String, String)>,
 }
 
-/// Generate the project of `input` into `output` (which must be empty or absent).
-pub fn generate(input: &Path, output: &Path) -> Result<Generated> {
-    let project = Project::load(input)?;
-    let boilerplate = input.join(boilerplate_file(input, &project));
-    let license = boilerplate.is_file().then_some(boilerplate.as_path());
-    let not_run = missing_externals(&project.layout);
-    let skip: Vec<String> = not_run.iter().map(|(k, _)| k.clone()).collect();
-    let steps = replay(&project, license, &skip)?;
+/// Refuse an output directory that holds anything.
+fn check_output_empty(output: &Path) -> Result<()> {
     let present = entries(output)?;
     if !present.is_empty() {
         bail!(
@@ -423,6 +421,18 @@ pub fn generate(input: &Path, output: &Path) -> Result<Generated> {
             present.join(", ")
         );
     }
+    Ok(())
+}
+
+/// Generate the project of `input` into `output` (which must be empty or absent).
+pub fn generate(input: &Path, output: &Path) -> Result<Generated> {
+    let project = Project::load(input)?;
+    let boilerplate = input.join(boilerplate_file(input, &project));
+    let license = boilerplate.is_file().then_some(boilerplate.as_path());
+    let not_run = missing_externals(&project.layout);
+    let skip: Vec<String> = not_run.iter().map(|(k, _)| k.clone()).collect();
+    let steps = replay(&project, license, &skip)?;
+    check_output_empty(output)?;
     std::fs::create_dir_all(output).with_context(|| format!("creating {}", output.display()))?;
     let mut done = vec![];
     for step in &steps {
@@ -511,6 +521,9 @@ fn generate_cmd(cwd_root: impl FnOnce() -> Result<PathBuf>, args: &GenerateArgs)
         }
         None => cwd_root()?,
     };
+    if args.dry_run {
+        return dry_run(&input, args);
+    }
     if args.in_place {
         let input = std::fs::canonicalize(&input)?;
         let name = input
@@ -557,10 +570,7 @@ fn generate_cmd(cwd_root: impl FnOnce() -> Result<PathBuf>, args: &GenerateArgs)
         return Ok(());
     }
     let Some(output) = &args.output_dir else {
-        return Err(usage(
-            "alpha generate needs --output-dir DIR (a new or empty directory), or --in-place to regenerate \
-             the project itself with a backup; for example: opbuilder alpha generate --output-dir ../regenerated",
-        ));
+        return Err(needs_output());
     };
     let generated = generate(&input, output)?;
     report(&generated.done);
@@ -581,6 +591,63 @@ fn generate_cmd(cwd_root: impl FnOnce() -> Result<PathBuf>, args: &GenerateArgs)
         }
     );
     Ok(())
+}
+
+/// The new project's files below `dir`, relative to it, sorted.
+fn files_below(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut out = vec![];
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).with_context(|| format!("reading {}", d.display()))? {
+            let p = e?.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.push(p.strip_prefix(dir).expect("below dir").to_path_buf());
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// `alpha generate --dry-run`: the new project is made in a scratch directory, listed (with
+/// what would happen to the input for --in-place) and removed; nothing else is touched.
+fn dry_run(input: &Path, args: &GenerateArgs) -> Result<()> {
+    let target = match (&args.output_dir, args.in_place) {
+        (Some(o), _) => {
+            check_output_empty(o)?;
+            o.display().to_string()
+        }
+        (None, true) => std::fs::canonicalize(input)?.display().to_string(),
+        (None, false) => return Err(needs_output()),
+    };
+    let scratch = super::Scratch::new("generate")?;
+    let out = scratch.0.join("project");
+    let generated = crate::fsx::scratch(|| generate(input, &out))?;
+    outln!("Would replay from PROJECT:");
+    for d in &generated.done {
+        outln!("  {d}");
+    }
+    report_not_run(&generated.not_run);
+    outln!("\nopbuilder alpha generate --dry-run: nothing was written. The plan:");
+    if args.in_place {
+        outln!(
+            "  would move {target} aside, with your code, to {target}.backup-<N>, and put the new project in its place:"
+        );
+    }
+    for f in files_below(&out)? {
+        outln!("  would create    {}", Path::new(&target).join(f).display());
+    }
+    Ok(())
+}
+
+/// The usage error for neither --output-dir nor --in-place.
+fn needs_output() -> anyhow::Error {
+    usage(
+        "alpha generate needs --output-dir DIR (a new or empty directory), or --in-place to regenerate \
+         the project itself with a backup; for example: opbuilder alpha generate --output-dir ../regenerated",
+    )
 }
 
 /// Warn about the external plugins that could not run.

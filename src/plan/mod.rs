@@ -17,4 +17,4 @@ pub mod report;
 pub mod transaction;
 
 pub use apply::{apply, ApplyOptions};
-pub use data::{Edit, IfExists, Op, Part, Plan};
+pub use data::{Edit, IfExists, Next, Op, Part, Plan};

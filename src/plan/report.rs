@@ -215,22 +215,14 @@ impl fmt::Display for Conflicts {
             )?;
         }
         if self.1.is_empty() {
-            return write!(
-                f,
-                "fix these and run the command again (add --force where a file should be replaced)"
-            );
+            // Each conflict says its own way out (--force where a file may be replaced).
+            return write!(f, "fix these and run the command again");
         }
-        let also = if self.0.is_empty() {
-            ""
-        } else {
-            " (add --force where a file should be replaced)"
-        };
         write!(
             f,
-            "fix these{also} and run the command again (restore a missing file; put a missing marker back where a new \
-             project has it). \
-             If the project sets this up in its own way, run the command again with --allow-missing-markers, \
-             which writes everything else, and add this by hand:\n{}",
+            "fix these and run the command again (restore a missing file; put a missing marker back where a new \
+             project has it). If the project sets this up in its own way, run the command again with \
+             --allow-missing-markers, which writes everything else, and add this by hand:\n{}",
             self.1
                 .iter()
                 .map(Skipped::pieces_text)

@@ -42,8 +42,8 @@ pub struct ApiArgs {
     /// Namespace-scoped resource; --namespaced=false makes a cluster-scoped CRD
     #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true", default_value = "true", value_name = "BOOL")]
     pub namespaced: bool,
-    /// (alpha, beyond Kubebuilder v4.15) Scaffold the types for server-side apply: `make
-    /// manifests` also generates their apply configurations (needs --resource)
+    /// Scaffold the types for server-side apply: `make manifests` also generates their apply
+    /// configurations (needs --resource)
     #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true", default_value = "false", value_name = "BOOL")]
     pub ssa: bool,
     /// Scaffold again over an existing API or controller (replaces its generated files)
@@ -231,6 +231,23 @@ fn check_project_rules(
     }
     // Like Kubebuilder, the one-group rule applies to APIs created in the project only: a controller
     // for a core or external type may name any group.
+    if do_resource && group.is_empty() && !project.multigroup && !project.has_group(group) {
+        if let Some(r) = project.resources.iter().find(|r| r.api.is_some()) {
+            return Err(usage(format!(
+                "--group is missing: the APIs of this single-group project are in group {:?} ({}); pass it, \
+                 for example: opbuilder create api --group {} --version {version} --kind {kind}",
+                r.group,
+                Gvk {
+                    group: r.group.clone(),
+                    version: String::new(),
+                    kind: String::new(),
+                    domain: r.domain.clone(),
+                }
+                .qgroup(),
+                r.group
+            )));
+        }
+    }
     if do_resource
         && !project.multigroup
         && !project.resources.is_empty()
@@ -321,6 +338,9 @@ pub fn resolve(project: &Project, args: &ApiArgs) -> Result<ResolvedResource> {
         resource::validate_plural(p, true)?;
     }
     let external = check_external_flags(args)?;
+    if !external {
+        resource::check_group_without_domain(&group, &project.domain, project.has_group(&group))?;
+    }
     let kind_lower = kind.to_ascii_lowercase();
     let existing = project.find(&group, &version, &kind).cloned();
     if let Some(n) = &args.controller_name {

@@ -141,6 +141,9 @@ pub fn resolve(project: &Project, args: &WebhookArgs) -> Result<ResolvedWebhook>
         return Err(usage("--external-api-module needs --external-api-path (the package to import from that module)"));
     }
 
+    if args.res.external_api_path.is_none() {
+        resource::check_group_without_domain(&group, &project.domain, project.has_group(&group))?;
+    }
     let existing = project.find(&group, &version, &kind).cloned();
     for s in &args.spoke {
         if project

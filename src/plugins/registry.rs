@@ -189,6 +189,55 @@ fn lookup_builtin(key: &str) -> Result<Option<&'static Known>> {
     }
 }
 
+/// The number of single-character edits that turn `a` into `b` (Levenshtein).
+fn edits(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let next = (prev + usize::from(ca != *cb))
+                .min(row[j] + 1)
+                .min(row[j + 1] + 1);
+            prev = row[j + 1];
+            row[j + 1] = next;
+        }
+    }
+    row[b.len()]
+}
+
+/// The short key users type for a plugin: its first label and version (`go/v4`,
+/// `deploy-image/v1-alpha`); base.go.kubebuilder.io keeps its full name (`base` alone is no
+/// key Kubebuilder accepts).
+pub fn short_key(k: &Known) -> String {
+    if k.name.starts_with("base.") {
+        return k.key();
+    }
+    let first = k.name.split('.').next().unwrap_or(k.name);
+    format!("{first}/{}", k.version)
+}
+
+/// The built-in plugin a key no plugin has most likely meant: one of the same name with
+/// another version (`go/v5` → go/v4), else the name a typo away (`grafna` → grafana). Only
+/// plugins a new command can run are offered.
+pub fn closest(key: &str) -> Option<&'static Known> {
+    let (name, version) = key.split_once('/').unwrap_or((key, ""));
+    let offered = KNOWN.iter().filter(|k| {
+        matches!(k.support, Support::Runs(_)) && !(k.name == rust::NAME && k.version == "v1-alpha")
+    });
+    let name_distance = |k: &Known| {
+        let first = k.name.split('.').next().unwrap_or(k.name);
+        edits(name, first).min(edits(name, k.name))
+    };
+    let best = offered
+        .map(|k| (name_distance(k), edits(version, k.version), k))
+        .min_by_key(|(n, v, _)| (*n, *v))?;
+    let (n, _, k) = best;
+    // A typo, not another word: at most two edits, and fewer than half the name.
+    (n <= 2 && n * 2 < name.chars().count().max(1)).then_some(k)
+}
+
 /// The plugins of a `--plugins` value, resolved (usage errors exit 2). `None` when not given.
 pub fn parse_flag(value: Option<&str>) -> Result<Option<Vec<&'static Known>>> {
     let Some(value) = value else {
@@ -197,11 +246,32 @@ pub fn parse_flag(value: Option<&str>) -> Result<Option<Vec<&'static Known>>> {
     let mut out: Vec<&'static Known> = vec![];
     for key in value.split(',').map(str::trim).filter(|k| !k.is_empty()) {
         let known = lookup(key)?.ok_or_else(|| {
+            let last = match closest(key) {
+                Some(k) => {
+                    let fixed: Vec<String> = value
+                        .split(',')
+                        .map(|w| {
+                            if w.trim() == key {
+                                short_key(k)
+                            } else {
+                                w.trim().to_string()
+                            }
+                        })
+                        .filter(|w| !w.is_empty())
+                        .collect();
+                    format!(
+                        "did you mean --plugins={}? ({} is {})",
+                        fixed.join(","),
+                        short_key(k),
+                        k.key()
+                    )
+                }
+                None => "example of a valid value: --plugins=go/v4".to_string(),
+            };
             usage(format!(
                 "invalid value {key:?} for --plugins: no plugin has this key. It is none of Kubebuilder's plugins \
                  (go/v4, kustomize/v2, grafana/v1-alpha, autoupdate/v1-alpha, deploy-image/v1-alpha, helm/v2-alpha), nor \
-                 opbuilder's own (typed-clients/v1-alpha, rust/v1-beta), and {}\n  \
-                 example of a valid value: --plugins=go/v4",
+                 opbuilder's own (typed-clients/v1-alpha, rust/v1-beta), and {}\n  {last}",
                 external::discover::not_found(key)
             ))
         })?;
@@ -295,6 +365,35 @@ mod tests {
             "a prefix must end at a dot"
         );
         assert!(lookup("helm").is_err(), "two helm versions: ambiguous");
+    }
+
+    #[test]
+    fn a_key_no_plugin_has_suggests_the_one_meant() {
+        let meant = |key: &str| closest(key).map(short_key);
+        assert_eq!(meant("go/v5").as_deref(), Some("go/v4"));
+        assert_eq!(meant("go/v3").as_deref(), Some("go/v4"));
+        assert_eq!(meant("rust/v2").as_deref(), Some("rust/v1-beta"));
+        assert_eq!(meant("helm/v3").as_deref(), Some("helm/v2-alpha"));
+        assert_eq!(
+            meant("grafna/v1-alpha").as_deref(),
+            Some("grafana/v1-alpha")
+        );
+        assert_eq!(
+            meant("deployimage/v1-alpha").as_deref(),
+            Some("deploy-image/v1-alpha")
+        );
+        assert_eq!(
+            meant("base.go.kubebuilder.io/v5").as_deref(),
+            Some("base.go.kubebuilder.io/v4")
+        );
+        assert_eq!(meant("example.com/v1"), None, "no plugin is close");
+        assert_eq!(meant("ab/v1"), None, "a short name is no typo of another");
+        let e = parse_flag(Some("go/v4,grafna/v1-alpha")).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("did you mean --plugins=go/v4,grafana/v1-alpha?"),
+            "{e}"
+        );
     }
 
     #[test]

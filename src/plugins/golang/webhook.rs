@@ -2,7 +2,7 @@
 //! suite, cmd/main.go, the e2e checks, kustomize and conversion.
 
 use crate::context::{ProjectCtx, MAIN_GO};
-use crate::plan::{Edit, IfExists, Plan};
+use crate::plan::{Edit, IfExists, Next, Plan};
 use crate::planning::parts;
 use crate::planning::webhook::ResolvedWebhook;
 use crate::project::Project;
@@ -459,6 +459,38 @@ mod release_0_1_0 {
         }
         Ok(())
     }
+}
+
+/// What comes next after go/v4's `create webhook` planned `plan`: the webhook file to fill in,
+/// and each spoke's conversion file (the hub's is done).
+pub fn next_step(plan: &Plan, hook: &ResolvedWebhook) -> Next {
+    let mut todo = vec![];
+    if let Some(f) = plan.written("_webhook.go").first() {
+        todo.push(format!("the webhook logic in {f}"));
+    }
+    let hub = format!("/{}/", hook.gvk.version);
+    let spokes: Vec<String> = plan
+        .written("_conversion.go")
+        .into_iter()
+        .filter(|f| !f.contains(&hub))
+        .collect();
+    if !spokes.is_empty() {
+        todo.push(format!(
+            "ConvertTo and ConvertFrom in {}",
+            spokes.join(" and ")
+        ));
+    }
+    if todo.is_empty() {
+        todo.push("the webhook logic".into());
+    }
+    Next::new(
+        format!("fill in {}, then run", todo.join(", and ")),
+        &[if hook.conversion {
+            "make generate manifests"
+        } else {
+            "make manifests"
+        }],
+    )
 }
 
 /// Hub file, storage-version marker, and one conversion file per spoke.
