@@ -260,6 +260,7 @@ mod tests {
             make,
             skip_post_steps,
             dry_run: false,
+            allow_missing_markers: false,
             plugins: None,
             plugin_args: vec![],
         }
