@@ -14,6 +14,7 @@ mod generate;
 mod golden;
 mod plugins;
 mod rust;
+mod shapes;
 mod ssa;
 mod typed_clients;
 mod ui;

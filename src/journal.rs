@@ -437,6 +437,28 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_journal_that_cannot_be_written_names_the_directory() {
+        // A project "directory" that is a file: writing in it fails for root too.
+        let t = tempfile::tempdir().unwrap();
+        let not_a_dir = t.path().join("guestbook");
+        fs::write(&not_a_dir, "").unwrap();
+        let j = Journal {
+            pid: 1,
+            dirs: vec![],
+            entries: vec![],
+        };
+        let e = j.write(&not_a_dir).unwrap_err().to_string();
+        assert!(
+            e.starts_with(&format!(
+                "cannot write in the project directory {}:",
+                not_a_dir.display()
+            )) && e.contains("nothing was written")
+                && e.contains("chmod u+w"),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn journal_text_round_trips() {
         let j = Journal {
             pid: 42,

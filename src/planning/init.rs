@@ -179,6 +179,25 @@ fn module_from_go_mod(root: &Path) -> Option<String> {
     })
 }
 
+/// Refuse to write Go into a project whose PROJECT `repo` is not the module its go.mod
+/// declares (a repo copied with `.git` from a clone URL, a module renamed in go.mod alone):
+/// the imports of the project's own packages are made from `repo`, so they would not build
+/// (Kubebuilder writes them all the same). No go.mod: nothing to check.
+pub fn check_repo_is_module(root: &Path, project: &Project) -> Result<()> {
+    let Some(module) = module_from_go_mod(root) else {
+        return Ok(());
+    };
+    if project.repo.is_empty() || module == project.repo {
+        return Ok(());
+    }
+    bail!(
+        "PROJECT's repo {:?} is not the module go.mod declares ({module:?}): the Go this command writes imports \
+         the project's own packages by the repo's path, so it would not build; nothing was written.\n  Set \
+         `repo: {module}` in PROJECT (the module path, without `.git` unless go.mod has it), then run the command again",
+        project.repo
+    )
+}
+
 /// The directory `init` works in, for messages: "this directory" for the current one.
 fn place(root: &Path) -> String {
     if root == Path::new(".") || root.as_os_str().is_empty() {

@@ -408,7 +408,7 @@ impl Plugin for DeployImage {
         // cmd/main.go imports a group's controller package as <pkg>controller (as go/v4 does).
         let mut main_ctx = rctx.clone();
         if main_ctx.controller_pkg != "controller" {
-            main_ctx.controller_pkg = format!("{}controller", main_ctx.controller_pkg);
+            main_ctx.controller_pkg = crate::resource::controller_alias(&main_ctx.group);
         }
         let go_setup = templates::render("fragments/main_controller.go", &main_ctx)?;
         let setup = templates::render("fragments/deploy_image_main_controller.go", &main_ctx)?;

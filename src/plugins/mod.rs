@@ -298,6 +298,9 @@ pub fn plan_create_api_keeping_project(root: &Path, args: &ApiArgs) -> Result<(A
         )?;
         return Ok(((plan, false, false, notes), project));
     }
+    if chain.has_go {
+        crate::planning::init::check_repo_is_module(root, &project)?;
+    }
     let image = deployimage::check_flags(chain.has(deployimage::NAME), args)?;
     let mut res = api_request::resolve(&project, args)?;
     res.deploy_image = image;
@@ -338,6 +341,9 @@ pub fn plan_create_webhook(root: &Path, args: &WebhookArgs) -> Result<(Plan, Vec
             &args.res,
             &args.run.plugin_args,
         );
+    }
+    if chain.has_go {
+        crate::planning::init::check_repo_is_module(root, &project)?;
     }
     let hook = webhook_request::resolve(&project, args)?;
     let (mut plan, notes) = run_hook(root, &mut project, &args.run.plugin_args, |cx| {

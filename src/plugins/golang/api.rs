@@ -111,7 +111,7 @@ pub fn plan_files(
             (None, format!("{repo}/internal/controller"))
         } else {
             (
-                Some(format!("{}controller", ctx.controller_pkg)),
+                Some(crate::resource::controller_alias(&ctx.group)),
                 format!("{repo}/{}", ctx.controller_dir),
             )
         };

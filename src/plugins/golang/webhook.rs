@@ -54,7 +54,7 @@ pub fn plan_files(
         ..
     } = hook;
     let (core, external) = (hook.core, hook.external);
-    let (group, version, kind) = (&gvk.group, &gvk.version, &gvk.kind);
+    let (version, kind) = (&gvk.version, &gvk.kind);
     let pctx = ProjectCtx::load(root, project)?;
     let mut ctx = ResourceCtx::new(CtxInput {
         project,
@@ -138,14 +138,7 @@ pub fn plan_files(
     });
 
     // cmd/main.go.
-    let hook_alias = format!(
-        "webhook{}",
-        if project.multigroup && !group.is_empty() {
-            &ctx.import_alias
-        } else {
-            &ctx.webhook_pkg
-        }
-    );
+    let hook_alias = ctx.webhook_alias.clone();
     if external && existing.is_none() {
         super::api::plan_main_scheme(plan, &ctx, api_path, &repo)?;
     }
@@ -522,7 +515,14 @@ fn conversion_files(
         sc.hub_import_alias = ctx.import_alias.clone();
         sc.hub_api_path = ctx.api_path.clone();
         sc.spoke_version = s.clone();
-        sc.spoke_dir = resource::layout(project, &ctx.group, s).api_dir;
+        // The spoke's types are where PROJECT says they are.
+        sc.spoke_dir = project
+            .find(&ctx.group, s, &ctx.kind)
+            .and_then(|r| {
+                let (_, path) = resource::recorded_domain_and_path(project, r);
+                resource::dir_in_module(project, &path)
+            })
+            .unwrap_or_else(|| resource::layout(project, &ctx.group, s).api_dir);
         for f in templates::render_tree("webhook-spoke", &sc, |_| true)? {
             plan.create(f.path, f.content, policy);
         }
