@@ -230,11 +230,11 @@ update_project() {
 	grep -q "^cliVersion: $OP_VERSION\$" "$dir/PROJECT" || fail "$RELEASE: PROJECT's cliVersion is not $OP_VERSION after the update"
 }
 
-# create_webhook WHEN: opbuilder's create webhook for the third kind.
+# create_webhook: opbuilder's create webhook for the third kind.
 create_webhook() {
 	"$NEW" create webhook --group cache --version v1 --kind Valkey --defaulting --skip-post-steps >"$base/create-webhook.log" 2>&1 ||
-		fail "$RELEASE: opbuilder create webhook $1: $(cat "$base/create-webhook.log")"
-	user_lines_kept "after opbuilder create webhook $1"
+		fail "$RELEASE: opbuilder create webhook: $(cat "$base/create-webhook.log")"
+	user_lines_kept "after opbuilder create webhook"
 }
 
 OP_VERSION=$("$NEW" version | head -1 | cut -d' ' -f2)
@@ -290,14 +290,12 @@ $(head -60 "$base/pristine.diff")"
 	"$NEW" create api --group cache --version v1 --kind Valkey --resource --controller --skip-post-steps >"$base/create-api.log" 2>&1 ||
 		fail "$RELEASE: opbuilder create api: $(cat "$base/create-api.log")"
 	user_lines_kept "after opbuilder create api"
-	# opbuilder's create webhook still refuses a layout without config/network-policy/ or the e2e
-	# suite's webhook markers (what Kubebuilder v4.0 and v4.6 write; issue 45, item 1): there it runs
-	# after the update, which brings them.
-	webhook_later=1
-	if [[ -f config/network-policy/kustomization.yaml ]] && grep -q 'scaffold:e2e-webhooks-checks' test/e2e/e2e_test.go &&
-		grep -q 'scaffold:e2e-metrics-webhooks-readiness' test/e2e/e2e_test.go; then
-		webhook_later=0
-		create_webhook "before the update"
+	# In the layouts before Kubebuilder v4.7 (no config/network-policy/, no e2e webhook markers),
+	# create webhook leaves those parts out and says so (issue 45, item 1); the update brings them.
+	create_webhook
+	if [[ ! -f config/network-policy/kustomization.yaml ]]; then
+		grep -q '^note: left out' "$base/create-webhook.log" ||
+			fail "$RELEASE: create webhook in a project without config/network-policy/ said nothing left out: $(cat "$base/create-webhook.log")"
 	fi
 	if ((${#from[@]})); then
 		# No cliVersion (Kubebuilder before v4.6): the update workflow needs one, and the edit says
@@ -339,17 +337,36 @@ $(head -60 "$base/pristine.diff")"
 	for f in $conflicted; do
 		keep_theirs "$f"
 	done
-	if [[ -f api/v1/memcached_webhook.go ]]; then
-		# Kubebuilder before v4.3: the update keeps the user's webhook (on controller-runtime's
-		# webhook.Defaulter, which v0.20 removed) and says where the templates write it now; the
-		# user moves the code there (user_code does, as the file is gone).
+	# Kubebuilder before v4.3 kept the webhooks and their suite in api/v1/; the update keeps those
+	# that differ from the base (the user's webhook, and the suite, which the base's replay extended
+	# with the webhook opbuilder created in internal/webhook/v1/) and names where the templates
+	# write them now. The user does what the note says: the code moves (user_code puts it back
+	# into the new file), the old file goes.
+	if [[ $RELEASE == "$OLDEST" ]]; then
 		grep -q "^note: api/v1/memcached_webhook.go: .*move your code into internal/webhook/v1/memcached_webhook.go" "$base/project.update.log" ||
 			fail "$RELEASE: the update did not say where the webhook moved"
-		git rm -q api/v1/memcached_webhook.go
+	fi
+	sed -n 's/^note: \([^ ]*\): the .* templates no longer write it but .* instead, and you changed it; .*/\1/p' \
+		"$base/project.update.log" >"$base/moved"
+	while read -r f; do
+		git rm -q "$f"
+	done <"$base/moved"
+	# A file the new templates add that the project has already is kept, and the note points to
+	# `alpha generate` for the template's: opbuilder's create webhook wrote
+	# internal/webhook/v1/webhook_suite_test.go for its own webhook in an older layout, and the
+	# template's sets up every webhook of the project. The user takes the template's where they did
+	# not write the file.
+	sed -n 's/^note: \([^ ]*\): the .* templates add this file, and you have one already; yours is kept .*/\1/p' \
+		"$base/project.update.log" >"$base/added"
+	if [[ -s $base/added ]]; then
+		"$NEW" alpha generate --output-dir "$base/template" >"$base/template.log" 2>&1 ||
+			fail "$RELEASE: alpha generate after the update: $(cat "$base/template.log")"
+		while read -r f; do
+			grep -qxF "$f" "$USER_FILES" || cp "$base/template/$f" "$f"
+		done <"$base/added"
 	fi
 	: >"$USER_LINES"
 	user_code
-	((webhook_later == 0)) || create_webhook "after the update"
 	log_info "$RELEASE: go mod tidy, make build$([[ $TESTED == *" $RELEASE "* ]] && echo ', make test')"
 	go mod tidy >"$base/tidy.log" 2>&1 || fail "$RELEASE: go mod tidy after the update: $(tail -20 "$base/tidy.log")"
 	"$here/seed-tools.sh" .

@@ -428,13 +428,21 @@ pub(super) fn order_like_main(steps: Vec<Step>, main_go: &str) -> Vec<Step> {
             })
             .map_or(0, |i| i + 1);
         let after_webhook = last_placed.filter(|&i| i >= after_type).map(|i| i + 1);
-        // Never before the command that creates its own type.
-        fn gvk(s: &Step) -> [Option<&str>; 3] {
-            ["group", "version", "kind"].map(|n| word_value(&s.words, n))
+        // Never before the commands that create its own type and the spokes it converts to.
+        fn group_kind(s: &Step) -> (Option<&str>, Option<&str>) {
+            (word_value(&s.words, "group"), word_value(&s.words, "kind"))
         }
+        let mut versions: Vec<&str> = word_value(&w.words, "spoke")
+            .map(|v| v.split(',').collect())
+            .unwrap_or_default();
+        versions.extend(word_value(&w.words, "version"));
         let after_own = out
             .iter()
-            .rposition(|s| s.words.get(1).is_some_and(|c| c == "api") && gvk(s) == gvk(&w))
+            .rposition(|s| {
+                s.words.get(1).is_some_and(|c| c == "api")
+                    && group_kind(s) == group_kind(&w)
+                    && word_value(&s.words, "version").is_some_and(|v| versions.contains(&v))
+            })
             .map_or(1, |i| i + 1);
         let i = after_webhook
             .unwrap_or(after_type)
@@ -1020,5 +1028,69 @@ fn report(done: &[String]) {
     outln!("Replayed from PROJECT:");
     for d in done {
         outln!("  {d}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn step(words: &str) -> Step {
+        Step {
+            words: words.split(' ').map(String::from).collect(),
+            copy_first: None,
+        }
+    }
+
+    fn order(steps: &[&str], main_go: &str) -> Vec<String> {
+        order_like_main(steps.iter().map(|s| step(s)).collect(), main_go)
+            .into_iter()
+            .map(|s| s.words.join(" "))
+            .collect()
+    }
+
+    const API_A: &str = "create api --group=g --version=v1 --kind=A --resource --controller=true";
+    const API_A2: &str = "create api --group=g --version=v2 --kind=A --resource --controller=false";
+    const API_B: &str = "create api --group=g --version=v1 --kind=B --resource --controller=true";
+    const HOOK_A: &str = "create webhook --group=g --version=v1 --kind=A --defaulting";
+    const CONV_A: &str = "create webhook --group=g --version=v1 --kind=A --conversion --spoke=v2";
+    const HOOK_B: &str = "create webhook --group=g --version=v1 --kind=B --defaulting";
+    const EDIT: &str = "edit --plugins=grafana.kubebuilder.io/v1-alpha";
+
+    #[test]
+    fn webhooks_are_replayed_where_main_go_wires_them() {
+        // A's webhook was made right after A, before B; B's after B. Old and new style calls.
+        let main_go = "\tif err := (&controller.AReconciler{\n\
+                       \tif err := webhookv1.SetupAWebhookWithManager(mgr); err != nil {\n\
+                       \tif err = (&controller.BReconciler{\n\
+                       \tif err = (&gv1.B{}).SetupWebhookWithManager(mgr); err != nil {\n\
+                       \t// +kubebuilder:scaffold:builder\n";
+        let steps = ["init", API_A, API_B, HOOK_A, HOOK_B, EDIT];
+        assert_eq!(
+            order(&steps, main_go),
+            ["init", API_A, HOOK_A, API_B, HOOK_B, EDIT]
+        );
+        // Webhooks main.go does not show keep their place after the types, before the edits.
+        assert_eq!(order(&steps, "package main\n"), steps);
+    }
+
+    #[test]
+    fn a_webhook_comes_after_its_own_type_and_the_spokes_it_converts_to() {
+        // main.go wires A's conversion webhook above B's controller, but the webhook needs A's
+        // v2 spoke, created after B.
+        let main_go =
+            "(&controller.AReconciler{\nSetupAWebhookWithManager(mgr)\n(&controller.BReconciler{\n";
+        assert_eq!(
+            order(&["init", API_A, API_B, API_A2, CONV_A], main_go),
+            ["init", API_A, API_B, API_A2, CONV_A]
+        );
+        // A webhook wired above every controller (a core type's, with no type of its own to
+        // create) comes right after init.
+        let core = "create webhook --group=core --version=v1 --kind=Pod --defaulting";
+        let main_go = "SetupPodWebhookWithManager(mgr)\n(&controller.AReconciler{\n";
+        assert_eq!(
+            order(&["init", API_A, core], main_go),
+            ["init", core, API_A]
+        );
     }
 }
