@@ -306,6 +306,16 @@ struct InitFlags {
     multigroup: bool,
 }
 
+/// Whether a command's `--help` defines `flag` (a line of its flag list starts with it; an
+/// example that names it does not count).
+fn has_flag(help: &str, flag: &str) -> bool {
+    help.lines().any(|l| {
+        l.trim_start()
+            .strip_prefix(flag)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with(' '))
+    })
+}
+
 /// The plugin a replayed command runs beside the layout's (`--plugins=KEY` of an `edit` or a
 /// `create api`), if any.
 fn plugin_of(words: &[String]) -> Option<&str> {
@@ -398,8 +408,8 @@ pub fn scaffold(
     let help = run(&["init".into(), "--help".into()])?;
     let help = String::from_utf8_lossy(&help.stdout).to_string();
     let init_flags = InitFlags {
-        license_file: help.contains("--license-file"),
-        multigroup: help.contains("--multigroup"),
+        license_file: has_flag(&help, "--license-file"),
+        multigroup: has_flag(&help, "--multigroup"),
     };
     let header = license
         .map(|p| std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display())))
@@ -676,6 +686,16 @@ mod tests {
             read("hack/boilerplate.go.txt"),
             "// Copyright 2023 Jane. All rights reserved.\n"
         );
+    }
+
+    #[test]
+    fn the_flags_a_release_has_are_read_from_its_flag_list() {
+        let help = "Examples:\n  kubebuilder init --domain example.org --multigroup\n\nFlags:\n\
+                    \x20     --license-file string      Path to custom license file\n\
+                    \x20     --owner string             Owner name\n";
+        assert!(has_flag(help, "--license-file"));
+        assert!(!has_flag(help, "--multigroup"), "named by an example only");
+        assert!(!has_flag(help, "--license"), "only a longer flag starts so");
     }
 
     #[test]
