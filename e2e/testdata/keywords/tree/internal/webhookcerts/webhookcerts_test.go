@@ -223,3 +223,28 @@ func TestClientConfigApplier(t *testing.T) {
 		t.Errorf("got %q, want kubectl", got)
 	}
 }
+
+func TestLeftOver(t *testing.T) {
+	now := time.Now()
+	config := func(instance string, alive time.Time) *admissionregistrationv1.MutatingWebhookConfiguration {
+		return &admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{
+			Labels:      map[string]string{labelRun: instance},
+			Annotations: map[string]string{annotationAlive: alive.UTC().Format(time.RFC3339)},
+		}}
+	}
+	for _, c := range []struct {
+		name string
+		o    *admissionregistrationv1.MutatingWebhookConfiguration
+		want bool
+	}{
+		{"this instance's, just renewed", config("mine", now), true},
+		{"another run's, just renewed", config("theirs", now.Add(-time.Minute)), false},
+		{"another run's, not renewed for five minutes", config("theirs", now.Add(-staleAfter)), true},
+		{"another run's, never renewed", &admissionregistrationv1.MutatingWebhookConfiguration{
+			ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{labelRun: "theirs"}}}, true},
+	} {
+		if got := leftOver(c.o, "mine", now); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+}

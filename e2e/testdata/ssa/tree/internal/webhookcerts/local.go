@@ -406,8 +406,7 @@ func (l *Local) deleteLeftovers(ctx context.Context) error {
 		objects = append(objects, &validating.Items[i])
 	}
 	for _, o := range objects {
-		alive, err := time.Parse(time.RFC3339, o.GetAnnotations()[annotationAlive])
-		if o.GetLabels()[labelRun] != l.instance && err == nil && time.Since(alive) < staleAfter {
+		if !leftOver(o, l.instance, time.Now()) {
 			continue
 		}
 		if err := l.client.Delete(ctx, o); client.IgnoreNotFound(err) != nil {
@@ -417,6 +416,13 @@ func (l *Local) deleteLeftovers(ctx context.Context) error {
 			"name", o.GetName(), "instance", o.GetLabels()[labelRun])
 	}
 	return nil
+}
+
+// leftOver says whether a configuration of make run was left by a run that no longer serves
+// it: one of this instance (which is starting), or one not renewed for staleAfter.
+func leftOver(o client.Object, instance string, now time.Time) bool {
+	alive, err := time.Parse(time.RFC3339, o.GetAnnotations()[annotationAlive])
+	return o.GetLabels()[labelRun] == instance || err != nil || now.Sub(alive) >= staleAfter
 }
 
 // converts says whether the manager's /convert converts the objects of crd.
