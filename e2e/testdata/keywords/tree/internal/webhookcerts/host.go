@@ -16,7 +16,8 @@ import (
 // why it chose it: this machine's address on the network of the cluster's nodes (kind, and
 // minikube's docker driver, on Linux), the API server's own address when it runs on this
 // machine (a control plane started here, k3s), or this machine's address on the API server's
-// network. Elsewhere (a remote cluster, Docker Desktop) it fails, asking for the address.
+// network. Elsewhere (a remote cluster, kind on Docker Desktop) it fails, asking for the
+// address.
 func DetectHost(ctx context.Context, cfg *rest.Config, reader client.Reader) (string, string, error) {
 	server := cfg.Host
 	if !strings.Contains(server, "://") {
@@ -80,10 +81,21 @@ func chooseHost(apiHost string, apiServer, nodes []net.IP, local []*net.IPNet) (
 			return n.IP.String(), fmt.Sprintf("the node %s is on this machine's network %s", ip, n), nil
 		}
 	}
+	nodeHere := false
+	for _, ip := range nodes {
+		nodeHere = nodeHere || isLocal(ip)
+	}
 	for _, ip := range apiServer {
-		if isLocal(ip) {
-			return ip.String(), fmt.Sprintf("the API server (%s) runs on this machine", ip), nil
+		if !isLocal(ip) {
+			continue
 		}
+		if len(nodes) > 0 && !nodeHere {
+			return "", "", fmt.Errorf("the API server answers on this machine (%s) but its nodes (%s) are on "+
+				"no network of this machine: a cluster in a VM or in containers of Docker Desktop (kind, minikube)? "+
+				"Pass the address at which they reach this machine, as in make run WEBHOOK_DEV_HOST=host.docker.internal",
+				ip, nodes[0])
+		}
+		return ip.String(), fmt.Sprintf("the API server (%s) runs on this machine", ip), nil
 	}
 	for _, ip := range apiServer {
 		if n := on(ip); n != nil {

@@ -202,7 +202,11 @@ func TestChooseHost(t *testing.T) {
 			t.Errorf("%s: %q (%s) %v, want %s", c.name, got, why, err, c.want)
 		}
 	}
-	_, _, err := chooseHost("api.example.com", ips("203.0.113.10"), ips("10.0.0.5"),
+	_, _, err := chooseHost("127.0.0.1", ips("127.0.0.1"), ips("172.18.0.2"), []*net.IPNet{loopback})
+	if err == nil || !strings.Contains(err.Error(), "WEBHOOK_DEV_HOST=host.docker.internal") {
+		t.Errorf("kind on Docker Desktop: %v, want an error naming host.docker.internal", err)
+	}
+	_, _, err = chooseHost("api.example.com", ips("203.0.113.10"), ips("10.0.0.5"),
 		[]*net.IPNet{loopback, network("192.168.1.10/24")})
 	if err == nil || !strings.Contains(err.Error(), "WEBHOOK_DEV_HOST=") {
 		t.Errorf("a remote cluster: %v, want an error naming WEBHOOK_DEV_HOST", err)
