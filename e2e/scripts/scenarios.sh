@@ -326,7 +326,7 @@ start_make_run() {
 	probe=$(free_port)
 	MAKE_RUN_WEBHOOK_PORT=$(free_port)
 	log_info "[$SC_NAME] make run (webhooks on port $MAKE_RUN_WEBHOOK_PORT)"
-	setsid make run RUN_ARGS="--health-probe-bind-address=127.0.0.1:$probe --webhook-port=$MAKE_RUN_WEBHOOK_PORT" \
+	setsid make run ARGS="--health-probe-bind-address=127.0.0.1:$probe --webhook-port=$MAKE_RUN_WEBHOOK_PORT" \
 		</dev/null >"$SC_DIR/make-run.log" 2>&1 &
 	MAKE_RUN_PGID=$!
 	WAIT_FOR_PID=$MAKE_RUN_PGID wait_for "$STEP_TIMEOUT" "make run to serve its webhooks" \
