@@ -90,7 +90,13 @@ pub fn plan_files(cx: &mut Cx, hook: &ResolvedWebhook) -> Result<()> {
     // A kind with webhooks already: the new types are merged into its module and test above
     // their markers, and the user's code stays (go/v4 merges likewise). With --force, or for a
     // kind's first webhooks, both files are written with every type, now and before.
-    let exists = cx.root.join(&module).exists();
+    // (`delete webhook` plans as the command made them: merged when the kind had admission
+    // webhooks before.)
+    let exists = if hook.undo {
+        had
+    } else {
+        cx.root.join(&module).exists()
+    };
     // Release 0.4.0's templates (a v1-alpha project, or `alpha update`'s ancestor) write the
     // module whole, with every type, and have no markers to merge above: planned as 0.4.0 did.
     let whole =
@@ -109,7 +115,7 @@ pub fn plan_files(cx: &mut Cx, hook: &ResolvedWebhook) -> Result<()> {
         );
     }
     let merge = admission && had && !hook.force && exists && !whole;
-    if merge {
+    if merge && !hook.undo {
         check_mergeable(cx.root, g, &module, &test)?;
         if hook.programmatic_validation {
             check_import_line(cx.root, &module, hook.core)?;
