@@ -230,5 +230,8 @@ fn create_then_delete_gives_every_golden_tree_back() {
                 .collect::<Vec<_>>()
         })
         .count();
-    assert_eq!(total, creates, "every create of the golden scripts is undone");
+    assert_eq!(
+        total, creates,
+        "every create of the golden scripts is undone"
+    );
 }

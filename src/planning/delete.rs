@@ -300,10 +300,6 @@ pub struct ApiTarget {
     pub creates: Vec<ResolvedResource>,
     /// PROJECT as it is after the deletion.
     pub before: Project,
-    /// Whether the types go (else one or more controllers only).
-    pub types: bool,
-    /// PROJECT's entry as it is now.
-    pub entry: Resource,
 }
 
 /// Decide what `delete api` takes away: check the flags against PROJECT, refuse what would
@@ -441,12 +437,7 @@ pub fn resolve_api(root: &Path, project: &Project, args: &DeleteApiArgs) -> Resu
                 .retain(|x| !x.is_gvk(&r.group, &r.version, &r.kind));
         }
     }
-    Ok(ApiTarget {
-        creates,
-        before,
-        types,
-        entry: r,
-    })
+    Ok(ApiTarget { creates, before })
 }
 
 /// Refuse to delete a version of a kind that other versions need: the version the CRD stores
@@ -585,10 +576,8 @@ pub fn histories(all: &Webhooks) -> Vec<Vec<Webhooks>> {
 pub struct WebhookTarget {
     /// The webhooks that go, as their `create webhook` resolved (after those that stay).
     pub hook: ResolvedWebhook,
-    /// The kind's webhooks that stay, as one `create webhook` would make them.
-    pub stays: Option<ResolvedWebhook>,
+    /// PROJECT as it is after the deletion.
     pub before: Project,
-    pub entry: Resource,
 }
 
 /// Decide what `delete webhook` takes away: the types given (every one the kind has without
@@ -657,14 +646,9 @@ pub fn resolve_webhook(project: &Project, args: &DeleteWebhookArgs) -> Result<We
             .resources
             .retain(|x| !x.is_gvk(&r.group, &r.version, &r.kind));
     }
-    let stays_hook = stays
-        .any()
-        .then(|| webhook_of(project, &r, &stays, &Webhooks::default()));
     Ok(WebhookTarget {
         hook: webhook_of(project, &r, &gone, &stays),
-        stays: stays_hook,
         before,
-        entry: r,
     })
 }
 

@@ -306,6 +306,24 @@ impl Chain {
     pub fn edit(&self, cx: &mut Cx, args: &EditArgs) -> Result<()> {
         self.each(|p| p.edit(cx, args))
     }
+    /// The chain of a deletion: this one with the plugins PROJECT records (in `layout` or under
+    /// `plugins:`) that plan what goes with a kind beside the layout's files (the helm chart's
+    /// templates), which no `create` runs.
+    pub fn for_deletion(mut self, project: &Project) -> Chain {
+        let recorded = project.layout.iter().cloned().chain(project.plugin_keys());
+        for key in recorded {
+            if let Ok(Some(k)) = lookup(&key) {
+                if k.name == super::helm::NAME
+                    && matches!(k.support, Support::Runs(_))
+                    && !self.plugins.iter().any(|x| std::ptr::eq(*x, k))
+                {
+                    self.plugins.push(k);
+                }
+            }
+        }
+        self
+    }
+
     /// `delete api` of `res`: each plugin plans what its `create api` wrote. An API that
     /// deploy-image made (PROJECT records its options) is planned by deploy-image, which plans
     /// the layout's files itself, whatever the chain names.

@@ -50,7 +50,7 @@ fn chain_for(project: &Project, plugins: Option<&str>, command: &str) -> Result<
             project.layout.join(", ")
         )));
     }
-    Ok(chain)
+    Ok(chain.for_deletion(project))
 }
 
 /// deploy-image's options for the API of `c`, when PROJECT records them.
@@ -235,30 +235,38 @@ fn plan_deletion(
         ops.retain(|o| o.path() != op.path());
         ops.push(op);
     }
+    let mut kept = undone.kept;
     for g in undo.generated.iter().filter(|g| g.remove) {
+        // A generated file `create` wrote as a template goes whatever `make` wrote into it.
         let p = PathBuf::from(&g.path);
+        kept.retain(|k| *k != p);
         if !ops.iter().any(|o| *o.path() == p) {
             ops.push(Op::Remove { path: p });
         }
     }
-    let mut kept = undone.kept;
     kept.extend(undo.kept);
     let mut forced = undone.forced;
     forced.extend(undo.forced);
     let mut by_hand = undone.by_hand;
     by_hand.extend(undo.by_hand);
-    // A file `create` wrote that is kept (changed since) is named as such, not as a use.
-    let mut sources = sources_after(root, &ops);
-    sources.retain(|p, _| !kept.contains(p));
-    let uses = request::find_uses(&sources, &undo.uses);
+    let uses = request::find_uses(&sources_after(root, &ops), &undo.uses);
     if !uses.is_empty() && !force {
         let lines: Vec<String> = uses
             .iter()
-            .map(|u| format!("  {}:{}: {}", u.path.display(), u.line, u.text))
+            .map(|u| {
+                let kept = if kept.contains(&u.path) {
+                    "  (a file `create` wrote, changed since: kept)"
+                } else {
+                    ""
+                };
+                format!("  {}:{}: {}{kept}", u.path.display(), u.line, u.text)
+            })
             .collect();
         bail!(
-            "other code still uses what this would delete:\n{}\nChange that code first, or pass --force to delete \
-             all the same (the project will not build until that code is changed)",
+            "other code still uses what this would delete:\n{}\nChange that code first (or delete a file `create` \
+             wrote that you changed, if you no longer need it), or pass --force to delete all the same (files \
+             `create` wrote are then removed even when changed; other code that uses what goes stops the build \
+             until you change it)",
             lines.join("\n")
         );
     }

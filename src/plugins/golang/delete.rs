@@ -226,16 +226,19 @@ pub fn delete_webhook(cx: &mut Cx, hook: &ResolvedWebhook, undo: &mut Undo) -> R
         .collect(),
         import: false,
     });
-    generated_of_webhooks(cx.root, undo);
+    generated_of_webhooks(cx.root, &ctx, undo);
     undo.next("make manifests");
     Ok(())
 }
 
 /// config/webhook/manifests.yaml, which `make manifests` writes from the webhooks' markers:
 /// removed with the project's last webhook, else listed.
-pub fn generated_of_webhooks(root: &Path, undo: &mut Undo) {
+pub fn generated_of_webhooks(root: &Path, ctx: &ResourceCtx, undo: &mut Undo) {
     let manifests = "config/webhook/manifests.yaml";
-    if !root.join(manifests).is_file() {
+    let Some(text) = read(root, manifests) else {
+        return;
+    };
+    if !text.contains(&format!("-{}-{}", ctx.version, ctx.kind_lower)) {
         return;
     }
     let others = undo.after.resources.iter().any(|r| {

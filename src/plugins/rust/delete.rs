@@ -75,7 +75,7 @@ fn controllers_rules(project: &Project) -> Vec<Rule> {
             .iter()
             .any(|d| d.group == r.group && d.version == r.version && d.kind == r.kind);
         if image {
-            out.extend(super::deployimage::rules(&group, &plural));
+            out.extend(rbac::deploy_image_rules(&group, &plural));
         } else {
             out.extend(rbac::controller_rules(&group, &plural, r.core));
         }
@@ -180,7 +180,7 @@ pub(crate) fn extras_of_api(
     }
     if res.do_controller {
         let gone = if deploy_image {
-            super::deployimage::rules(&ctx.api_group, &ctx.res.plural)
+            rbac::deploy_image_rules(&ctx.api_group, &ctx.res.plural)
         } else {
             rbac::controller_rules(&ctx.api_group, &ctx.res.plural, res.core)
         };
@@ -235,7 +235,7 @@ pub fn delete_webhook(cx: &mut Cx, hook: &ResolvedWebhook, undo: &mut Undo) -> R
             whole: true,
         });
     }
-    golang::generated_of_webhooks(cx.root, undo);
+    golang::generated_of_webhooks(cx.root, &ctx.res, undo);
     undo.next("make manifests");
     Ok(())
 }

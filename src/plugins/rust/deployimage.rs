@@ -27,24 +27,6 @@ struct Ctx<'a> {
     options: OptionsCtx,
 }
 
-/// The rules a deploy-image controller declares in its `RBAC` (what `make manifests` writes
-/// from it): its kind, the kind's status and finalizers, the Deployments it applies and watches,
-/// and reading Pods, as go/v4's deploy-image controller has them.
-pub(crate) fn rules(group: &str, plural: &str) -> Vec<rbac::Rule> {
-    use rbac::Rule;
-    vec![
-        Rule::new(group, &[plural], rbac::kind_verbs(false)),
-        Rule::new(group, &[&format!("{plural}/status")], rbac::STATUS_VERBS),
-        Rule::new(group, &[&format!("{plural}/finalizers")], &["update"]),
-        Rule::new(
-            "apps",
-            &["deployments"],
-            &["create", "list", "patch", "watch"],
-        ),
-        Rule::new("", &["pods"], &["get", "list", "watch"]),
-    ]
-}
-
 /// The command as a Rust slice of string literals, laid out as rustfmt lays it out: on one
 /// line when it fits rustfmt's array width (60) and the line (100), else one element a line.
 fn command_expr(parts: &[String]) -> String {
@@ -69,8 +51,8 @@ pub fn create_api(cx: &mut Cx, res: &ResolvedResource) -> Result<()> {
     record(cx, res, opts)
 }
 
-/// deploy-image's `delete api` in a Rust project: what its `create api` wrote, and what else
-/// goes (the layout's part, with the controller's rules taken out of the role).
+/// deploy-image's `delete api` in a Rust project: what its `create api` wrote (the layout's
+/// files and its own), and what else goes, with its controller's rules taken out of the role.
 pub fn delete_api(
     cx: &mut Cx,
     res: &ResolvedResource,
@@ -111,7 +93,7 @@ fn plan_files(cx: &mut Cx, res: &ResolvedResource, opts: &Options) -> Result<()>
         .ok()
         .and_then(|text| rbac::read_rules(&text))
         .unwrap_or_else(rbac::manager_rules);
-    role_rules.extend(rules(&rctx.api_group, &rctx.res.plural));
+    role_rules.extend(rbac::deploy_image_rules(&rctx.api_group, &rctx.res.plural));
     api::plan_files(cx, res)?;
 
     let ctx = Ctx {
