@@ -235,3 +235,349 @@ fn create_then_delete_gives_every_golden_tree_back() {
         "every create of the golden scripts is undone"
     );
 }
+
+/// A fresh test project (`ship` group, single-group) in `dir`, with `commands` run after init.
+fn project(dir: &Path, commands: &[&str]) {
+    crate::support::init_project(dir, &[]);
+    for c in commands {
+        let words = split_words(c);
+        let mut args: Vec<String> = words.clone();
+        if words[0] == "create" {
+            args.push("--skip-post-steps".into());
+        }
+        let out = opbuilder(dir).args(&args).output().unwrap();
+        assert!(
+            out.status.success(),
+            "{c}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+fn run(dir: &Path, args: &str) -> std::process::Output {
+    opbuilder(dir).args(split_words(args)).output().unwrap()
+}
+
+fn ok(dir: &Path, args: &str) -> String {
+    let out = run(dir, args);
+    assert!(
+        out.status.success(),
+        "{args}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).to_string()
+}
+
+const APP: &str = "--group ship --version v1 --kind Frigate";
+
+#[test]
+fn user_edits_stay_and_a_changed_file_of_the_kind_is_kept_until_forced() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    project(d, &[]);
+    let before = full_snapshot(d);
+    ok(
+        d,
+        &format!("create api {APP} --resource --controller --skip-post-steps"),
+    );
+    // The user's code in shared files, and in the kind's controller.
+    let main = fs::read_to_string(d.join("cmd/main.go")).unwrap();
+    let main = main.replacen("func main() {", "// Mine.\nfunc main() {", 1);
+    fs::write(d.join("cmd/main.go"), &main).unwrap();
+    let ctrl = d.join("internal/controller/frigate_controller.go");
+    let mut text = fs::read_to_string(&ctrl).unwrap();
+    text.push_str("\n// Mine too.\n");
+    fs::write(&ctrl, &text).unwrap();
+    // The changed controller uses the types that would go: refused, nothing written.
+    crate::support::refused(
+        d,
+        &split_words(&format!("delete api {APP}"))
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>(),
+        1,
+        &[
+            "internal/controller/frigate_controller.go:",
+            "changed since: kept",
+            "--force",
+        ],
+    );
+    // The controller alone goes with --force; the user's main.go line stays.
+    let out = ok(d, &format!("delete api {APP} --force"));
+    assert!(
+        out.contains("removed all the same (--force)") && out.contains("frigate_controller.go"),
+        "{out}"
+    );
+    let mut want = before.clone();
+    want.insert(
+        PathBuf::from("cmd/main.go"),
+        Some(
+            String::from_utf8(before[Path::new("cmd/main.go")].clone().unwrap())
+                .unwrap()
+                .replacen("func main() {", "// Mine.\nfunc main() {", 1)
+                .into_bytes(),
+        ),
+    );
+    let got = full_snapshot(d);
+    assert!(got == want, "{}", differences(&want, &got));
+}
+
+#[test]
+fn code_elsewhere_that_uses_the_kind_stops_the_deletion() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    project(d, &[&format!("create api {APP} --resource --controller")]);
+    fs::create_dir_all(d.join("internal/fleet")).unwrap();
+    fs::write(
+        d.join("internal/fleet/fleet.go"),
+        "package fleet\n\nimport (\n\tshipv1 \"example.com/guestbook/api/v1\"\n)\n\n// Flagship is a shipv1.Frigate.\nvar Flagship shipv1.Frigate\n",
+    )
+    .unwrap();
+    crate::support::refused(
+        d,
+        &[
+            "delete",
+            "api",
+            "--group",
+            "ship",
+            "--version",
+            "v1",
+            "--kind",
+            "Frigate",
+        ],
+        1,
+        &[
+            "other code still uses what this would delete",
+            "internal/fleet/fleet.go:4: shipv1 \"example.com/guestbook/api/v1\"",
+            "internal/fleet/fleet.go:8: var Flagship shipv1.Frigate",
+        ],
+    );
+    let out = ok(d, &format!("delete api {APP} --force"));
+    assert!(out.contains("Still used (--force)"), "{out}");
+    assert!(d.join("internal/fleet/fleet.go").is_file());
+    assert!(!d.join("api/v1/frigate_types.go").exists());
+}
+
+#[test]
+fn one_webhook_type_goes_as_if_it_had_never_been_created() {
+    for (first, gone, stays) in [
+        (
+            "--defaulting --programmatic-validation",
+            "--defaulting",
+            "--programmatic-validation",
+        ),
+        (
+            "--defaulting --programmatic-validation",
+            "--programmatic-validation",
+            "--defaulting",
+        ),
+        ("--defaulting", "--defaulting", "--programmatic-validation"),
+    ] {
+        let a = tempfile::tempdir().unwrap();
+        let b = tempfile::tempdir().unwrap();
+        let api = format!("create api {APP} --resource --controller");
+        project(a.path(), &[&api, &format!("create webhook {APP} {first}")]);
+        if first == gone {
+            ok(
+                a.path(),
+                &format!("create webhook {APP} {stays} --skip-post-steps"),
+            );
+        }
+        ok(a.path(), &format!("delete webhook {APP} {gone}"));
+        project(b.path(), &[&api, &format!("create webhook {APP} {stays}")]);
+        let (want, got) = (full_snapshot(b.path()), full_snapshot(a.path()));
+        assert!(
+            want == got,
+            "{first}, then delete {gone}:\n{}",
+            differences(&want, &got)
+        );
+    }
+}
+
+#[test]
+fn cert_manager_stays_while_the_metrics_certificate_uses_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    project(
+        d,
+        &[
+            &format!("create api {APP} --resource --controller"),
+            &format!("create webhook {APP} --defaulting"),
+        ],
+    );
+    let k = d.join("config/default/kustomization.yaml");
+    let text = fs::read_to_string(&k).unwrap().replace(
+        "#- path: cert_metrics_manager_patch.yaml\n#  target:\n#    kind: Deployment",
+        "- path: cert_metrics_manager_patch.yaml\n  target:\n    kind: Deployment",
+    );
+    fs::write(&k, &text).unwrap();
+    ok(d, &format!("delete webhook {APP}"));
+    let after = fs::read_to_string(&k).unwrap();
+    for line in [
+        "\n- ../certmanager\n",
+        "\nreplacements:\n",
+        "\n- path: cert_metrics_manager_patch.yaml\n",
+    ] {
+        assert!(after.contains(line), "{line:?} went:\n{after}");
+    }
+    assert!(after.contains("\n#- ../webhook\n"), "{after}");
+    assert!(d
+        .join("config/certmanager/certificate-metrics.yaml")
+        .is_file());
+    assert!(!d.join("config/webhook").exists());
+}
+
+#[test]
+fn versions_the_crd_needs_stay() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    project(
+        d,
+        &[
+            &format!("create api {APP} --resource --controller"),
+            "create api --group ship --version v2 --kind Frigate --resource --controller=false",
+            "create api --group ship --version v3 --kind Frigate --resource --controller=false",
+            &format!("create webhook {APP} --conversion --spoke v2"),
+        ],
+    );
+    let refuse = |args: &str, needles: &[&str]| {
+        let words = split_words(args);
+        let words: Vec<&str> = words.iter().map(String::as_str).collect();
+        crate::support::refused(d, &words, 1, needles);
+    };
+    refuse(
+        &format!("delete api {APP}"),
+        &[
+            "has webhooks",
+            "opbuilder delete webhook --group ship --version v1 --kind Frigate --conversion",
+        ],
+    );
+    refuse(
+        "delete api --group ship --version v2 --kind Frigate",
+        &[
+            "spoke of the conversion webhook of v1 Frigate",
+            "--conversion",
+        ],
+    );
+    // v3 is neither stored nor converted: it goes while the others stay.
+    ok(d, "delete api --group ship --version v3 --kind Frigate");
+    // v1 is the storage version (the conversion webhook marked it so).
+    ok(d, &format!("delete webhook {APP}"));
+    let types = d.join("api/v1/frigate_types.go");
+    let text = fs::read_to_string(&types).unwrap().replacen(
+        "// +kubebuilder:object:root=true\n",
+        "// +kubebuilder:object:root=true\n// +kubebuilder:storageversion\n",
+        1,
+    );
+    fs::write(&types, text).unwrap();
+    refuse(
+        &format!("delete api {APP}"),
+        &["v1 is the storage version of Frigate", "version v2"],
+    );
+}
+
+#[test]
+fn bad_requests_are_usage_errors_and_change_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    project(
+        d,
+        &[
+            &format!("create api {APP} --resource --controller"),
+            &format!("create webhook {APP} --defaulting"),
+        ],
+    );
+    let check = |args: &str, code: i32, needles: &[&str]| {
+        let words = split_words(args);
+        let words: Vec<&str> = words.iter().map(String::as_str).collect();
+        crate::support::refused(d, &words, code, needles);
+    };
+    check(
+        "delete api --group ship --version 1 --kind Frigate",
+        2,
+        &["--version"],
+    );
+    check(
+        &format!("delete api {APP} --controller=false"),
+        2,
+        &[
+            "--controller=false would keep the kind's controller",
+            "--resource=false",
+        ],
+    );
+    check(
+        &format!("delete api {APP} --resource --controller-name x"),
+        2,
+        &["give one of them"],
+    );
+    check(
+        &format!("delete api {APP} --resource=false --controller=false"),
+        2,
+        &["nothing to delete"],
+    );
+    check(&format!("delete api {APP} --image=x"), 2, &["--image"]);
+    check(
+        "delete api --group ship --version v1 --kind Corvette",
+        1,
+        &["PROJECT records no ship/v1 Corvette"],
+    );
+    check(
+        &format!("delete webhook {APP} --programmatic-validation"),
+        1,
+        &["has no validating webhook; it has: defaulting"],
+    );
+    check(
+        &format!("delete api {APP} --controller-name audit --resource=false"),
+        1,
+        &["has no controller named \"audit\""],
+    );
+}
+
+#[test]
+fn a_dry_run_prints_the_plan_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    project(d, &[&format!("create api {APP} --resource --controller")]);
+    let before = full_snapshot(d);
+    let out = ok(d, &format!("delete api {APP} --dry-run"));
+    assert_eq!(before, full_snapshot(d));
+    for line in [
+        "opbuilder delete api --dry-run: nothing was written. The plan:",
+        "would remove    api/v1/frigate_types.go",
+        "would update    cmd/main.go",
+        "would update    PROJECT",
+        "make generate manifests",
+    ] {
+        assert!(out.contains(line), "{line:?} missing:\n{out}");
+    }
+}
+
+#[test]
+fn the_rust_layout_keeps_its_storage_version() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    opbuilder(d)
+        .args([
+            "init",
+            "--plugins=rust.opbuilder.io/v1-beta",
+            "--domain",
+            "example.com",
+            "--project-name",
+            "guestbook",
+        ])
+        .assert()
+        .success();
+    let before = full_snapshot(d);
+    ok(d, "create api --group webapp --version v1 --kind Guestbook");
+    ok(
+        d,
+        "create api --group webapp --version v2 --kind Guestbook --controller=false",
+    );
+    let words = split_words("delete api --group webapp --version v1 --kind Guestbook");
+    let words: Vec<&str> = words.iter().map(String::as_str).collect();
+    crate::support::refused(d, &words, 1, &["v1 is the storage version of Guestbook"]);
+    ok(d, "delete api --group webapp --version v2 --kind Guestbook");
+    ok(d, "delete api --group webapp --version v1 --kind Guestbook");
+    let got = full_snapshot(d);
+    assert!(got == before, "{}", differences(&before, &got));
+}

@@ -138,7 +138,7 @@ enum Command {
     /// Add an API (types, controller) or a webhook to the project
     #[command(subcommand, after_help = CREATE_EXAMPLES)]
     Create(CreateCommand),
-    /// Take away an API (types, controller) or webhooks that `create` added, as one transaction
+    /// Remove an API (types, controller) or webhooks that `create` added
     #[command(subcommand, after_help = DELETE_EXAMPLES)]
     Delete(DeleteCommand),
     /// Change project-wide settings (multigroup, namespaced, license)

@@ -258,12 +258,12 @@ pub fn undo(root: &Path, u: &Undo) -> Undone {
                     out.forced.push(path.clone());
                 }
                 out.ops.push(Op::Remove { path: path.clone() });
-            } else {
-                out.kept.push(path.clone());
+                continue;
             }
-            continue;
+            // Changed since: kept, and what the plan inserted into it taken out as below.
+            out.kept.push(path.clone());
         }
-        // Shared, or only edited: take out the edits nothing else needs, last first.
+        // Shared, kept, or only edited: take out the edits nothing else needs, last first.
         let mut text = current.clone();
         let edits: Vec<&Edit> = ops_on(u.created, path)
             .filter_map(|op| match op {
