@@ -108,8 +108,8 @@ pub struct DeleteWebhookArgs {
 /// One `create` command PROJECT records, as it resolved.
 #[derive(Debug, Clone)]
 pub enum Create {
-    Api(ResolvedResource),
-    Webhook(ResolvedWebhook),
+    Api(Box<ResolvedResource>),
+    Webhook(Box<ResolvedWebhook>),
 }
 
 /// A resource as `create api` resolved it, rebuilt from PROJECT's entry `r`: its types when
@@ -213,18 +213,17 @@ pub fn creates_of_entry(project: &Project, r: &Resource) -> Vec<Create> {
     let unnamed = r.controller || r.controllers.iter().any(|c| c.name == own);
     let mut out = vec![];
     if r.api.is_some() || unnamed {
-        out.push(Create::Api(api_of(project, r, true, unnamed, None)));
+        out.push(Create::Api(Box::new(api_of(
+            project, r, true, unnamed, None,
+        ))));
     }
     for c in r.controllers.iter().filter(|c| c.name != own) {
-        out.push(Create::Api(api_of(project, r, false, false, Some(&c.name))));
+        let named = api_of(project, r, false, false, Some(&c.name));
+        out.push(Create::Api(Box::new(named)));
     }
     if let Some(w) = r.webhooks.as_ref().filter(|w| w.any()) {
-        out.push(Create::Webhook(webhook_of(
-            project,
-            r,
-            w,
-            &Webhooks::default(),
-        )));
+        let hook = webhook_of(project, r, w, &Webhooks::default());
+        out.push(Create::Webhook(Box::new(hook)));
     }
     out
 }

@@ -331,7 +331,11 @@ pub fn plan_delete_api(root: &Path, args: &DeleteApiArgs) -> Result<Deletion> {
     let project = Project::load(root)?;
     let chain = chain_for(&project, args.run.plugins.as_deref(), "delete api")?;
     let target = request::resolve_api(root, &project, args)?;
-    let gone = target.creates.into_iter().map(Create::Api).collect();
+    let gone = target
+        .creates
+        .into_iter()
+        .map(|c| Create::Api(Box::new(c)))
+        .collect();
     plan_deletion(root, &project, &chain, target.before, gone, args.run.force)
 }
 
@@ -345,7 +349,7 @@ pub fn plan_delete_webhook(root: &Path, args: &DeleteWebhookArgs) -> Result<Dele
         &project,
         &chain,
         target.before,
-        vec![Create::Webhook(target.hook)],
+        vec![Create::Webhook(Box::new(target.hook))],
         args.run.force,
     )
 }

@@ -127,7 +127,7 @@ fn ssa(cx: &mut Cx, ctx: &ResourceCtx, undo: &mut Undo) {
     let in_package =
         |r: &&crate::project::Resource| r.group == ctx.group && r.version == ctx.version;
     let ssa = |r: &crate::project::Resource| r.api.as_ref().is_some_and(|a| a.ssa);
-    if project.resources.iter().filter(in_package).any(|r| ssa(r)) {
+    if project.resources.iter().filter(in_package).any(ssa) {
         return;
     }
     cx.plan.update(

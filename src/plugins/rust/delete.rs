@@ -62,7 +62,7 @@ fn controllers_rules(project: &Project) -> Vec<Rule> {
     let deploy = crate::plugins::deployimage::recorded(project).unwrap_or_default();
     let mut out = vec![];
     for r in &project.resources {
-        if !(r.controller || !r.controllers.is_empty()) {
+        if !r.controller && r.controllers.is_empty() {
             continue;
         }
         let plural = if r.plural.is_empty() {
