@@ -297,8 +297,8 @@ fn user_edits_stay_and_a_changed_file_of_the_kind_is_kept_until_forced() {
             .collect::<Vec<_>>(),
         1,
         &[
-            "internal/controller/frigate_controller.go:",
-            "changed since: kept",
+            "these files `create` wrote changed since, so they are kept, and they use what this would delete:\n  \
+             internal/controller/frigate_controller.go (lines ",
             "--force",
         ],
     );
@@ -455,7 +455,7 @@ fn versions_the_crd_needs_stay() {
     refuse(
         "delete api --group ship --version v2 --kind Frigate",
         &[
-            "spoke of the conversion webhook of v1 Frigate",
+            "ship/v2 Frigate is a spoke of the conversion webhook of ship/v1 Frigate",
             "--conversion",
         ],
     );
@@ -472,7 +472,10 @@ fn versions_the_crd_needs_stay() {
     fs::write(&types, text).unwrap();
     refuse(
         &format!("delete api {APP}"),
-        &["v1 is the storage version of Frigate", "version v2"],
+        &[
+            "ship/v1 Frigate is the storage version of Frigate",
+            "version v2 stays",
+        ],
     );
 }
 
@@ -575,7 +578,12 @@ fn the_rust_layout_keeps_its_storage_version() {
     );
     let words = split_words("delete api --group webapp --version v1 --kind Guestbook");
     let words: Vec<&str> = words.iter().map(String::as_str).collect();
-    crate::support::refused(d, &words, 1, &["v1 is the storage version of Guestbook"]);
+    crate::support::refused(
+        d,
+        &words,
+        1,
+        &["webapp/v1 Guestbook is the storage version of Guestbook"],
+    );
     ok(d, "delete api --group webapp --version v2 --kind Guestbook");
     ok(d, "delete api --group webapp --version v1 --kind Guestbook");
     let got = full_snapshot(d);

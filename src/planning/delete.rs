@@ -263,6 +263,11 @@ fn entry_for<'p>(project: &'p Project, f: &GvkFlags, command: &str) -> Result<&'
     }
 }
 
+/// A resource as messages name it: `ship/v1 Frigate`.
+fn named(r: &Resource) -> String {
+    format!("{}/{} {}", shown_group(&r.group), r.version, r.kind)
+}
+
 /// A group as the flag gives it (`""`, the domain's own group, shown as such).
 fn shown_group(group: &str) -> String {
     if group.is_empty() {
@@ -324,9 +329,8 @@ pub fn resolve_api(root: &Path, project: &Project, args: &DeleteApiArgs) -> Resu
         if !r.controllers.iter().any(|c| &c.name == n) || *n == own && r.controller {
             let names: Vec<&str> = r.controllers.iter().map(|c| c.name.as_str()).collect();
             bail!(
-                "{} {} has no controller named {n:?}{}",
-                r.version,
-                r.kind,
+                "{} has no controller named {n:?}{}",
+                named(&r),
                 if names.is_empty() {
                     String::new()
                 } else {
@@ -350,17 +354,15 @@ pub fn resolve_api(root: &Path, project: &Project, args: &DeleteApiArgs) -> Resu
         && r.controllers.is_empty()
     {
         bail!(
-            "{} {} has neither types nor a controller in PROJECT: nothing to delete",
-            r.version,
-            r.kind
+            "{} has neither types nor a controller in PROJECT: nothing to delete",
+            named(&r)
         );
     }
     if types && args.resource == Some(true) && r.api.is_none() {
         bail!(
-            "{} {} has no API types in this project (PROJECT records no `api` for it); drop --resource to delete \
+            "{} has no API types in this project (PROJECT records no `api` for it); drop --resource to delete \
              what it has",
-            r.version,
-            r.kind
+            named(&r)
         );
     }
     if types && !controllers && (unnamed || !r.controllers.is_empty()) && r.api.is_some() {
@@ -375,9 +377,8 @@ pub fn resolve_api(root: &Path, project: &Project, args: &DeleteApiArgs) -> Resu
     }
     if !types && controllers && !unnamed {
         bail!(
-            "{} {} has no controller of its own to delete{}",
-            r.version,
-            r.kind,
+            "{} has no controller of its own to delete{}",
+            named(&r),
             if r.controllers.is_empty() {
                 String::new()
             } else {
@@ -389,9 +390,8 @@ pub fn resolve_api(root: &Path, project: &Project, args: &DeleteApiArgs) -> Resu
     if types {
         if let Some(w) = r.webhooks.as_ref().filter(|w| w.any()) {
             bail!(
-                "{} {} has webhooks, which use its types: delete them first with\n  {}",
-                r.version,
-                r.kind,
+                "{} has webhooks, which use its types: delete them first with\n  {}",
+                named(&r),
                 delete_webhook_command(&r, w)
             );
         }
@@ -462,12 +462,10 @@ fn check_version_goes(root: &Path, project: &Project, r: &Resource) -> Result<()
             .is_some_and(|w| w.conversion && w.spoke.contains(&r.version))
     }) {
         bail!(
-            "{} {} is a spoke of the conversion webhook of {} {} (the hub): the API server converts stored {} objects \
+            "{} is a spoke of the conversion webhook of {} (the hub): the API server converts stored {} objects \
              to and from it. Delete the conversion webhook first, with\n  {}",
-            r.version,
-            r.kind,
-            hub.version,
-            hub.kind,
+            named(r),
+            named(hub),
             r.kind,
             delete_webhook_command(
                 hub,
@@ -497,13 +495,14 @@ fn check_version_goes(root: &Path, project: &Project, r: &Resource) -> Result<()
     };
     if storage {
         bail!(
-            "{} is the storage version of {} (the version the API server stores its objects in), and {} {} \
-             stay: their CRD needs a storage version. Make another version the storage version first (and migrate \
-             the stored objects), or delete the other versions first",
-            r.version,
+            "{} is the storage version of {} (the version the API server stores its objects in), and {} {} {}: \
+             their CRD needs a storage version. Make another version the storage version first (and migrate the \
+             stored objects), or delete the other versions first",
+            named(r),
             r.kind,
             if versions.len() == 1 { "version" } else { "versions" },
-            versions.join(", ")
+            versions.join(", "),
+            if versions.len() == 1 { "stays" } else { "stay" },
         );
     }
     Ok(())
@@ -586,9 +585,8 @@ pub fn resolve_webhook(project: &Project, args: &DeleteWebhookArgs) -> Result<We
     let had = r.webhooks.clone().unwrap_or_default();
     if !had.any() {
         bail!(
-            "{} {} has no webhooks in PROJECT: nothing to delete",
-            r.version,
-            r.kind
+            "{} has no webhooks in PROJECT: nothing to delete",
+            named(&r)
         );
     }
     let all = !(args.defaulting || args.programmatic_validation || args.conversion);
@@ -600,9 +598,8 @@ pub fn resolve_webhook(project: &Project, args: &DeleteWebhookArgs) -> Result<We
     ] {
         if asked && !has {
             bail!(
-                "{} {} has no {name} webhook; it has: {}",
-                r.version,
-                r.kind,
+                "{} has no {name} webhook; it has: {}",
+                named(&r),
                 had.names().join(", ")
             );
         }

@@ -142,6 +142,46 @@ fn sources_after(root: &Path, ops: &[Op]) -> BTreeMap<PathBuf, String> {
     files
 }
 
+/// Why a deletion is refused while code uses what goes: each line of other code, and each
+/// changed file `create` wrote (kept) with the lines that use it.
+fn uses_refusal(uses: &[Use], kept: &[PathBuf]) -> String {
+    let mut text = String::new();
+    for u in uses.iter().filter(|u| !kept.contains(&u.path)) {
+        if text.is_empty() {
+            text.push_str("other code still uses what this would delete:");
+        }
+        text.push_str(&format!("\n  {}:{}: {}", u.path.display(), u.line, u.text));
+    }
+    let mut files: Vec<(&PathBuf, Vec<String>)> = vec![];
+    for u in uses.iter().filter(|u| kept.contains(&u.path)) {
+        match files.iter_mut().find(|(p, _)| *p == &u.path) {
+            Some((_, lines)) => lines.push(u.line.to_string()),
+            None => files.push((&u.path, vec![u.line.to_string()])),
+        }
+    }
+    if !files.is_empty() {
+        text.push_str(if text.is_empty() {
+            "these files `create` wrote changed since, so they are kept, and they use what this would delete:"
+        } else {
+            "\nand these files `create` wrote, which changed since and so are kept, use it too:"
+        });
+        for (p, lines) in files {
+            let which = if lines.len() == 1 { "line" } else { "lines" };
+            text.push_str(&format!(
+                "\n  {} ({which} {})",
+                p.display(),
+                lines.join(", ")
+            ));
+        }
+    }
+    text.push_str(
+        "\nChange that code first (and remove a changed file you no longer need), or pass --force: it removes the \
+         files `create` wrote even when changed, and deletes although other code uses what goes (that code then \
+         stops the build until you change it)",
+    );
+    text
+}
+
 /// Plan the deletion of what `gone` made: PROJECT becomes `before`.
 fn plan_deletion(
     root: &Path,
@@ -251,24 +291,7 @@ fn plan_deletion(
     by_hand.extend(undo.by_hand);
     let uses = request::find_uses(&sources_after(root, &ops), &undo.uses);
     if !uses.is_empty() && !force {
-        let lines: Vec<String> = uses
-            .iter()
-            .map(|u| {
-                let kept = if kept.contains(&u.path) {
-                    "  (a file `create` wrote, changed since: kept)"
-                } else {
-                    ""
-                };
-                format!("  {}:{}: {}{kept}", u.path.display(), u.line, u.text)
-            })
-            .collect();
-        bail!(
-            "other code still uses what this would delete:\n{}\nChange that code first (or delete a file `create` \
-             wrote that you changed, if you no longer need it), or pass --force to delete all the same (files \
-             `create` wrote are then removed even when changed; other code that uses what goes stops the build \
-             until you change it)",
-            lines.join("\n")
-        );
+        bail!("{}", uses_refusal(&uses, &kept));
     }
     let mut before = before;
     drop_deploy_image_records(&mut before, &gone)?;
