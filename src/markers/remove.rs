@@ -86,6 +86,18 @@ enum Near {
 
 /// `content` without one whole-line occurrence of `block` (picked by `near`), or None.
 fn remove_block(content: &str, block: &[Cow<'_, str>], near: Near) -> Option<String> {
+    remove_block_in(content, block, near, false)
+}
+
+/// [`remove_block`]; with `code`, where taking the block out leaves two blank lines together
+/// (the block sat below a blank line and above another), one goes, as gofmt and rustfmt keep
+/// code: a fragment above a marker that a template wrote with a blank line after it.
+fn remove_block_in(
+    content: &str,
+    block: &[Cow<'_, str>],
+    near: Near,
+    code: bool,
+) -> Option<String> {
     let (mut all, nl) = split_lines(content);
     let found = occurrences(&all, block);
     let at = match near {
@@ -97,7 +109,12 @@ fn remove_block(content: &str, block: &[Cow<'_, str>], near: Near) -> Option<Str
         Near::Below(line) => found.iter().find(|&&i| i > line).or(found.first()),
         Near::Last => found.last(),
     }?;
-    all.drain(*at..*at + block.len());
+    let at = *at;
+    all.drain(at..at + block.len());
+    let blank = |i: usize| all.get(i).is_some_and(|l| l.trim().is_empty());
+    if code && at > 0 && blank(at - 1) && blank(at) {
+        all.remove(at);
+    }
     Some(join_lines(&all, nl))
 }
 
@@ -122,7 +139,7 @@ pub fn remove_above_marker(content: &str, token: &str, name: &str, fragment: &st
     let near = at.map_or(Near::Last, Near::Above);
     let block = indent_fragment(fragment, &indent);
     let hash = token == "#";
-    let mut found = remove_block(content, &block, near);
+    let mut found = remove_block_in(content, &block, near, token == "//");
     if found.is_none() && hash {
         let open: Vec<Cow<str>> = block.iter().map(|l| strip_hash(l).0).collect();
         found = remove_block(content, &open, near);
@@ -428,6 +445,15 @@ mod tests {
             remove_above_marker(&moved, "//", "scheme", &a),
             Removal::Changed
         );
+    }
+
+    #[test]
+    fn code_keeps_one_blank_line_where_a_fragment_went() {
+        // A template wrote the first kind's setup and a blank line above the marker; a second
+        // kind's went directly above it. Taking the first out leaves one blank line.
+        let text = "func f() {\n\ta()\n\n\tsetupA()\n\n\tsetupB()\n\t// +kubebuilder:scaffold:m\n}\n";
+        let out = removed(remove_above_marker(text, "//", "m", "setupA()\n"));
+        assert_eq!(out, "func f() {\n\ta()\n\n\tsetupB()\n\t// +kubebuilder:scaffold:m\n}\n");
     }
 
     #[test]
