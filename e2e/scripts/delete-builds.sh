@@ -23,7 +23,7 @@ set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 scripts=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-need_cmd go make kubectl cargo
+need_cmd go gofmt make kubectl cargo python3
 [[ -n ${OPBUILDER_BIN:-} ]] || die "OPBUILDER_BIN is not set (run through e2e/run.sh)"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/opbuilder-delete.XXXXXX")
@@ -102,6 +102,8 @@ has cmd/main.go "$mine_main"
 [[ -f internal/fleet/fleet.go ]] || die "the user's internal/fleet/fleet.go went"
 
 log_info "go/v4: it builds"
+unformatted=$(gofmt -l api cmd internal test) || die "gofmt -l failed (above)"
+[[ -z $unformatted ]] || die "delete left files that are not gofmt-clean: $unformatted"
 go mod tidy
 "$scripts/seed-tools.sh" "$go_project"
 make generate manifests build

@@ -12,7 +12,7 @@ use crate::plan::{Op, Plan};
 use crate::planning::delete::{
     self as request, creates_of, Create, DeleteApiArgs, DeleteWebhookArgs, Generated, Undo, Use,
 };
-use crate::planning::plugin::Cx;
+use crate::planning::plugin::{Cx, Plugin as _};
 use crate::project::Project;
 use anyhow::{bail, Result};
 use std::collections::BTreeMap;
@@ -46,8 +46,9 @@ fn chain_for(project: &Project, plugins: Option<&str>, command: &str) -> Result<
     if !chain.has_layout() {
         return Err(usage(format!(
             "--plugins: `{command}` takes away what a layout's `create` wrote, so the chain needs the project's \
-             layout ({}); external plugins have no part in a deletion",
-            project.layout.join(", ")
+             layout ({}); external plugins have no part in a deletion (for example --plugins={})",
+            project.layout.join(", "),
+            project.layout.first().map_or("go/v4", String::as_str)
         )));
     }
     Ok(chain.for_deletion(project))
@@ -182,6 +183,23 @@ fn uses_refusal(uses: &[Use], kept: &[PathBuf]) -> String {
     text
 }
 
+/// What the chain's external plugins wrote stays: they have no deletion in Kubebuilder's
+/// protocol. Said as a note.
+fn externals_note(chain: &Chain) -> Option<String> {
+    let keys: Vec<&str> = chain.externals().iter().map(|e| e.key()).collect();
+    (!keys.is_empty()).then(|| {
+        let one = keys.len() == 1;
+        format!(
+            "the external {} {} {} no part in a deletion (Kubebuilder's plugin protocol has none): what {} wrote \
+             for this kind stays; take that out by hand",
+            if one { "plugin" } else { "plugins" },
+            keys.join(" and "),
+            if one { "has" } else { "have" },
+            if one { "it" } else { "they" },
+        )
+    })
+}
+
 /// Plan the deletion of what `gone` made: PROJECT becomes `before`.
 fn plan_deletion(
     root: &Path,
@@ -195,6 +213,7 @@ fn plan_deletion(
     let mut undo = Undo {
         force,
         after: before.clone(),
+        notes: externals_note(chain).into_iter().collect(),
         ..Default::default()
     };
     let mut created = Plan::default();
