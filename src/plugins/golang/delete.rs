@@ -90,6 +90,7 @@ pub fn delete_api(cx: &mut Cx, res: &ResolvedResource, undo: &mut Undo) -> Resul
         }
         if res.ssa {
             ssa(cx, &ctx, undo);
+            applyconfigurations(root, &ctx, undo);
         }
         undo.uses.push(Uses::Go {
             package: res.api_path.clone(),
@@ -113,6 +114,29 @@ pub fn delete_api(cx: &mut Cx, res: &ResolvedResource, undo: &mut Undo) -> Resul
     }
     generated_of_api(root, &ctx, res.do_resource, undo);
     Ok(())
+}
+
+/// The apply configurations `make manifests` wrote for the package of a kind with server-side
+/// apply: all generated (for each kind, and the package's registry of them), so they go, and
+/// `make manifests` writes them again for the kinds that keep server-side apply.
+fn applyconfigurations(root: &Path, ctx: &ResourceCtx, undo: &mut Undo) {
+    fn walk(root: &Path, dir: &Path, out: &mut Vec<String>) {
+        for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                walk(root, &p, out);
+            } else if let Ok(rel) = p.strip_prefix(root) {
+                out.push(rel.to_string_lossy().into_owned());
+            }
+        }
+    }
+    let mut files = vec![];
+    walk(root, &root.join(&ctx.api_dir).join("applyconfiguration"), &mut files);
+    files.sort();
+    for f in files {
+        undo.generated(f, true, "make manifests");
+    }
+    undo.next("make manifests");
 }
 
 const AC_ENABLE: &str = "// +kubebuilder:ac:generate=true";
