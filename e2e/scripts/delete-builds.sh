@@ -4,7 +4,7 @@
 #
 # go/v4: two kinds, a second version with a conversion webhook, defaulting and validation;
 # the user's code in a controller, in cmd/main.go and in a package of their own that uses the
-# kind that stays. Then one webhook type, the conversion, the second version, the last webhooks
+# kind that stays; its DeepCopy functions, CRDs and RBAC generated. Then one webhook type, the conversion, the second version, the last webhooks
 # and the kind are deleted (a dry run first), and: the user's lines are all there; go mod tidy,
 # make generate manifests build and go vet ./... (which compiles the tests) pass; the deleted
 # kind's CRD is gone and the other's is there; kubectl kustomize config/default renders.
@@ -85,6 +85,11 @@ func Flagship() *shipv1.Cruiser {
 }
 EOF
 
+log_info "go/v4: the generated code and manifests, as the user has them"
+go mod tidy
+"$scripts/seed-tools.sh" "$go_project"
+make generate manifests
+
 log_info "go/v4: delete one webhook type, the conversion, the second version, the webhooks, the kind"
 ob delete webhook --group ship --version v1 --kind Frigate --defaulting >/dev/null
 ob delete webhook --group ship --version v1 --kind Frigate --conversion >/dev/null
@@ -105,7 +110,6 @@ log_info "go/v4: it builds"
 unformatted=$(gofmt -l api cmd internal test) || die "gofmt -l failed (above)"
 [[ -z $unformatted ]] || die "delete left files that are not gofmt-clean: $unformatted"
 go mod tidy
-"$scripts/seed-tools.sh" "$go_project"
 make generate manifests build
 go vet ./...
 [[ ! -e config/crd/bases/ship.example.com_frigates.yaml ]] || die "the deleted kind's CRD is there"
