@@ -589,3 +589,89 @@ fn the_rust_layout_keeps_its_storage_version() {
     let got = full_snapshot(d);
     assert!(got == before, "{}", differences(&before, &got));
 }
+
+#[test]
+fn rust_webhooks_created_one_after_the_other_go_in_either_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    opbuilder(d)
+        .args([
+            "init",
+            "--plugins=rust.opbuilder.io/v1-beta",
+            "--domain",
+            "example.com",
+            "--project-name",
+            "guestbook",
+        ])
+        .assert()
+        .success();
+    let api = "--group webapp --version v1 --kind Guestbook";
+    ok(d, &format!("create api {api} --resource --controller"));
+    let before = full_snapshot(d);
+    ok(
+        d,
+        &format!("create webhook {api} --programmatic-validation"),
+    );
+    ok(d, &format!("create webhook {api} --defaulting"));
+    let out = ok(d, &format!("delete webhook {api}"));
+    assert!(!out.contains("Kept"), "{out}");
+    let got = full_snapshot(d);
+    assert!(got == before, "{}", differences(&before, &got));
+}
+
+#[test]
+fn the_helm_charts_templates_of_a_kind_go_with_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    opbuilder(d)
+        .args([
+            "init",
+            "--domain",
+            "example.com",
+            "--repo",
+            "example.com/x",
+            "--project-name",
+            "x",
+            "--skip-post-steps",
+        ])
+        .assert()
+        .success();
+    let api = "--group ship --version v1beta1 --kind Frigate";
+    ok(
+        d,
+        &format!("create api {api} --resource --controller --skip-post-steps"),
+    );
+    // The chart of the kustomize output (the fixture is that of a project named x with Frigate).
+    fs::create_dir_all(d.join("dist")).unwrap();
+    fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("e2e/fixtures/helm/install.yaml"),
+        d.join("dist/install.yaml"),
+    )
+    .unwrap();
+    ok(d, "edit --plugins=helm/v2-alpha --skip-build-installer");
+    let chart = d.join("dist/chart/templates");
+    assert!(chart.join("crd/frigates.ship.example.com.yaml").is_file());
+    let out = ok(d, &format!("delete api {api}"));
+    for f in [
+        "crd/frigates.ship.example.com.yaml",
+        "rbac/frigate-admin-role.yaml",
+        "rbac/frigate-editor-role.yaml",
+        "rbac/frigate-viewer-role.yaml",
+    ] {
+        assert!(!chart.join(f).exists(), "{f} is still there:\n{out}");
+        assert!(
+            out.contains(&format!("remove    dist/chart/templates/{f}")),
+            "{out}"
+        );
+    }
+    assert!(
+        out.contains(
+            "dist/chart/templates/rbac/manager-role.yaml  (opbuilder edit --plugins=helm/v2-alpha)"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("opbuilder edit --plugins=helm/v2-alpha\n"),
+        "{out}"
+    );
+}

@@ -451,9 +451,13 @@ mod tests {
     fn code_keeps_one_blank_line_where_a_fragment_went() {
         // A template wrote the first kind's setup and a blank line above the marker; a second
         // kind's went directly above it. Taking the first out leaves one blank line.
-        let text = "func f() {\n\ta()\n\n\tsetupA()\n\n\tsetupB()\n\t// +kubebuilder:scaffold:m\n}\n";
+        let text =
+            "func f() {\n\ta()\n\n\tsetupA()\n\n\tsetupB()\n\t// +kubebuilder:scaffold:m\n}\n";
         let out = removed(remove_above_marker(text, "//", "m", "setupA()\n"));
-        assert_eq!(out, "func f() {\n\ta()\n\n\tsetupB()\n\t// +kubebuilder:scaffold:m\n}\n");
+        assert_eq!(
+            out,
+            "func f() {\n\ta()\n\n\tsetupB()\n\t// +kubebuilder:scaffold:m\n}\n"
+        );
     }
 
     #[test]

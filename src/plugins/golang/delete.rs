@@ -131,7 +131,11 @@ fn applyconfigurations(root: &Path, ctx: &ResourceCtx, undo: &mut Undo) {
         }
     }
     let mut files = vec![];
-    walk(root, &root.join(&ctx.api_dir).join("applyconfiguration"), &mut files);
+    walk(
+        root,
+        &root.join(&ctx.api_dir).join("applyconfiguration"),
+        &mut files,
+    );
     files.sort();
     for f in files {
         undo.generated(f, true, "make manifests");

@@ -105,7 +105,10 @@ fn list_naming(root: &Path, dir: &str, needle: &str, undo: &mut Undo) {
     }
     found.sort();
     for f in found {
-        undo.generated(f, false, REWRITE);
+        // A template planned to go already (the kind's own) stays planned so.
+        if !undo.generated.iter().any(|g| g.path == f) {
+            undo.generated(f, false, REWRITE);
+        }
     }
 }
 

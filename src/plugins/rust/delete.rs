@@ -200,6 +200,22 @@ pub(crate) fn extras_of_api(
 /// else goes or is listed.
 pub fn delete_webhook(cx: &mut Cx, hook: &ResolvedWebhook, undo: &mut Undo) -> Result<()> {
     webhook::plan_files(cx, hook)?;
+    if hook.defaulting && hook.programmatic_validation && std::env::var_os("NOVARIANT").is_none() {
+        // Validation created first, defaulting merged in later: the other order of sections.
+        let mut other = crate::plan::Plan::default();
+        let mut project = cx.project.clone();
+        let mut notes = vec![];
+        let mut vcx = Cx {
+            root: cx.root,
+            plan: &mut other,
+            project: &mut project,
+            notes: &mut notes,
+            plugin_args: &[],
+        };
+        if webhook::plan_files_in_order(&mut vcx, hook, true).is_ok() {
+            undo.variants.push(other);
+        }
+    }
     if golang::metrics_certificate_on(cx.root) {
         golang::keep_for_metrics_certificate(cx.plan);
     }

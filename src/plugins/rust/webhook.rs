@@ -47,6 +47,17 @@ fn check_supported(hook: &ResolvedWebhook, project: &crate::project::Project) ->
 
 /// The Rust layout's webhook files for a resolved request; records them in PROJECT.
 pub fn plan_files(cx: &mut Cx, hook: &ResolvedWebhook) -> Result<()> {
+    plan_files_in_order(cx, hook, false)
+}
+
+/// [`plan_files`], the validating webhook's sections before the defaulting one's when
+/// `validation_first` (as a kind's files read when `create webhook` added its validation first
+/// and its defaulting later: `delete webhook` compares them with both).
+pub fn plan_files_in_order(
+    cx: &mut Cx,
+    hook: &ResolvedWebhook,
+    validation_first: bool,
+) -> Result<()> {
     check_supported(hook, cx.project)?;
     let g = &hook.gvk;
     let api = hook.existing.as_ref().and_then(|r| r.api.as_ref());
@@ -143,7 +154,11 @@ pub fn plan_files(cx: &mut Cx, hook: &ResolvedWebhook) -> Result<()> {
         } else {
             (ctx.res.defaulting, ctx.res.validation)
         };
-        for (wanted, is_defaulting) in [(defaulting, true), (validation, false)] {
+        let mut order = [(defaulting, true), (validation, false)];
+        if validation_first {
+            order.reverse();
+        }
+        for (wanted, is_defaulting) in order {
             if wanted {
                 webhook_type(plan, &ctx, is_defaulting, &module, &test)?;
             }
