@@ -200,7 +200,7 @@ pub(crate) fn extras_of_api(
 /// else goes or is listed.
 pub fn delete_webhook(cx: &mut Cx, hook: &ResolvedWebhook, undo: &mut Undo) -> Result<()> {
     webhook::plan_files(cx, hook)?;
-    if hook.defaulting && hook.programmatic_validation && std::env::var_os("NOVARIANT").is_none() {
+    if hook.defaulting && hook.programmatic_validation {
         // Validation created first, defaulting merged in later: the other order of sections.
         let mut other = crate::plan::Plan::default();
         let mut project = cx.project.clone();
