@@ -21,6 +21,7 @@
 #   bash e2e/run.sh kubebuilder-releases [RELEASE...]  # projects made by Kubebuilder v4.0.0, v4.6.0 and
 #                                # [e2e] kubebuilder: opbuilder's commands in them, alpha update, make build/test
 #   bash e2e/run.sh shapes       # the Go of a project whose PROJECT has the shapes of e2e/fixtures/shapes/groups builds
+#   bash e2e/run.sh delete       # delete api/webhook in changed go/v4 and Rust projects: the user's code stays, both build
 #   bash e2e/run.sh install      # the crate as published: package, publish --dry-run, cargo install, use
 #   bash e2e/run.sh cluster      # a real one-node cluster (e2e/scripts/cluster.sh, root): go/v4 and Rust
 #                                # projects' images built by their Dockerfiles, deployed (make deploy, the
@@ -79,10 +80,10 @@ all)
 	# the crate's install, the faults); then the longest first, so the last job to end is a short one.
 	mapfile -t golden < <(golden_jobs)
 	jobs=(control-plane cluster golden:rust install faults golden:deployimage smoke parity scenarios alpha-update
-		kubebuilder-releases "${golden[@]:2}" rust-tutorial envtest-offline rust helm lint-logcheck tutorial shapes generate-parity)
+		kubebuilder-releases "${golden[@]:2}" rust-tutorial envtest-offline rust helm lint-logcheck tutorial shapes delete generate-parity)
 	;;
 golden) mapfile -t jobs < <(golden_jobs) ;;
-smoke | scenarios | rust | envtest-offline | tutorial | rust-tutorial | helm | alpha-update | kubebuilder-releases | lint-logcheck | cluster | shapes) jobs=("$what") ;;
+smoke | scenarios | rust | envtest-offline | tutorial | rust-tutorial | helm | alpha-update | kubebuilder-releases | lint-logcheck | cluster | shapes | delete) jobs=("$what") ;;
 parity) jobs=(generate-parity parity) ;;
 generate-parity) jobs=(generate-parity) ;;
 *) die "unknown stage '$what' (see the usage at the top of e2e/run.sh)" ;;
@@ -122,6 +123,7 @@ run_job() {
 	alpha-update) "$s/alpha-update.sh" ;;
 	kubebuilder-releases) "$s/kubebuilder-releases.sh" "${job_args[@]}" ;;
 	shapes) "$s/shapes.sh" ;;
+	delete) "$s/delete-builds.sh" ;;
 	parity) "$s/parity.sh" "${job_args[@]}" ;;
 	faults) "$s/faults.sh" ;;
 	install) "$s/install.sh" ;;

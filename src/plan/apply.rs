@@ -30,6 +30,9 @@ pub struct ApplyOptions {
     /// Leave out an essential [`Part`] whose file or marker is missing, as an optional one is,
     /// instead of refusing the plan (`--allow-missing-markers`).
     pub leave_out_essential: bool,
+    /// After the commit, remove the directories that the plan's removals left empty (`delete`).
+    /// Not part of the transaction: an empty directory left by a crash just before is harmless.
+    pub prune_emptied_dirs: bool,
 }
 
 struct Staged<'a> {
@@ -509,7 +512,25 @@ pub fn apply(root: &Path, plan: &Plan, opts: &ApplyOptions) -> Result<Report> {
     if !changes.is_empty() {
         Transaction::run(root, &changes, opts.fail_after_writes)?;
     }
+    if opts.prune_emptied_dirs {
+        prune_emptied_dirs(root, &changes);
+    }
     Ok(report)
+}
+
+/// Remove the directories (below `root`) that the removals among `changes` left empty, each
+/// parent in turn while it is empty. `remove_dir` removes only an empty directory, so nothing
+/// else can go.
+fn prune_emptied_dirs(root: &Path, changes: &[Change]) {
+    for c in changes.iter().filter(|c| c.content.is_none()) {
+        let mut dir = c.rel.parent();
+        while let Some(d) = dir.filter(|d| !d.as_os_str().is_empty()) {
+            if fs::remove_dir(fsx::join(root, d)).is_err() {
+                break;
+            }
+            dir = d.parent();
+        }
+    }
 }
 
 /// What the transaction writes: each staged file the report creates, updates or removes, in
