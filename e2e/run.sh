@@ -18,7 +18,10 @@
 #   bash e2e/run.sh helm         # the helm plugin's chart: helm lint/template/install (live plane)
 #   bash e2e/run.sh lint-logcheck  # make lint with golangci-lint built with .custom-gcl.yml's logcheck
 #   bash e2e/run.sh alpha-update # release 0.1.0 reproduced; 0.1.0 projects with user code updated
+#   bash e2e/run.sh kubebuilder-releases [RELEASE...]  # projects made by Kubebuilder v4.0.0, v4.6.0 and
+#                                # [e2e] kubebuilder: opbuilder's commands in them, alpha update, make build/test
 #   bash e2e/run.sh shapes       # the Go of a project whose PROJECT has the shapes of e2e/fixtures/shapes/groups builds
+#   bash e2e/run.sh delete       # delete api/webhook in changed go/v4 and Rust projects: the user's code stays, both build
 #   bash e2e/run.sh install      # the crate as published: package, publish --dry-run, cargo install, use
 #   bash e2e/run.sh instructions # the instruction budget: callgrind's counts of a release build's commands
 #                                # against e2e/instructions.toml (e2e/scripts/instructions.sh)
@@ -85,10 +88,10 @@ all)
 	# job to end is a short one.
 	mapfile -t golden < <(golden_jobs)
 	jobs=(control-plane cluster golden:rust install faults instructions golden:deployimage smoke parity scenarios alpha-update
-		"${golden[@]:2}" rust-tutorial envtest-offline rust helm lint-logcheck tutorial shapes generate-parity)
+		kubebuilder-releases "${golden[@]:2}" rust-tutorial envtest-offline rust helm lint-logcheck tutorial shapes delete generate-parity)
 	;;
 golden) mapfile -t jobs < <(golden_jobs) ;;
-smoke | scenarios | rust | envtest-offline | tutorial | rust-tutorial | helm | alpha-update | lint-logcheck | cluster | shapes) jobs=("$what") ;;
+smoke | scenarios | rust | envtest-offline | tutorial | rust-tutorial | helm | alpha-update | kubebuilder-releases | lint-logcheck | cluster | shapes | delete) jobs=("$what") ;;
 parity) jobs=(generate-parity parity) ;;
 generate-parity) jobs=(generate-parity) ;;
 *) die "unknown stage '$what' (see the usage at the top of e2e/run.sh)" ;;
@@ -126,7 +129,9 @@ run_job() {
 	cluster) "$s/cluster-e2e.sh" ;;
 	generate-parity) "$s/generate-parity.sh" "${job_args[@]}" ;;
 	alpha-update) "$s/alpha-update.sh" ;;
+	kubebuilder-releases) "$s/kubebuilder-releases.sh" "${job_args[@]}" ;;
 	shapes) "$s/shapes.sh" ;;
+	delete) "$s/delete-builds.sh" ;;
 	parity) "$s/parity.sh" "${job_args[@]}" ;;
 	faults) "$s/faults.sh" ;;
 	install) "$s/install.sh" ;;
