@@ -5,7 +5,9 @@
 mod support;
 
 mod cli;
+mod delete;
 mod deployimage;
+mod docs;
 mod external;
 mod faults;
 mod firsthour;
@@ -13,6 +15,7 @@ mod generate;
 mod golden;
 mod plugins;
 mod rust;
+mod shapes;
 mod ssa;
 mod typed_clients;
 mod ui;

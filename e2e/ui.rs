@@ -4,6 +4,13 @@
 //! - `commands`: one command per line (`#` comments). `opbuilder ...` must succeed;
 //!   `! opbuilder ...` must fail. Environment variables may come first (`NAME=value opbuilder
 //!   ...`); `[REPO]` in a value is the repository's root (for e2e/fixtures and docs/examples).
+//!   More steps set the scene, each printed in the transcripts as it is written:
+//!   `cd DIR` (the directory the next commands run in, relative to the case's directory;
+//!   `cd .` goes back), `mkdir DIR` and `chmod MODE PATH` (an octal mode, as a user would
+//!   protect a file or a directory); and, to make a project as an earlier release or its owner
+//!   left it, `rm PATH...` (files or directories), `mv FROM TO`, `cp [REPO]/FILE TO` and
+//!   `drop-lines PATH TEXT` (every line of PATH holding TEXT; it fails the case when no line
+//!   does, as each of these does when it finds nothing to change).
 //! - `in/` (optional): the tree the commands start from (else an empty directory).
 //! - `stdout`, `stderr`: the expected output of all the commands, each command's part headed by
 //!   `$ <command>`; a failure adds `[exit N]` to stderr. The working directory reads `[ROOT]`.
@@ -34,9 +41,17 @@ fn transcript(script: &str, work: &Path) -> Result<(String, String), String> {
         s
     };
     let (mut out, mut err) = (String::new(), String::new());
+    let mut cwd = work.to_path_buf();
     for (n, line) in script.lines().enumerate() {
         let line = line.trim();
         if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        if let Some(done) = scene(line, work, &mut cwd, repo) {
+            done.map_err(|e| format!("line {}: `{line}`: {e}", n + 1))?;
+            for text in [&mut out, &mut err] {
+                text.push_str(&format!("$ {line}\n"));
+            }
             continue;
         }
         let (fail, command) = match line.strip_prefix("! ") {
@@ -60,7 +75,7 @@ fn transcript(script: &str, work: &Path) -> Result<(String, String), String> {
                 n + 1
             ));
         }
-        let o = opbuilder(work)
+        let o = opbuilder(&cwd)
             .envs(env)
             .args(&words[1..])
             .output()
@@ -88,6 +103,85 @@ fn transcript(script: &str, work: &Path) -> Result<(String, String), String> {
         }
     }
     Ok((out, err))
+}
+
+/// A step that sets the scene (`cd`, `mkdir`, `chmod`, `rm`, `mv`, `cp`, `drop-lines`), done;
+/// None for any other line.
+fn scene(
+    line: &str,
+    work: &Path,
+    cwd: &mut std::path::PathBuf,
+    repo: &str,
+) -> Option<Result<(), String>> {
+    use std::os::unix::fs::PermissionsExt;
+    let words = split_words(line);
+    let (first, rest) = words.split_first()?;
+    let path = |rel: &str| {
+        if rel.starts_with('/') || rel.split('/').any(|p| p == "..") {
+            Err(format!("{rel}: paths stay inside the case's directory"))
+        } else {
+            Ok(work.join(rel))
+        }
+    };
+    Some(match (first.as_str(), rest) {
+        ("cd", [dir]) => path(dir).and_then(|p| {
+            if p.is_dir() {
+                *cwd = p;
+                Ok(())
+            } else {
+                Err(format!("{dir} is not a directory"))
+            }
+        }),
+        ("mkdir", [dir]) => {
+            path(dir).and_then(|p| fs::create_dir_all(p).map_err(|e| e.to_string()))
+        }
+        ("chmod", [mode, target]) => {
+            let mode = u32::from_str_radix(mode, 8).map_err(|e| format!("mode {mode}: {e}"));
+            mode.and_then(|m| {
+                path(target).and_then(|p| {
+                    fs::set_permissions(p, fs::Permissions::from_mode(m)).map_err(|e| e.to_string())
+                })
+            })
+        }
+        ("rm", paths) if !paths.is_empty() => paths.iter().try_for_each(|rel| {
+            let p = path(rel)?;
+            if p.is_dir() {
+                fs::remove_dir_all(&p)
+            } else {
+                fs::remove_file(&p)
+            }
+            .map_err(|e| format!("{rel}: {e}"))
+        }),
+        ("mv", [from, to]) => path(from).and_then(|from| {
+            let to = path(to)?;
+            to.parent()
+                .map_or(Ok(()), fs::create_dir_all)
+                .and_then(|()| fs::rename(from, to))
+                .map_err(|e| e.to_string())
+        }),
+        ("cp", [from, to]) => match from.strip_prefix("[REPO]/") {
+            Some(rel) => path(to).and_then(|to| {
+                to.parent()
+                    .map_or(Ok(()), fs::create_dir_all)
+                    .and_then(|()| fs::copy(Path::new(repo).join(rel), to))
+                    .map(drop)
+                    .map_err(|e| format!("{from}: {e}"))
+            }),
+            None => Err("copies only from [REPO]/...".into()),
+        },
+        ("drop-lines", [file, text]) => path(file).and_then(|p| {
+            let old = fs::read_to_string(&p).map_err(|e| format!("{file}: {e}"))?;
+            let new: String = old
+                .split_inclusive('\n')
+                .filter(|l| !l.contains(text.as_str()))
+                .collect();
+            if new == old {
+                return Err(format!("{file} has no line holding {text:?}"));
+            }
+            fs::write(&p, new).map_err(|e| format!("{file}: {e}"))
+        }),
+        _ => return None,
+    })
 }
 
 fn check(case: &Path, bless: bool) -> Result<(), String> {

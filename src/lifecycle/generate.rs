@@ -33,13 +33,26 @@ pub struct GenerateArgs {
     /// Use the templates of this opbuilder release (see `alpha update`) [default: the current ones]
     #[arg(long, value_name = "VERSION")]
     pub templates_version: Option<String>,
+    /// Show what would be written, write nothing (the new project is made in a scratch
+    /// directory, listed, and removed)
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 /// One replayed command: its words (for the report) and its plan function.
-struct Step {
-    words: Vec<String>,
+pub(super) struct Step {
+    pub(super) words: Vec<String>,
     /// A file to copy from the input project before the command runs (the user's grafana config).
-    copy_first: Option<String>,
+    pub(super) copy_first: Option<String>,
+}
+
+/// Who replays PROJECT: opbuilder, or a Kubebuilder release (the base of `alpha update` for a
+/// project Kubebuilder made, see [`super::kubebuilder`]), which runs the plugins of its own
+/// (`*.kubebuilder.io`) that opbuilder does not, and to which another tool's records mean nothing.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Replayer {
+    Opbuilder,
+    Kubebuilder,
 }
 
 fn flag(name: &str, value: impl AsRef<str>) -> String {
@@ -88,7 +101,12 @@ pub fn layout_for_templates(layout: &[String]) -> Vec<String> {
 
 /// The commands that rebuild `project` (input boilerplate at `license_file`, if any), in order,
 /// leaving out of the chain the layout plugins in `skip` (external plugins not installed).
-fn replay(project: &Project, license_file: Option<&Path>, skip: &[String]) -> Result<Vec<Step>> {
+pub(super) fn replay(
+    project: &Project,
+    license_file: Option<&Path>,
+    skip: &[String],
+    by: Replayer,
+) -> Result<Vec<Step>> {
     let mut steps = vec![];
     let mut s = |words: Vec<String>| {
         steps.push(Step {
@@ -267,7 +285,10 @@ fn replay(project: &Project, license_file: Option<&Path>, skip: &[String]) -> Re
                 }
                 let cfg: Section = project.plugin_config(&key)?.unwrap_or_default();
                 let mut c = vec!["edit".into(), flag("plugins", &key)];
-                if cfg.use_gh_models && plugins::autoupdate::gh_models_offered() {
+                // A Kubebuilder release that recorded the flag offers it.
+                if cfg.use_gh_models
+                    && (by == Replayer::Kubebuilder || plugins::autoupdate::gh_models_offered())
+                {
                     c.push("--use-gh-models".into());
                 }
                 steps.push(Step {
@@ -291,16 +312,33 @@ fn replay(project: &Project, license_file: Option<&Path>, skip: &[String]) -> Re
                 if !cfg.output.is_empty() && cfg.output != plugins::helm::DEFAULT_OUTPUT {
                     c.push(flag("output-dir", &cfg.output));
                 }
-                c.push("--skip-build-installer".into());
+                // Kubebuilder has no such flag: its edit runs `make build-installer` first
+                // (see super::kubebuilder for how that is kept from running).
+                if by == Replayer::Opbuilder {
+                    c.push("--skip-build-installer".into());
+                }
                 steps.push(Step {
                     words: c,
                     copy_first: Some(manifests),
                 });
             }
+            // opbuilder's own plugin: Kubebuilder has none of its files.
+            plugins::typed_clients::KEY if by == Replayer::Kubebuilder => {}
             plugins::typed_clients::KEY => steps.push(Step {
                 words: vec!["edit".into(), flag("plugins", &key)],
                 copy_first: None,
             }),
+            other if by == Replayer::Kubebuilder => {
+                if other.contains(".kubebuilder.io/") {
+                    steps.push(Step {
+                        words: vec!["edit".into(), flag("plugins", other)],
+                        copy_first: None,
+                    });
+                }
+            }
+            // Kept in PROJECT without being run (the Operator SDK's bundle plugins): `carry`
+            // copied their records, and says so.
+            k if is_kept(k) => {}
             other => bail!(
                 "PROJECT records the plugin {other}, which opbuilder cannot replay yet; nothing was written.\n  \
                  Regenerate this project with `kubebuilder alpha generate`"
@@ -308,6 +346,119 @@ fn replay(project: &Project, license_file: Option<&Path>, skip: &[String]) -> Re
         }
     }
     Ok(steps)
+}
+
+/// The value of `--name=value` among a replayed command's words.
+fn word_value<'a>(words: &'a [String], name: &str) -> Option<&'a str> {
+    let prefix = format!("--{name}=");
+    words.iter().find_map(|w| w.strip_prefix(prefix.as_str()))
+}
+
+/// Where `cmd/main.go` registers what a replayed command wired there (the byte offset), if
+/// it can be told: a controller by its reconciler (`<Kind>Reconciler{`), a webhook by its setup
+/// call (`Setup<Kind>WebhookWithManager(`, or `<Kind>{}).SetupWebhookWithManager(` as
+/// Kubebuilder wrote it before v4.3), on the line naming its version where several versions of
+/// the kind have one.
+fn wired_at(words: &[String], main_go: &str) -> Option<usize> {
+    if words.len() < 2 || words[0] != "create" {
+        return None;
+    }
+    let kind = word_value(words, "kind")?;
+    let version = word_value(words, "version").unwrap_or_default();
+    let lines = || {
+        main_go.split_inclusive('\n').scan(0, |at, l| {
+            let start = *at;
+            *at += l.len();
+            Some((start, l))
+        })
+    };
+    match words[1].as_str() {
+        "api" => {
+            let controller = words
+                .iter()
+                .any(|w| w == "--controller" || w == "--controller=true")
+                || word_value(words, "plugins").is_some();
+            if !controller || word_value(words, "controller-name").is_some() {
+                return None;
+            }
+            let needle = format!("{kind}Reconciler{{");
+            lines().find(|(_, l)| l.contains(&needle)).map(|(at, _)| at)
+        }
+        "webhook" => {
+            let new = format!("Setup{kind}WebhookWithManager(");
+            let old = format!("{kind}{{}}).SetupWebhookWithManager(");
+            let found: Vec<(usize, &str)> = lines()
+                .filter(|(_, l)| l.contains(&new) || l.contains(&old))
+                .collect();
+            let of_version = format!("{version}.");
+            found
+                .iter()
+                .find(|(_, l)| l.contains(&of_version))
+                .or(found.first())
+                .map(|(at, _)| *at)
+        }
+        _ => None,
+    }
+}
+
+/// The replayed commands in the order the project's `cmd/main.go` shows they were run.
+/// PROJECT lists the types in the order they were created, but not when each webhook was:
+/// [`replay`] creates the webhooks after every type, where a user often creates a type's
+/// webhook right after the type. main.go wires both in the order they were created, so each
+/// webhook found there moves to just after the last type whose controller is wired above it.
+/// Scaffolding the project again in its own order matters to `alpha update`: a base or a new
+/// tree that wires main.go in another order than the user's conflicts wherever the new
+/// templates changed those lines.
+pub(super) fn order_like_main(steps: Vec<Step>, main_go: &str) -> Vec<Step> {
+    let is_webhook = |s: &Step| s.words.get(1).is_some_and(|w| w == "webhook");
+    let (webhooks, mut out): (Vec<Step>, Vec<Step>) = steps.into_iter().partition(is_webhook);
+    let mut last_placed: Option<usize> = None;
+    let mut tail = vec![];
+    for w in webhooks {
+        let Some(at) = wired_at(&w.words, main_go) else {
+            tail.push(w);
+            continue;
+        };
+        // After the last type wired above it (and after the webhooks already placed there).
+        let after_type = out
+            .iter()
+            .rposition(|s| {
+                s.words.get(1).is_some_and(|c| c == "api")
+                    && wired_at(&s.words, main_go).is_some_and(|a| a < at)
+            })
+            .map_or(0, |i| i + 1);
+        let after_webhook = last_placed.filter(|&i| i >= after_type).map(|i| i + 1);
+        // Never before the commands that create its own type and the spokes it converts to.
+        fn group_kind(s: &Step) -> (Option<&str>, Option<&str>) {
+            (word_value(&s.words, "group"), word_value(&s.words, "kind"))
+        }
+        let mut versions: Vec<&str> = word_value(&w.words, "spoke")
+            .map(|v| v.split(',').collect())
+            .unwrap_or_default();
+        versions.extend(word_value(&w.words, "version"));
+        let after_own = out
+            .iter()
+            .rposition(|s| {
+                s.words.get(1).is_some_and(|c| c == "api")
+                    && group_kind(s) == group_kind(&w)
+                    && word_value(&s.words, "version").is_some_and(|v| versions.contains(&v))
+            })
+            .map_or(1, |i| i + 1);
+        let i = after_webhook
+            .unwrap_or(after_type)
+            .max(after_own)
+            .min(out.len());
+        out.insert(i, w);
+        last_placed = Some(i);
+    }
+    // Webhooks main.go does not show: after the last command that creates something, as replay
+    // put them (before the plugins' edits).
+    let end = out
+        .iter()
+        .rposition(|s| s.words.first().is_some_and(|c| c == "create"))
+        .map_or(out.len(), |i| i + 1);
+    out.splice(end..end, tail);
+    out
 }
 
 #[derive(Parser)]
@@ -405,16 +556,173 @@ pub struct Generated {
     /// The external plugins of PROJECT's layout that are not installed here, with where they
     /// were looked for: not run, so their files are missing from the new tree.
     pub not_run: Vec<(String, String)>,
+    /// What the new project leaves to the user, beyond copying the code over: the layout it was
+    /// carried from, what PROJECT records that opbuilder keeps without running, what it drops.
+    pub notes: Vec<String>,
 }
 
-/// Generate the project of `input` into `output` (which must be empty or absent).
-pub fn generate(input: &Path, output: &Path) -> Result<Generated> {
-    let project = Project::load(input)?;
-    let boilerplate = input.join(boilerplate_file(input, &project));
-    let license = boilerplate.is_file().then_some(boilerplate.as_path());
-    let not_run = missing_externals(&project.layout);
-    let skip: Vec<String> = not_run.iter().map(|(k, _)| k.clone()).collect();
-    let steps = replay(&project, license, &skip)?;
+/// Whether `key` is a plugin opbuilder keeps in PROJECT without running it.
+fn is_kept(key: &str) -> bool {
+    matches!(
+        plugins::registry::lookup(key),
+        Ok(Some(plugins::registry::Known {
+            support: plugins::registry::Support::Kept(_),
+            ..
+        }))
+    )
+}
+
+/// The project as it is scaffolded again, read from `input`: another tool's layout refused
+/// (usage error), the layouts of earlier Kubebuilder releases read as go/v4's (as Kubebuilder
+/// v4.16 does), helm.kubebuilder.io/v1-alpha left out (opbuilder does not run it), and the
+/// notes that say so.
+fn carry(mut project: Project, input: &Path) -> Result<(Project, Vec<String>)> {
+    plugins::registry::refuse_foreign(&project.layout)?;
+    for r in &project.resources {
+        if let Some(hint) =
+            crate::planning::api::lowercase_kind(&project, &r.group, &r.version, &r.kind)
+        {
+            bail!("{hint}; nothing was written");
+        }
+    }
+    let mut notes = vec![];
+    let before = project.layout.clone();
+    let mut carried = vec![];
+    for key in &before {
+        if let Some(new) = plugins::registry::successor(key) {
+            carried.push((key.clone(), new));
+        }
+    }
+    project.layout = before
+        .iter()
+        .filter(|k| *k != plugins::helm::DEPRECATED_KEY)
+        .map(|k| {
+            plugins::registry::successor(k)
+                .map(String::from)
+                .unwrap_or_else(|| k.clone())
+        })
+        .collect();
+    if !carried.is_empty() {
+        let keys: Vec<String> = carried.iter().map(|(k, _)| k.clone()).collect();
+        let news: Vec<&str> = carried.iter().map(|(_, n)| *n).collect();
+        notes.push(format!(
+            "PROJECT's layout {} is of earlier Kubebuilder releases: the project was scaffolded again as {} (as \
+             `kubebuilder alpha generate` does). What moved:{}\n  Copy your code into the new places (types, Reconcile \
+             bodies, webhook logic, main.go's additions) and change its imports to the new paths.",
+            keys.join(", "),
+            news.join(", "),
+            moves(&project, input)
+        ));
+    }
+    let helm_v1 = before.iter().any(|k| k == plugins::helm::DEPRECATED_KEY)
+        || project
+            .plugin_keys()
+            .iter()
+            .any(|k| k == plugins::helm::DEPRECATED_KEY);
+    if helm_v1 {
+        project.remove_plugin_config(plugins::helm::DEPRECATED_KEY);
+        notes.push(format!(
+            "{} (deprecated) was not replayed: opbuilder does not run it, so its chart is not in the new tree and \
+             the new PROJECT no longer records it. `opbuilder edit --plugins=helm/v2-alpha` there makes a chart \
+             from the kustomize output",
+            plugins::helm::DEPRECATED_KEY
+        ));
+    }
+    let kept: Vec<String> = project
+        .plugin_keys()
+        .into_iter()
+        .filter(|k| is_kept(k))
+        .collect();
+    if !kept.is_empty() {
+        notes.push(format!(
+            "PROJECT records {}, which opbuilder keeps without running: the new PROJECT records {} too, but \
+             {} files (config/manifests, config/scorecard, bundle/) are not in the new tree: copy them over from \
+             the input project ({})",
+            kept.join(" and "),
+            if kept.len() == 1 { "it" } else { "them" },
+            if kept.len() == 1 { "its" } else { "their" },
+            input.display()
+        ));
+    }
+    let dropped: Vec<String> = project
+        .other
+        .keys()
+        .filter_map(|k| k.as_str())
+        .filter(|k| *k != "plugins")
+        .map(String::from)
+        .collect();
+    if !dropped.is_empty() {
+        notes.push(format!(
+            "PROJECT's {} {} not carried to the new PROJECT: opbuilder and Kubebuilder v4 scaffold nothing for {} \
+             (go/v4 has no component config: the manager takes its settings as flags)",
+            dropped.join(", "),
+            if dropped.len() == 1 { "is" } else { "are" },
+            if dropped.len() == 1 { "it" } else { "them" },
+        ));
+    }
+    Ok((project, notes))
+}
+
+/// What moves between the input's tree and go/v4's, for the note of a project carried from an
+/// earlier layout: main.go, the controllers, and each API's package (as PROJECT records it
+/// against where go/v4 puts it).
+fn moves(project: &Project, input: &Path) -> String {
+    let mut out = String::new();
+    let mut line = |from: &str, to: &str| out.push_str(&format!("\n    {from} -> {to}"));
+    if input.join("main.go").is_file() && !input.join("cmd/main.go").is_file() {
+        line("main.go", "cmd/main.go");
+    }
+    if input.join("controllers").is_dir() {
+        line("controllers/", "internal/controller/");
+    }
+    let mut seen = vec![];
+    for r in &project.resources {
+        if r.api.is_none() || r.external || r.core {
+            continue;
+        }
+        let new = crate::resource::layout(project, &r.group, &r.version).api_path;
+        let old = if r.path.is_empty() {
+            new.clone()
+        } else {
+            r.path.clone()
+        };
+        let rel = |p: &str| {
+            p.strip_prefix(&project.repo)
+                .map(|x| x.trim_start_matches('/').to_string())
+                .unwrap_or_else(|| p.to_string())
+        };
+        if old != new && !seen.contains(&old) {
+            line(
+                &format!("{}/", rel(&old)),
+                &format!("{}/ ({new})", rel(&new)),
+            );
+            seen.push(old.clone());
+        }
+        let hooks = r
+            .webhooks
+            .as_ref()
+            .is_some_and(|w| w.defaulting || w.validation);
+        let file = format!("{}/{}_webhook.go", rel(&old), r.kind.to_ascii_lowercase());
+        if hooks && input.join(&file).is_file() {
+            let lay = crate::resource::layout(project, &r.group, &r.version);
+            line(
+                &file,
+                &format!(
+                    "{}/{}_webhook.go",
+                    lay.webhook_dir,
+                    r.kind.to_ascii_lowercase()
+                ),
+            );
+        }
+    }
+    if out.is_empty() {
+        out.push_str(" nothing of what PROJECT records");
+    }
+    out
+}
+
+/// Refuse an output directory that holds anything.
+fn check_output_empty(output: &Path) -> Result<()> {
     let present = entries(output)?;
     if !present.is_empty() {
         bail!(
@@ -423,9 +731,54 @@ pub fn generate(input: &Path, output: &Path) -> Result<Generated> {
             present.join(", ")
         );
     }
+    Ok(())
+}
+
+/// Generate the project of `input` into `output` (which must be empty or absent). Whatever
+/// fails, the output directory is left as it was found: removed again when this made it.
+pub fn generate(input: &Path, output: &Path) -> Result<Generated> {
+    let (project, notes) = carry(Project::load(input)?, input)?;
+    let boilerplate = input.join(boilerplate_file(input, &project));
+    let license = boilerplate.is_file().then_some(boilerplate.as_path());
+    let not_run = missing_externals(&project.layout);
+    let skip: Vec<String> = not_run.iter().map(|(k, _)| k.clone()).collect();
+    let mut steps = replay(&project, license, &skip, Replayer::Opbuilder)?;
+    if let Some(main_go) = crate::fsx::read_text(&input.join(crate::context::MAIN_GO), 1 << 24)
+        .ok()
+        .flatten()
+    {
+        steps = order_like_main(steps, &main_go);
+    }
+    check_output_empty(output)?;
+    let made = output.symlink_metadata().is_err();
     std::fs::create_dir_all(output).with_context(|| format!("creating {}", output.display()))?;
+    match write(input, output, &project, &steps) {
+        Ok(done) => Ok(Generated {
+            done,
+            not_run,
+            notes,
+        }),
+        Err(e) => {
+            // Leave no half-made project: the directory goes if this made it, else its
+            // entries (it was empty).
+            if made {
+                let _ = std::fs::remove_dir_all(output);
+            } else if let Ok(names) = entries(output) {
+                for n in names {
+                    let p = output.join(n);
+                    let _ = std::fs::remove_dir_all(&p).or_else(|_| std::fs::remove_file(&p));
+                }
+            }
+            Err(e)
+        }
+    }
+}
+
+/// Replay `steps` into the empty directory `output`, then write the new PROJECT: the replayed
+/// commands, as the report lists them.
+fn write(input: &Path, output: &Path, project: &Project, steps: &[Step]) -> Result<Vec<String>> {
     let mut done = vec![];
-    for step in &steps {
+    for step in steps {
         if let Some(f) = &step.copy_first {
             let from = input.join(f);
             if !from.is_file() {
@@ -454,12 +807,22 @@ pub fn generate(input: &Path, output: &Path) -> Result<Generated> {
             ..Default::default()
         };
         apply(output, &only, &ApplyOptions::default())?;
-        return Ok(Generated { done, not_run });
+        return Ok(done);
     }
     // Resources that have webhooks only join PROJECT in the webhook pass: put every entry back
     // at its place in the input's list; external plugins that could not run stay in the layout.
+    // The header stays the input's (Kubebuilder's stays Kubebuilder's), and so do the records
+    // of the plugins opbuilder keeps without running.
     let mut out = Project::load(output)?;
     out.layout = layout_for_templates(&project.layout);
+    if project.header.as_deref().is_some_and(|h| !h.is_empty()) {
+        out.header = project.header.clone();
+    }
+    for key in project.plugin_keys().into_iter().filter(|k| is_kept(k)) {
+        if let Some(v) = project.plugin_config::<serde_yaml::Value>(&key)? {
+            out.set_plugin_config(&key, &v)?;
+        }
+    }
     let place = |r: &Resource| {
         project
             .resources
@@ -473,7 +836,7 @@ pub fn generate(input: &Path, output: &Path) -> Result<Generated> {
         ..Default::default()
     };
     apply(output, &reordered, &ApplyOptions::default())?;
-    Ok(Generated { done, not_run })
+    Ok(done)
 }
 
 /// `alpha generate`: with the templates of `--templates-version` when given.
@@ -511,6 +874,9 @@ fn generate_cmd(cwd_root: impl FnOnce() -> Result<PathBuf>, args: &GenerateArgs)
         }
         None => cwd_root()?,
     };
+    if args.dry_run {
+        return dry_run(&input, args);
+    }
     if args.in_place {
         let input = std::fs::canonicalize(&input)?;
         let name = input
@@ -524,6 +890,7 @@ fn generate_cmd(cwd_root: impl FnOnce() -> Result<PathBuf>, args: &GenerateArgs)
         let done = match generate(&input, &staging) {
             Ok(g) => {
                 report_not_run(&g.not_run);
+                report_notes(&g.notes);
                 g.done
             }
             Err(e) => {
@@ -557,14 +924,12 @@ fn generate_cmd(cwd_root: impl FnOnce() -> Result<PathBuf>, args: &GenerateArgs)
         return Ok(());
     }
     let Some(output) = &args.output_dir else {
-        return Err(usage(
-            "alpha generate needs --output-dir DIR (a new or empty directory), or --in-place to regenerate \
-             the project itself with a backup; for example: opbuilder alpha generate --output-dir ../regenerated",
-        ));
+        return Err(needs_output());
     };
     let generated = generate(&input, output)?;
     report(&generated.done);
     report_not_run(&generated.not_run);
+    report_notes(&generated.notes);
     let rust = Project::load(output)
         .map(|p| p.layout.iter().any(|k| project::is_rust_layout(k)))
         .unwrap_or(false);
@@ -583,6 +948,71 @@ fn generate_cmd(cwd_root: impl FnOnce() -> Result<PathBuf>, args: &GenerateArgs)
     Ok(())
 }
 
+/// What the new project leaves to the user, each once.
+fn report_notes(notes: &[String]) {
+    for n in notes {
+        errln!("{} {n}", crate::term::label("note"));
+    }
+}
+
+/// The new project's files below `dir`, relative to it, sorted.
+fn files_below(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut out = vec![];
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).with_context(|| format!("reading {}", d.display()))? {
+            let p = e?.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.push(p.strip_prefix(dir).expect("below dir").to_path_buf());
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// `alpha generate --dry-run`: the new project is made in a scratch directory, listed (with
+/// what would happen to the input for --in-place) and removed; nothing else is touched.
+fn dry_run(input: &Path, args: &GenerateArgs) -> Result<()> {
+    let target = match (&args.output_dir, args.in_place) {
+        (Some(o), _) => {
+            check_output_empty(o)?;
+            o.display().to_string()
+        }
+        (None, true) => std::fs::canonicalize(input)?.display().to_string(),
+        (None, false) => return Err(needs_output()),
+    };
+    let scratch = super::Scratch::new("generate")?;
+    let out = scratch.0.join("project");
+    let generated = crate::fsx::scratch(|| generate(input, &out))?;
+    outln!("Would replay from PROJECT:");
+    for d in &generated.done {
+        outln!("  {d}");
+    }
+    report_not_run(&generated.not_run);
+    report_notes(&generated.notes);
+    outln!("\nopbuilder alpha generate --dry-run: nothing was written. The plan:");
+    if args.in_place {
+        outln!(
+            "  would move {target} aside, with your code, to {target}.backup-<N>, and put the new project in its place:"
+        );
+    }
+    for f in files_below(&out)? {
+        outln!("  would create    {}", Path::new(&target).join(f).display());
+    }
+    Ok(())
+}
+
+/// The usage error for neither --output-dir nor --in-place.
+fn needs_output() -> anyhow::Error {
+    usage(
+        "alpha generate needs --output-dir DIR (a new or empty directory), or --in-place to regenerate \
+         the project itself with a backup; for example: opbuilder alpha generate --output-dir ../regenerated",
+    )
+}
+
 /// Warn about the external plugins that could not run.
 fn report_not_run(not_run: &[(String, String)]) {
     for (key, why) in not_run {
@@ -598,5 +1028,69 @@ fn report(done: &[String]) {
     outln!("Replayed from PROJECT:");
     for d in done {
         outln!("  {d}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn step(words: &str) -> Step {
+        Step {
+            words: words.split(' ').map(String::from).collect(),
+            copy_first: None,
+        }
+    }
+
+    fn order(steps: &[&str], main_go: &str) -> Vec<String> {
+        order_like_main(steps.iter().map(|s| step(s)).collect(), main_go)
+            .into_iter()
+            .map(|s| s.words.join(" "))
+            .collect()
+    }
+
+    const API_A: &str = "create api --group=g --version=v1 --kind=A --resource --controller=true";
+    const API_A2: &str = "create api --group=g --version=v2 --kind=A --resource --controller=false";
+    const API_B: &str = "create api --group=g --version=v1 --kind=B --resource --controller=true";
+    const HOOK_A: &str = "create webhook --group=g --version=v1 --kind=A --defaulting";
+    const CONV_A: &str = "create webhook --group=g --version=v1 --kind=A --conversion --spoke=v2";
+    const HOOK_B: &str = "create webhook --group=g --version=v1 --kind=B --defaulting";
+    const EDIT: &str = "edit --plugins=grafana.kubebuilder.io/v1-alpha";
+
+    #[test]
+    fn webhooks_are_replayed_where_main_go_wires_them() {
+        // A's webhook was made right after A, before B; B's after B. Old and new style calls.
+        let main_go = "\tif err := (&controller.AReconciler{\n\
+                       \tif err := webhookv1.SetupAWebhookWithManager(mgr); err != nil {\n\
+                       \tif err = (&controller.BReconciler{\n\
+                       \tif err = (&gv1.B{}).SetupWebhookWithManager(mgr); err != nil {\n\
+                       \t// +kubebuilder:scaffold:builder\n";
+        let steps = ["init", API_A, API_B, HOOK_A, HOOK_B, EDIT];
+        assert_eq!(
+            order(&steps, main_go),
+            ["init", API_A, HOOK_A, API_B, HOOK_B, EDIT]
+        );
+        // Webhooks main.go does not show keep their place after the types, before the edits.
+        assert_eq!(order(&steps, "package main\n"), steps);
+    }
+
+    #[test]
+    fn a_webhook_comes_after_its_own_type_and_the_spokes_it_converts_to() {
+        // main.go wires A's conversion webhook above B's controller, but the webhook needs A's
+        // v2 spoke, created after B.
+        let main_go =
+            "(&controller.AReconciler{\nSetupAWebhookWithManager(mgr)\n(&controller.BReconciler{\n";
+        assert_eq!(
+            order(&["init", API_A, API_B, API_A2, CONV_A], main_go),
+            ["init", API_A, API_B, API_A2, CONV_A]
+        );
+        // A webhook wired above every controller (a core type's, with no type of its own to
+        // create) comes right after init.
+        let core = "create webhook --group=core --version=v1 --kind=Pod --defaulting";
+        let main_go = "SetupPodWebhookWithManager(mgr)\n(&controller.AReconciler{\n";
+        assert_eq!(
+            order(&["init", API_A, core], main_go),
+            ["init", core, API_A]
+        );
     }
 }

@@ -6,9 +6,11 @@
 //! command (src/architecture.rs checks it).
 
 pub mod api;
+pub mod delete;
 pub mod edit;
 pub mod flags;
 pub mod init;
+pub mod parts;
 pub mod plugin;
 pub mod post;
 pub mod release;

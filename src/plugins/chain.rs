@@ -2,10 +2,11 @@
 
 use super::deployimage;
 use super::external::{self, Subcommand};
-use super::registry::{lookup, warnings, Known, Support, KNOWN};
+use super::registry::{lookup, refuse_foreign, warnings, Known, Support, KNOWN};
 use crate::error::usage;
 use crate::out::errln;
 use crate::planning::api::ResolvedResource;
+use crate::planning::delete::Undo;
 use crate::planning::edit::EditArgs;
 use crate::planning::plugin::{Cx, Plugin};
 use crate::planning::webhook::ResolvedWebhook;
@@ -101,6 +102,11 @@ impl Chain {
         flag: Option<Vec<&'static Known>>,
         command: Command,
     ) -> Result<Chain> {
+        // Another tool's layout is refused whatever the command line says: nothing opbuilder
+        // plans fits such a project.
+        if let Some(p) = project {
+            refuse_foreign(&p.layout)?;
+        }
         if let Some(p) = project {
             for w in warnings(p) {
                 errln!("{} {w}", crate::term::label("warning"));
@@ -116,10 +122,12 @@ impl Chain {
                     })? {
                         Some(k) => match k.support {
                             Support::Runs(_) => v.push(k),
-                            Support::NotYet(what) => bail!(
-                                "PROJECT's layout names the plugin {key}, which opbuilder cannot run: {what}.\n  \
-                                 To run go/v4 alone and leave that plugin's files as they are, pass --plugins=go/v4"
+                            // Left out of the chain; `warnings` said so above.
+                            Support::Kept(_) => {}
+                            Support::Legacy(what) => bail!(
+                                "PROJECT's layout names {key}, which opbuilder does not extend: {what}"
                             ),
+                            Support::Foreign(_) => unreachable!("refused above"),
                         },
                         None => bail!(
                             "PROJECT's layout names the plugin {key:?}, which is neither one of Kubebuilder's or \
@@ -231,7 +239,7 @@ impl Chain {
             .filter(|k| !matches!(k.support, Support::Runs(p) if p.follows_project()))
             .map(|k| match k.support {
                 Support::Runs(p) => p.key().to_string(),
-                Support::NotYet(_) => k.key(),
+                _ => k.key(),
             })
             .collect()
     }
@@ -298,6 +306,59 @@ impl Chain {
     pub fn edit(&self, cx: &mut Cx, args: &EditArgs) -> Result<()> {
         self.each(|p| p.edit(cx, args))
     }
+    /// The chain of a deletion: this one with the plugins PROJECT records (in `layout` or under
+    /// `plugins:`) that plan what goes with a kind beside the layout's files (the helm chart's
+    /// templates), which no `create` runs.
+    pub fn for_deletion(mut self, project: &Project) -> Chain {
+        let recorded = project.layout.iter().cloned().chain(project.plugin_keys());
+        for key in recorded {
+            if let Ok(Some(k)) = lookup(&key) {
+                if k.name == super::helm::NAME
+                    && matches!(k.support, Support::Runs(_))
+                    && !self.plugins.iter().any(|x| std::ptr::eq(*x, k))
+                {
+                    self.plugins.push(k);
+                }
+            }
+        }
+        self
+    }
+
+    /// `delete api` of `res`: each plugin plans what its `create api` wrote. An API that
+    /// deploy-image made (PROJECT records its options) is planned by deploy-image, which plans
+    /// the layout's files itself, whatever the chain names.
+    pub fn delete_api(&self, cx: &mut Cx, res: &ResolvedResource, undo: &mut Undo) -> Result<()> {
+        let deploy_image = res.deploy_image.is_some();
+        if deploy_image {
+            if self.has_rust {
+                super::rust::deployimage::delete_api(cx, res, undo)?;
+            } else {
+                deployimage::DeployImage.delete_api(cx, res, undo)?;
+            }
+        }
+        self.each(|p| {
+            let layout = matches!(
+                p.key(),
+                "go.kubebuilder.io/v4"
+                    | "base.go.kubebuilder.io/v4"
+                    | crate::project::RUST_LAYOUT
+                    | crate::project::RUST_LAYOUT_V1_ALPHA
+            );
+            if p.key() == deployimage::KEY || (deploy_image && layout) {
+                return Ok(());
+            }
+            p.delete_api(cx, res, undo)
+        })
+    }
+    /// `delete webhook` of `hook`: each plugin plans what its `create webhook` wrote.
+    pub fn delete_webhook(
+        &self,
+        cx: &mut Cx,
+        hook: &ResolvedWebhook,
+        undo: &mut Undo,
+    ) -> Result<()> {
+        self.each(|p| p.delete_webhook(cx, hook, undo))
+    }
 }
 
 #[cfg(test)]
@@ -334,18 +395,9 @@ mod tests {
     #[test]
     fn project_layout_with_a_plugin_opbuilder_cannot_run_stops_the_command() {
         let mut p = Project::parse(
-            "layout:\n- go.kubebuilder.io/v4\n- helm.kubebuilder.io/v1-alpha\nversion: \"3\"\n",
+            "layout:\n- go.kubebuilder.io/v4\n- my.example.com/v1\nversion: \"3\"\n",
         )
         .unwrap();
-        let e = Chain::for_command(Some(&p), None, Command::CreateApi)
-            .err()
-            .unwrap()
-            .to_string();
-        assert!(
-            e.contains("helm.kubebuilder.io/v1-alpha") && e.contains("--plugins=go/v4"),
-            "{e}"
-        );
-        p.layout = vec!["go.kubebuilder.io/v4".into(), "my.example.com/v1".into()];
         let e = Chain::for_command(Some(&p), None, Command::CreateApi)
             .err()
             .unwrap()
@@ -361,5 +413,47 @@ mod tests {
             Command::CreateApi,
         );
         assert!(c.is_ok());
+        // The layouts of earlier releases (go/v4-alpha is not taken for an external plugin)
+        // point to alpha generate.
+        for old in [
+            "go.kubebuilder.io/v3",
+            "go.kubebuilder.io/v4-alpha",
+            "go.kubebuilder.io/v2",
+        ] {
+            p.layout = vec![old.into()];
+            let e = Chain::for_command(Some(&p), None, Command::CreateApi)
+                .err()
+                .unwrap();
+            assert_eq!(crate::error::exit_code(&e), 1, "{old}");
+            assert!(e.to_string().contains("alpha generate"), "{old}: {e}");
+        }
+    }
+
+    #[test]
+    fn helm_v1_alpha_is_left_out_and_the_sdks_layouts_are_refused() {
+        let mut p = Project::parse(
+            "layout:\n- go.kubebuilder.io/v4\n- helm.kubebuilder.io/v1-alpha\nversion: \"3\"\n",
+        )
+        .unwrap();
+        for c in [Command::CreateApi, Command::CreateWebhook, Command::Edit] {
+            let chain = Chain::for_command(Some(&p), None, c).unwrap();
+            assert!(chain.has_go && chain.only_go(), "{c:?}");
+        }
+        for sdk in [
+            "helm.sdk.operatorframework.io/v1",
+            "ansible.sdk.operatorframework.io/v1",
+        ] {
+            p.layout = vec![sdk.into()];
+            for flag in [None, Some("go/v4")] {
+                let e = Chain::for_command(Some(&p), parse_flag(flag).unwrap(), Command::CreateApi)
+                    .err()
+                    .unwrap();
+                assert_eq!(crate::error::exit_code(&e), 2, "{sdk}");
+                assert!(
+                    e.to_string().contains(sdk) && e.to_string().contains("Go (go/v4"),
+                    "{e}"
+                );
+            }
+        }
     }
 }

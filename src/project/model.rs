@@ -70,6 +70,11 @@ pub struct Project {
     /// Keys opbuilder does not model (`plugins`, future keys): kept as they are.
     #[serde(flatten)]
     pub other: Mapping,
+    /// The comment lines PROJECT starts with, as read (Kubebuilder's header, opbuilder's, a
+    /// user's, or none: `Some("")`): written back as they are. `None` for a new project, which
+    /// gets opbuilder's header.
+    #[serde(skip)]
+    pub header: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
@@ -138,6 +143,73 @@ pub struct Webhooks {
     pub webhook_version: String,
 }
 
+impl Webhooks {
+    /// Whether any webhook type is recorded.
+    pub fn any(&self) -> bool {
+        self.defaulting || self.validation || self.conversion
+    }
+
+    /// The types of both, with their paths and spokes (those of `self` first).
+    pub fn union(&self, other: &Webhooks) -> Webhooks {
+        let pick = |a: &String, b: &String| if a.is_empty() { b.clone() } else { a.clone() };
+        let mut spoke = self.spoke.clone();
+        for s in &other.spoke {
+            if !spoke.contains(s) {
+                spoke.push(s.clone());
+            }
+        }
+        Webhooks {
+            defaulting: self.defaulting || other.defaulting,
+            validation: self.validation || other.validation,
+            conversion: self.conversion || other.conversion,
+            defaulting_path: pick(&self.defaulting_path, &other.defaulting_path),
+            validation_path: pick(&self.validation_path, &other.validation_path),
+            spoke,
+            webhook_version: pick(&self.webhook_version, &other.webhook_version),
+        }
+    }
+
+    /// The types of `self` that `other` does not have (with their paths and spokes).
+    pub fn without(&self, other: &Webhooks) -> Webhooks {
+        let defaulting = self.defaulting && !other.defaulting;
+        let validation = self.validation && !other.validation;
+        let conversion = self.conversion && !other.conversion;
+        Webhooks {
+            defaulting,
+            validation,
+            conversion,
+            defaulting_path: if defaulting {
+                self.defaulting_path.clone()
+            } else {
+                String::new()
+            },
+            validation_path: if validation {
+                self.validation_path.clone()
+            } else {
+                String::new()
+            },
+            spoke: if conversion {
+                self.spoke.clone()
+            } else {
+                vec![]
+            },
+            webhook_version: self.webhook_version.clone(),
+        }
+    }
+
+    /// The types recorded, as words: "defaulting", "validating", "conversion".
+    pub fn names(&self) -> Vec<&'static str> {
+        [
+            (self.defaulting, "defaulting"),
+            (self.validation, "validating"),
+            (self.conversion, "conversion"),
+        ]
+        .into_iter()
+        .filter_map(|(on, n)| on.then_some(n))
+        .collect()
+    }
+}
+
 impl Resource {
     /// Same group, version and kind (group compared case-insensitively, as Kubebuilder does).
     pub fn is_gvk(&self, group: &str, version: &str, kind: &str) -> bool {
@@ -174,6 +246,20 @@ impl Project {
         self.resources
             .iter()
             .any(|r| r.group.eq_ignore_ascii_case(group))
+    }
+
+    /// Drop a `plugins` key that holds nothing (`plugins: []`, `plugins: {}`, `plugins:`), which
+    /// Kubebuilder writes as no key at all (and cannot read as `[]`).
+    pub(super) fn drop_empty_plugins(&mut self) {
+        let empty = match self.other.get(PLUGINS) {
+            Some(Value::Null) => true,
+            Some(Value::Sequence(s)) => s.is_empty(),
+            Some(Value::Mapping(m)) => m.is_empty(),
+            _ => false,
+        };
+        if empty {
+            self.other.remove(PLUGINS);
+        }
     }
 
     /// The keys of PROJECT's `plugins:` section, in file order.

@@ -2,8 +2,9 @@
 //! cmd/main.go and the suite test, and server-side apply.
 
 use crate::context::{ProjectCtx, MAIN_GO};
-use crate::plan::{Edit, IfExists, Op, Plan};
+use crate::plan::{Edit, IfExists, Next, Plan};
 use crate::planning::api::ResolvedResource;
+use crate::planning::parts;
 use crate::project::{Project, Resource};
 use crate::resource::{CtxInput, Gvk, ResourceCtx};
 use crate::templates;
@@ -20,39 +21,16 @@ pub fn plan_files(
     notes: &mut Vec<String>,
 ) -> Result<()> {
     let ResolvedResource {
-        gvk,
-        plural,
         api_path,
         do_resource,
         do_controller,
         in_project_api,
-        core,
         external,
         ..
     } = res;
-    let (do_resource, do_controller, in_project_api, core, external) = (
-        *do_resource,
-        *do_controller,
-        *in_project_api,
-        *core,
-        *external,
-    );
-    let pctx = ProjectCtx::load(root, project)?;
-    let mut ctx = ResourceCtx::new(CtxInput {
-        project,
-        pctx,
-        gvk,
-        plural,
-        api_path,
-        cluster_scoped: !res.namespaced,
-        core,
-        external,
-        controller_name: res.controller_name.as_deref(),
-        has_api: do_resource || in_project_api,
-    });
-    ctx.ssa = res.ssa;
-    ctx.ac_opt_out = !res.ssa && ssa_kinds_beside(project, gvk).next().is_some();
-
+    let (do_resource, do_controller, in_project_api, external) =
+        (*do_resource, *do_controller, *in_project_api, *external);
+    let ctx = context(root, project, res)?;
     let repo = project.repo.clone();
     let replace = |normal: IfExists| {
         if res.force {
@@ -74,23 +52,15 @@ pub fn plan_files(
             };
             plan.create(f.path, f.content, policy);
         }
-        if res.ssa {
+        // What --ssa changed in other files is read from them: `delete api` plans its undo
+        // from what PROJECT says instead (`super::delete`).
+        if res.ssa && !res.undo {
             plan_ssa(root, project, &ctx, plan, notes)?;
         }
         plan_kustomize_entries(plan, &ctx)?;
-        plan.go_import(MAIN_GO, Some(&ctx.import_alias), api_path, &repo);
-        plan.above_marker(
-            MAIN_GO,
-            "scheme",
-            vec![templates::render("fragments/main_scheme.go", &ctx)?],
-        );
-    } else if external {
-        plan.go_import(MAIN_GO, Some(&ctx.import_alias), api_path, &repo);
-        plan.above_marker(
-            MAIN_GO,
-            "scheme",
-            vec![templates::render("fragments/main_scheme.go", &ctx)?],
-        );
+    }
+    if do_resource || external {
+        plan_main_scheme(plan, &ctx, api_path, &repo)?;
     }
 
     if do_controller {
@@ -106,83 +76,127 @@ pub fn plan_files(
         }
         let suite = format!("{}/suite_test.go", ctx.controller_dir);
         if (do_resource || in_project_api || external) && !api_path.is_empty() {
-            plan.go_import(&suite, Some(&ctx.import_alias), api_path, &repo);
-            plan.above_marker(
-                &suite,
-                "scheme",
-                vec![templates::render("fragments/suite_scheme.go", &ctx)?],
-            );
+            plan.part(parts::ENVTEST_SUITE, |plan| -> Result<()> {
+                plan.go_import(&suite, Some(&ctx.import_alias), api_path, &repo);
+                plan.above_marker(
+                    &suite,
+                    "scheme",
+                    vec![templates::render("fragments/suite_scheme.go", &ctx)?],
+                );
+                Ok(())
+            })?;
         }
         let (name, import) = if ctx.controller_pkg == "controller" {
             (None, format!("{repo}/internal/controller"))
         } else {
             (
-                Some(format!("{}controller", ctx.controller_pkg)),
+                Some(crate::resource::controller_alias(&ctx.group)),
                 format!("{repo}/{}", ctx.controller_dir),
             )
         };
-        plan.go_import(MAIN_GO, name.as_deref(), &import, &repo);
         let mut c = ctx.clone();
         if let Some(n) = &name {
             c.controller_pkg = n.clone();
         }
-        plan.above_marker(
-            MAIN_GO,
-            "builder",
-            vec![templates::render("fragments/main_controller.go", &c)?],
-        );
+        let setup = templates::render("fragments/main_controller.go", &c)?;
+        plan.part(parts::MANAGER_SETUP, |plan| {
+            plan.go_import(MAIN_GO, name.as_deref(), &import, &repo);
+            plan.above_marker(MAIN_GO, "builder", vec![setup]);
+        });
     }
     Ok(())
 }
 
-/// What comes next after go/v4's `create api` planned `plan`: the types to fill in, or the
-/// reconcile logic of a controller of its own (none when neither was planned).
-pub fn next_step(plan: &Plan, res: &ResolvedResource) -> Option<String> {
+/// The template context of a resolved resource in `project`.
+pub fn context(root: &Path, project: &Project, res: &ResolvedResource) -> Result<ResourceCtx> {
+    let pctx = ProjectCtx::load(root, project)?;
+    let mut ctx = ResourceCtx::new(CtxInput {
+        project,
+        pctx,
+        gvk: &res.gvk,
+        plural: &res.plural,
+        api_path: &res.api_path,
+        cluster_scoped: !res.namespaced,
+        core: res.core,
+        external: res.external,
+        controller_name: res.controller_name.as_deref(),
+        has_api: res.do_resource || res.in_project_api,
+    });
+    ctx.ssa = res.ssa;
+    ctx.ac_opt_out = !res.ssa && ssa_kinds_beside(project, &res.gvk).next().is_some();
+    Ok(ctx)
+}
+
+/// The API package in cmd/main.go's scheme (shared with `create webhook` for an external type).
+pub fn plan_main_scheme(
+    plan: &mut Plan,
+    ctx: &ResourceCtx,
+    api_path: &str,
+    repo: &str,
+) -> Result<()> {
+    let scheme = templates::render("fragments/main_scheme.go", ctx)?;
+    plan.part(parts::SCHEME, |plan| {
+        plan.go_import(MAIN_GO, Some(&ctx.import_alias), api_path, repo);
+        plan.above_marker(MAIN_GO, "scheme", vec![scheme]);
+    });
+    Ok(())
+}
+
+/// What comes next after go/v4's `create api` planned `plan`: the types to fill in (and the
+/// controller's reconcile logic), or the reconcile logic of a controller of its own (none when
+/// neither was planned).
+pub fn next_step(plan: &Plan, res: &ResolvedResource) -> Option<Next> {
+    let controller = plan.written("_controller.go").into_iter().next();
     if res.do_resource {
-        return Some(
-            "Next: fill in the Spec and Status in the *_types.go file, then run\n  make manifests"
-                .into(),
-        );
+        let types = plan
+            .written("_types.go")
+            .into_iter()
+            .next()
+            .unwrap_or_else(|| "the *_types.go file".into());
+        let reconcile = controller
+            .map(|c| format!(" and the reconcile logic in {c}"))
+            .unwrap_or_default();
+        return Some(Next::new(
+            format!("fill in the Spec and Status in {types}{reconcile}, then run"),
+            &["make generate manifests"],
+        ));
     }
-    let controller = plan.ops.iter().find_map(|op| match op {
-        Op::Create { path, .. } if path.to_string_lossy().ends_with("_controller.go") => {
-            Some(path.display().to_string())
-        }
-        _ => None,
-    })?;
-    Some(format!(
-        "Next: write the reconcile logic in {controller} (its +kubebuilder:rbac markers grant \
-         the access it needs), then run\n  make manifests"
+    Some(Next::new(
+        format!(
+            "write the reconcile logic in {} (its +kubebuilder:rbac markers grant the access it needs), then run",
+            controller?
+        ),
+        &["make manifests"],
     ))
 }
 
 /// The kustomize entries of a new kind, for every layout: its CRD base and sample in their
 /// kustomizations, the CRDs in the default kustomization, and its helper roles in the RBAC one.
 pub fn plan_kustomize_entries(plan: &mut Plan, ctx: &ResourceCtx) -> Result<()> {
-    plan.above_marker(
-        "config/crd/kustomization.yaml",
-        "crdkustomizeresource",
-        vec![format!("- bases/{}_{}.yaml", ctx.qgroup, ctx.plural)],
-    );
-    plan.above_marker(
-        "config/samples/kustomization.yaml",
-        "manifestskustomizesamples",
-        vec![format!("- {}", ctx.sample_file)],
-    );
-    plan.update(
-        "config/default/kustomization.yaml",
-        Edit::Uncomment {
-            block: "- ../crd".into(),
-            required: false,
-        },
-    );
+    plan.part(parts::CRD_KUSTOMIZATION, |plan| {
+        plan.above_marker(
+            "config/crd/kustomization.yaml",
+            "crdkustomizeresource",
+            vec![format!("- bases/{}_{}.yaml", ctx.qgroup, ctx.plural)],
+        )
+    });
+    plan.part(parts::SAMPLES_KUSTOMIZATION, |plan| {
+        plan.above_marker(
+            "config/samples/kustomization.yaml",
+            "manifestskustomizesamples",
+            vec![format!("- {}", ctx.sample_file)],
+        )
+    });
+    plan.part(parts::DEFAULT_CRDS, |plan| {
+        plan.update(
+            "config/default/kustomization.yaml",
+            Edit::Uncomment {
+                block: "- ../crd".into(),
+                required: false,
+            },
+        )
+    });
     let anchor = templates::render("fragments/api/rbac_kustomization_comment.yaml", ctx)?;
-    plan.update(
-        "config/rbac/kustomization.yaml",
-        Edit::Append {
-            text: anchor.clone(),
-        },
-    );
     let last = anchor
         .trim_end()
         .lines()
@@ -192,13 +206,19 @@ pub fn plan_kustomize_entries(plan: &mut Plan, ctx: &ResourceCtx) -> Result<()> 
     let roles = ["admin", "editor", "viewer"]
         .map(|r| format!("- {}{}_{r}_role.yaml", ctx.role_file_prefix, ctx.kind_lower))
         .join("\n");
-    plan.update(
-        "config/rbac/kustomization.yaml",
-        Edit::AfterLine {
-            anchor: last,
-            text: roles,
-        },
-    );
+    plan.part(parts::RBAC_HELPER_ROLES, |plan| {
+        plan.update(
+            "config/rbac/kustomization.yaml",
+            Edit::Append { text: anchor },
+        );
+        plan.update(
+            "config/rbac/kustomization.yaml",
+            Edit::AfterLine {
+                anchor: last,
+                text: roles,
+            },
+        );
+    });
     Ok(())
 }
 
@@ -339,6 +359,29 @@ fn plan_ssa(
         )),
     }
     Ok(())
+}
+
+/// The Makefile without the apply-configuration generator in the `manifests` recipe (and with
+/// its help text as it was): the reverse of [`makefile_with_applyconfiguration`], or None when
+/// the recipe does not hold it as that wrote it.
+pub fn makefile_without_applyconfiguration(text: &str) -> Option<String> {
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let target = lines.iter().position(|l| l.starts_with("manifests:"))?;
+    let recipe = lines.get(target + 1)?;
+    let at = recipe.find(&format!("{MANIFESTS_GENERATORS} applyconfiguration"))?;
+    let rest = &recipe[at + MANIFESTS_GENERATORS.len()..];
+    let generator = rest.split_whitespace().next()?;
+    let mut out = String::with_capacity(text.len());
+    for (i, l) in lines.iter().enumerate() {
+        if i == target {
+            out.push_str(&l.replacen(MANIFESTS_HELP_SSA, MANIFESTS_HELP, 1));
+        } else if i == target + 1 {
+            out.push_str(&l.replacen(&format!(" {generator}"), "", 1));
+        } else {
+            out.push_str(l);
+        }
+    }
+    Some(out)
 }
 
 /// The Makefile with the apply-configuration generator in the `manifests` recipe (and its help

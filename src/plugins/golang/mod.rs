@@ -4,13 +4,16 @@
 //! decides what is asked (`planning::api::resolve`, `planning::webhook::resolve`); this plugin
 //! plans the files (one module per command) and records the result in PROJECT.
 
+use crate::plan::Next;
 use crate::planning::api::ResolvedResource;
+use crate::planning::delete::Undo;
 use crate::planning::edit::EditArgs;
 use crate::planning::plugin::{Cx, Plugin};
 use crate::planning::webhook::ResolvedWebhook;
 use anyhow::Result;
 
 pub mod api;
+pub mod delete;
 pub mod edit;
 pub mod init;
 pub mod webhook;
@@ -20,10 +23,10 @@ pub struct GoV4;
 
 fn go_init(cx: &mut Cx, boilerplate: Option<&str>) -> Result<()> {
     init::plan_files(cx, boilerplate)?;
-    cx.plan.next = Some(
-        "Next: add an API with\n  opbuilder create api --group <group> --version v1 --kind <Kind>"
-            .into(),
-    );
+    cx.plan.next = Some(Next::new(
+        "add an API, for example with",
+        &[crate::planning::init::ADD_API],
+    ));
     Ok(())
 }
 
@@ -36,7 +39,7 @@ fn go_create_api(cx: &mut Cx, res: &ResolvedResource) -> Result<()> {
 
 fn go_create_webhook(cx: &mut Cx, hook: &ResolvedWebhook) -> Result<()> {
     webhook::plan_files(cx.root, cx.project, hook, cx.plan, cx.notes)?;
-    cx.plan.next = Some("Next: fill in the webhook logic, then run\n  make manifests".into());
+    cx.plan.next = Some(webhook::next_step(cx.plan, hook));
     hook.record(cx.project);
     Ok(())
 }
@@ -60,6 +63,22 @@ macro_rules! go_plugin {
             }
             fn edit(&self, cx: &mut Cx, args: &EditArgs) -> Result<()> {
                 edit::plan(cx, args)
+            }
+            fn delete_api(
+                &self,
+                cx: &mut Cx,
+                res: &ResolvedResource,
+                undo: &mut Undo,
+            ) -> Result<()> {
+                delete::delete_api(cx, res, undo)
+            }
+            fn delete_webhook(
+                &self,
+                cx: &mut Cx,
+                hook: &ResolvedWebhook,
+                undo: &mut Undo,
+            ) -> Result<()> {
+                delete::delete_webhook(cx, hook, undo)
             }
         }
     };

@@ -2,7 +2,8 @@
 //! suite, cmd/main.go, the e2e checks, kustomize and conversion.
 
 use crate::context::{ProjectCtx, MAIN_GO};
-use crate::plan::{Edit, IfExists, Plan};
+use crate::plan::{Edit, IfExists, Next, Plan};
+use crate::planning::parts;
 use crate::planning::webhook::ResolvedWebhook;
 use crate::project::Project;
 use crate::resource::{self, CtxInput, ResourceCtx};
@@ -46,51 +47,13 @@ pub fn plan_files(
 ) -> Result<()> {
     let ResolvedWebhook {
         gvk,
-        plural,
         api_path,
         existing,
-        had,
         ..
     } = hook;
     let (core, external) = (hook.core, hook.external);
-    let (group, version, kind) = (&gvk.group, &gvk.version, &gvk.kind);
-    let pctx = ProjectCtx::load(root, project)?;
-    let mut ctx = ResourceCtx::new(CtxInput {
-        project,
-        pctx,
-        gvk,
-        plural,
-        api_path,
-        cluster_scoped: existing
-            .as_ref()
-            .and_then(|r| r.api.as_ref())
-            .is_some_and(|a| !a.namespaced),
-        core,
-        external,
-        controller_name: None,
-        has_api: existing.as_ref().is_some_and(|r| r.api.is_some()),
-    });
-    // What the files should hold once this command is done.
-    ctx.defaulting = hook.defaulting || had.defaulting;
-    ctx.validation = hook.programmatic_validation || had.validation;
-    ctx.conversion = hook.conversion || had.conversion;
-    let dpath = hook
-        .defaulting_path
-        .clone()
-        .unwrap_or(had.defaulting_path.clone());
-    let vpath = hook
-        .validation_path
-        .clone()
-        .unwrap_or(had.validation_path.clone());
-    if !dpath.is_empty() {
-        ctx.mutating_path = dpath.clone();
-        ctx.custom_defaulting_path = dpath.clone();
-    }
-    if !vpath.is_empty() {
-        ctx.validating_path = vpath.clone();
-        ctx.custom_validation_path = vpath.clone();
-    }
-
+    let (version, kind) = (&gvk.version, &gvk.kind);
+    let ctx = context(root, project, hook)?;
     let repo = project.repo.clone();
     let hook_file = format!("{}/{}_webhook.go", ctx.webhook_dir, ctx.kind_lower);
     let test_file = format!("{}/{}_webhook_test.go", ctx.webhook_dir, ctx.kind_lower);
@@ -101,6 +64,10 @@ pub fn plan_files(
         let t = f.template.as_str();
         let is_code = t.ends_with("_webhook.go") || t.ends_with("_webhook_test.go");
         if is_code && merge {
+            continue;
+        }
+        if t == NETWORK_POLICY_FILE {
+            network_policy(plan, f.content);
             continue;
         }
         let policy = match t {
@@ -122,57 +89,40 @@ pub fn plan_files(
 
     // Webhook suite: the API scheme and the setup call.
     let suite = format!("{}/webhook_suite_test.go", ctx.webhook_dir);
-    if !core {
-        plan.go_import(&suite, Some(&ctx.import_alias), api_path, &repo);
-        plan.above_marker(
-            &suite,
-            "scheme",
-            vec![templates::render("fragments/suite_scheme.go", &ctx)?],
-        );
-    }
-    plan.above_marker(
-        &suite,
-        "webhook",
-        vec![templates::render("fragments/webhook_suite_setup.go", &ctx)?],
-    );
+    let suite_scheme = templates::render("fragments/suite_scheme.go", &ctx)?;
+    let suite_setup = templates::render("fragments/webhook_suite_setup.go", &ctx)?;
+    plan.part(parts::ENVTEST_SUITE, |plan| {
+        if !core {
+            plan.go_import(&suite, Some(&ctx.import_alias), api_path, &repo);
+            plan.above_marker(&suite, "scheme", vec![suite_scheme]);
+        }
+        plan.above_marker(&suite, "webhook", vec![suite_setup]);
+    });
 
     // cmd/main.go.
-    let hook_alias = format!(
-        "webhook{}",
-        if project.multigroup && !group.is_empty() {
-            &ctx.import_alias
-        } else {
-            &ctx.webhook_pkg
-        }
-    );
+    let hook_alias = ctx.webhook_alias.clone();
     if external && existing.is_none() {
-        plan.go_import(MAIN_GO, Some(&ctx.import_alias), api_path, &repo);
-        plan.above_marker(
-            MAIN_GO,
-            "scheme",
-            vec![templates::render("fragments/main_scheme.go", &ctx)?],
-        );
+        super::api::plan_main_scheme(plan, &ctx, api_path, &repo)?;
     }
-    plan.go_import(
-        MAIN_GO,
-        Some(&hook_alias),
-        &format!("{repo}/{}", ctx.webhook_dir),
-        &repo,
-    );
     // The readiness check comes with the first webhook (a fragment already present is not
     // inserted again), above every webhook's setup.
-    plan.above_marker(
-        MAIN_GO,
-        "builder",
-        vec![
-            templates::render("fragments/main_webhook_readiness.go", &ctx)?,
-            templates::render("fragments/main_setup_webhook.go", &ctx)?,
-        ],
-    );
+    let setup = vec![
+        templates::render("fragments/main_webhook_readiness.go", &ctx)?,
+        templates::render("fragments/main_setup_webhook.go", &ctx)?,
+    ];
+    plan.part(parts::MANAGER_SETUP, |plan| {
+        plan.go_import(
+            MAIN_GO,
+            Some(&hook_alias),
+            &format!("{repo}/{}", ctx.webhook_dir),
+            &repo,
+        );
+        plan.above_marker(MAIN_GO, "builder", setup);
+    });
 
-    // test/e2e checks (the file may have been removed by the user: then only warn).
+    // test/e2e checks: left out, and said, when the project has no such file or markers.
     let e2e = "test/e2e/e2e_test.go";
-    if root.join(e2e).exists() {
+    {
         let fragment = |name: &str| templates::render(&format!("fragments/{name}.go"), &ctx);
         let mut checks = vec![fragment("e2e_webhooks_checks_cert")?];
         let mut ready = vec![];
@@ -200,10 +150,12 @@ pub fn plan_files(
                 }
             }
         }
-        plan.above_marker(e2e, "e2e-webhooks-checks", checks);
-        if !ready.is_empty() {
-            plan.above_marker(e2e, "e2e-metrics-webhooks-readiness", ready);
-        }
+        plan.part(parts::E2E_TESTS, |plan| {
+            plan.above_marker(e2e, "e2e-webhooks-checks", checks);
+            if !ready.is_empty() {
+                plan.above_marker(e2e, "e2e-metrics-webhooks-readiness", ready);
+            }
+        });
     }
 
     // Kustomize: switch webhooks and cert-manager on in config/default.
@@ -213,28 +165,10 @@ pub fn plan_files(
     } else {
         enable_default_kustomize(plan, &ctx)?;
     }
-    plan.update(
-        "config/network-policy/kustomization.yaml",
-        Edit::AfterLine {
-            anchor: "resources:".into(),
-            text: "- allow-webhook-traffic.yaml".into(),
-        },
-    );
+    network_policy_entry(plan);
 
     if hook.conversion {
-        let crd_patch = templates::render("fragments/kustomize_crd_webhook_patch.yaml", &ctx)?;
-        plan.above_marker(
-            "config/crd/kustomization.yaml",
-            "crdkustomizewebhookpatch",
-            vec![crd_patch],
-        );
-        plan.update(
-            "config/crd/kustomization.yaml",
-            Edit::Uncomment {
-                block: "configurations:\n- kustomizeconfig.yaml".into(),
-                required: false,
-            },
-        );
+        plan_crd_conversion_patch(plan, &ctx)?;
         conversion_files(plan, project, &ctx, &hook.spoke, hook.force)?;
         notes.push(format!(
             "Conversion: {kind} {version} is now the hub (storage version). Fill in ConvertTo and ConvertFrom \
@@ -253,12 +187,173 @@ pub fn plan_files(
     Ok(())
 }
 
-/// Switch webhooks and cert-manager on in config/default/kustomization.yaml. The blocks are
-/// found by their YAML, whether the file is opbuilder's or Kubebuilder's.
+/// The template context of resolved webhooks: what the kind's webhook files hold once the
+/// command is done (the types asked for and those before).
+pub fn context(root: &Path, project: &Project, hook: &ResolvedWebhook) -> Result<ResourceCtx> {
+    let (existing, had) = (&hook.existing, &hook.had);
+    let pctx = ProjectCtx::load(root, project)?;
+    let mut ctx = ResourceCtx::new(CtxInput {
+        project,
+        pctx,
+        gvk: &hook.gvk,
+        plural: &hook.plural,
+        api_path: &hook.api_path,
+        cluster_scoped: existing
+            .as_ref()
+            .and_then(|r| r.api.as_ref())
+            .is_some_and(|a| !a.namespaced),
+        core: hook.core,
+        external: hook.external,
+        controller_name: None,
+        has_api: existing.as_ref().is_some_and(|r| r.api.is_some()),
+    });
+    ctx.defaulting = hook.defaulting || had.defaulting;
+    ctx.validation = hook.programmatic_validation || had.validation;
+    ctx.conversion = hook.conversion || had.conversion;
+    let dpath = hook
+        .defaulting_path
+        .clone()
+        .unwrap_or(had.defaulting_path.clone());
+    let vpath = hook
+        .validation_path
+        .clone()
+        .unwrap_or(had.validation_path.clone());
+    if !dpath.is_empty() {
+        ctx.mutating_path = dpath.clone();
+        ctx.custom_defaulting_path = dpath;
+    }
+    if !vpath.is_empty() {
+        ctx.validating_path = vpath.clone();
+        ctx.custom_validation_path = vpath;
+    }
+    Ok(ctx)
+}
+
+/// The kind's webhook file and its test: the files `create webhook` writes whole the first
+/// time and merges later types into.
+pub fn code_files(ctx: &ResourceCtx) -> [String; 2] {
+    [
+        format!("{}/{}_webhook.go", ctx.webhook_dir, ctx.kind_lower),
+        format!("{}/{}_webhook_test.go", ctx.webhook_dir, ctx.kind_lower),
+    ]
+}
+
+/// The kind's webhook and test files as a series of `create webhook` commands leaves them, one
+/// command per set of types in `steps`: the first writes them, each later one merges its types
+/// in (as `plan_files` does when the files exist). `hook` gives the kind; its types are
+/// replaced by each step's.
+pub fn code_after(
+    root: &Path,
+    project: &Project,
+    hook: &ResolvedWebhook,
+    steps: &[crate::project::Webhooks],
+) -> Result<std::collections::BTreeMap<String, String>> {
+    let mut files = std::collections::BTreeMap::new();
+    let mut had = crate::project::Webhooks::default();
+    for (i, step) in steps.iter().enumerate() {
+        let mut h = hook.clone();
+        h.defaulting = step.defaulting;
+        h.programmatic_validation = step.validation;
+        h.conversion = step.conversion;
+        h.spoke = step.spoke.clone();
+        h.defaulting_path =
+            Some(step.defaulting_path.clone()).filter(|p| step.defaulting && !p.is_empty());
+        h.validation_path =
+            Some(step.validation_path.clone()).filter(|p| step.validation && !p.is_empty());
+        h.had = had.clone();
+        let ctx = context(root, project, &h)?;
+        let [hook_file, test_file] = code_files(&ctx);
+        if i == 0 {
+            for f in templates::render_tree("webhook", &ctx, |t| {
+                t.ends_with("_webhook.go") || t.ends_with("_webhook_test.go")
+            })? {
+                files.insert(f.path.to_string_lossy().into_owned(), f.content);
+            }
+        } else {
+            let mut plan = Plan::default();
+            merge_sections(&mut plan, &ctx, &hook_file, &test_file, &h, &project.repo)?;
+            for (path, text) in files.iter_mut() {
+                if let Some(t) = crate::plan::undo::simulate_from(
+                    &plan,
+                    Path::new(path),
+                    Some(std::mem::take(text)),
+                ) {
+                    *text = t;
+                }
+            }
+        }
+        had.defaulting |= step.defaulting;
+        had.validation |= step.validation;
+        had.conversion |= step.conversion;
+        if step.defaulting {
+            had.defaulting_path = step.defaulting_path.clone();
+        }
+        if step.validation {
+            had.validation_path = step.validation_path.clone();
+        }
+        if step.conversion {
+            had.spoke = step.spoke.clone();
+        }
+    }
+    Ok(files)
+}
+
+/// The webhook tree's network policy, as a template file.
+pub const NETWORK_POLICY_FILE: &str = "config/network-policy/allow-webhook-traffic.yaml";
+
+/// The network policy that lets webhook traffic in (shared with the Rust layout); with its
+/// entry ([`network_policy_entry`]), left out whole in a project without config/network-policy.
+pub fn network_policy(plan: &mut Plan, content: String) {
+    plan.part(parts::NETWORK_POLICY, |plan| {
+        plan.create(NETWORK_POLICY_FILE, content, IfExists::Skip)
+    });
+}
+
+/// The network policy's entry in config/network-policy/kustomization.yaml.
+pub fn network_policy_entry(plan: &mut Plan) {
+    plan.part(parts::NETWORK_POLICY, |plan| {
+        plan.update(
+            "config/network-policy/kustomization.yaml",
+            Edit::AfterLine {
+                anchor: "resources:".into(),
+                text: "- allow-webhook-traffic.yaml".into(),
+            },
+        )
+    });
+}
+
+/// The conversion webhook's patch of the CRD in config/crd/kustomization.yaml (shared with the
+/// Rust layout).
+pub fn plan_crd_conversion_patch(plan: &mut Plan, ctx: &ResourceCtx) -> Result<()> {
+    let crd_patch = templates::render("fragments/kustomize_crd_webhook_patch.yaml", ctx)?;
+    plan.part(parts::CRD_CONVERSION, |plan| {
+        plan.above_marker(
+            "config/crd/kustomization.yaml",
+            "crdkustomizewebhookpatch",
+            vec![crd_patch],
+        );
+        plan.update(
+            "config/crd/kustomization.yaml",
+            Edit::Uncomment {
+                block: "configurations:\n- kustomizeconfig.yaml".into(),
+                required: false,
+            },
+        );
+    });
+    Ok(())
+}
+
 /// Switch on, in config/default/kustomization.yaml, what webhooks need: the webhook and
 /// cert-manager trees, the manager patch and the CA-injection replacements (shared with the Rust
-/// layout, whose kustomize tree is go/v4's).
+/// layout, whose kustomize tree is go/v4's). The blocks are found by their YAML, whether the file
+/// is opbuilder's or Kubebuilder's.
 pub fn enable_default_kustomize(plan: &mut Plan, ctx: &ResourceCtx) -> Result<()> {
+    plan.part(parts::DEFAULT_WEBHOOKS, |plan| {
+        enable_default_webhooks(plan, ctx)
+    })
+}
+
+fn enable_default_webhooks(plan: &mut Plan, ctx: &ResourceCtx) -> Result<()> {
     for block in [
         "- ../webhook",
         "- ../certmanager",
@@ -296,7 +391,9 @@ pub fn enable_default_kustomize(plan: &mut Plan, ctx: &ResourceCtx) -> Result<()
                 &format!("fragments/kustomize_default_cainjection_{fragment}.yaml"),
                 ctx,
             )?;
-            plan.above_marker(DEFAULT_KUSTOMIZATION, marker, vec![select]);
+            plan.part(parts::DEFAULT_CONVERSION, |plan| {
+                plan.above_marker(DEFAULT_KUSTOMIZATION, marker, vec![select])
+            });
         }
         targets.push("CustomResourceDefinition");
     }
@@ -305,13 +402,22 @@ pub fn enable_default_kustomize(plan: &mut Plan, ctx: &ResourceCtx) -> Result<()
         entries.push(certificate_entry(".metadata.name", target));
     }
     for needs in entries {
-        plan.update(
-            DEFAULT_KUSTOMIZATION,
-            Edit::EnableEntry {
-                start: "- source:".into(),
-                needs,
-            },
-        );
+        let crd = needs.iter().any(|l| l == "kind: CustomResourceDefinition");
+        let enable = |plan: &mut Plan| {
+            plan.update(
+                DEFAULT_KUSTOMIZATION,
+                Edit::EnableEntry {
+                    start: "- source:".into(),
+                    needs,
+                },
+            )
+        };
+        if crd {
+            // The CRD's entries come with its selects, above.
+            plan.part(parts::DEFAULT_CONVERSION, enable);
+        } else {
+            enable(plan);
+        }
     }
     Ok(())
 }
@@ -320,7 +426,7 @@ pub fn enable_default_kustomize(plan: &mut Plan, ctx: &ResourceCtx) -> Result<()
 /// layout) named them `<Kind>CustomDefaulter` and `<Kind>CustomValidator`, Kubebuilder v4.16
 /// and opbuilder 0.3.0 `<Kind>Defaulter` and `<Kind>Validator`. A section merged into an
 /// existing webhook file must name the types that file's templates declared.
-fn type_infix() -> &'static str {
+pub fn type_infix() -> &'static str {
     match crate::releases::active_version() {
         Some("0.1.0" | "0.2.0") => "Custom",
         _ => "",
@@ -421,6 +527,38 @@ mod release_0_1_0 {
     }
 }
 
+/// What comes next after go/v4's `create webhook` planned `plan`: the webhook file to fill in,
+/// and each spoke's conversion file (the hub's is done).
+pub fn next_step(plan: &Plan, hook: &ResolvedWebhook) -> Next {
+    let mut todo = vec![];
+    if let Some(f) = plan.written("_webhook.go").first() {
+        todo.push(format!("the webhook logic in {f}"));
+    }
+    let hub = format!("/{}/", hook.gvk.version);
+    let spokes: Vec<String> = plan
+        .written("_conversion.go")
+        .into_iter()
+        .filter(|f| !f.contains(&hub))
+        .collect();
+    if !spokes.is_empty() {
+        todo.push(format!(
+            "ConvertTo and ConvertFrom in {}",
+            spokes.join(" and ")
+        ));
+    }
+    if todo.is_empty() {
+        todo.push("the webhook logic".into());
+    }
+    Next::new(
+        format!("fill in {}, then run", todo.join(", and ")),
+        &[if hook.conversion {
+            "make generate manifests"
+        } else {
+            "make manifests"
+        }],
+    )
+}
+
 /// Hub file, storage-version marker, and one conversion file per spoke.
 fn conversion_files(
     plan: &mut Plan,
@@ -450,7 +588,14 @@ fn conversion_files(
         sc.hub_import_alias = ctx.import_alias.clone();
         sc.hub_api_path = ctx.api_path.clone();
         sc.spoke_version = s.clone();
-        sc.spoke_dir = resource::layout(project, &ctx.group, s).api_dir;
+        // The spoke's types are where PROJECT says they are.
+        sc.spoke_dir = project
+            .find(&ctx.group, s, &ctx.kind)
+            .and_then(|r| {
+                let (_, path) = resource::recorded_domain_and_path(project, r);
+                resource::dir_in_module(project, &path)
+            })
+            .unwrap_or_else(|| resource::layout(project, &ctx.group, s).api_dir);
         for f in templates::render_tree("webhook-spoke", &sc, |_| true)? {
             plan.create(f.path, f.content, policy);
         }
