@@ -12,7 +12,8 @@ Usage:
       List and watch PATH until EXPECT objects have the condition CONDITION with status True
       (through API server restarts: a broken watch is resumed, a 410 lists again); prints one
       JSON line: the wall-clock time the last one was seen ("done"), how many objects and how
-      many with the condition, and the requests it made (LIST pages, WATCHes). Progress on
+      many with the condition, the requests it made (LIST pages, WATCHes) and how many of them
+      were refused, by "VERB code" (an API server that is starting answers 429). Progress on
       stderr every SCALE_PROGRESS_SECONDS (default 10) seconds. Exits 1 when TIMEOUT seconds pass first (the JSON line still printed).
   scale.py apiserver KUBECONFIG
       The API server's /metrics, as JSON on stdout: apiserver_request_total by verb, group,
@@ -25,7 +26,9 @@ Usage:
       core API: "ship.example.com/*,/events,events.k8s.io/events") by "VERB
       resource[/subresource]", less OWN ("VERB resource=N": the benchmark's own), their total and
       the mutating ones, each also per minute over MINUTES (all served: not the 429s), the 429s
-      of every client, and what
+      of every client, the watch events the API server sent on RESOURCES' groups (to every
+      watcher: a WATCH is counted by apiserver_request_total only when it ends, and the first
+      list of a client with WatchList is the initial events of a WATCH), and what
       the service-accounts flow schema (the manager's identity) dispatched and APF rejected.
   scale.py manager URL [CONTROLLER]
       A manager's /metrics (plain HTTP): one JSON object with reconciles (all results) and the
@@ -162,6 +165,10 @@ def wait(kubeconfig, path, condition, expect, timeout):
     deadline = time.time() + timeout
     objects = {}  # name/namespace -> has the condition
     requests = {"LIST": 0, "WATCH": 0}
+    refused = {}  # "VERB code" -> how many of the requests above were answered with that code
+
+    def refuse(verb, status):
+        refused[f"{verb} {status}"] = refused.get(f"{verb} {status}", 0) + 1
     state = {"done": None, "last_progress": 0.0}
 
     def key(obj):
@@ -188,6 +195,7 @@ def wait(kubeconfig, path, condition, expect, timeout):
             requests["LIST"] += 1
             status, data = request(connect, headers, "GET", f"{path}?{q}")
             if status != 200:
+                refuse("LIST", status)
                 raise OSError(f"LIST {status}")
             page = json.loads(data)
             for obj in page["items"]:
@@ -210,6 +218,7 @@ def wait(kubeconfig, path, condition, expect, timeout):
             conn.request("GET", f"{path}?{q}", headers=headers)
             response = conn.getresponse()
             if response.status != 200:
+                refuse("WATCH", response.status)
                 conn.close()
                 raise OSError(f"WATCH {response.status}")
             while state["done"] is None:
@@ -234,7 +243,7 @@ def wait(kubeconfig, path, condition, expect, timeout):
             time.sleep(1)
         check()
     print(json.dumps({"done": state["done"], "objects": len(objects), "with_condition": count(),
-                      "requests": requests}))
+                      "requests": requests, "refused": refused}))
     return 0 if state["done"] is not None else 1
 
 
@@ -259,11 +268,16 @@ def apiserver(kubeconfig):
     status, data = request(connect, dict(headers, Accept="text/plain"), "GET", "/metrics")
     if status != 200:
         sys.exit(f"apiserver: /metrics answered {status}")
-    out = {"requests": {}, "dispatched": {}, "rejected": {}, "time": time.time()}
+    out = {"requests": {}, "dispatched": {}, "rejected": {}, "watch_events": {}, "time": time.time()}
     for name, labels, value in samples(data.decode()):
         if name == "apiserver_request_total":
             k = "|".join(labels.get(x, "") for x in ("verb", "group", "resource", "subresource", "code"))
             out["requests"][k] = out["requests"].get(k, 0) + value
+        elif name == "apiserver_watch_events_total":
+            # Labelled by resource (Kubernetes 1.32 on; by kind before, then only a whole
+            # group's `*` counts them).
+            k = labels.get("group", "") + "|" + labels.get("resource", labels.get("kind", ""))
+            out["watch_events"][k] = out["watch_events"].get(k, 0) + value
         elif name in ("apiserver_flowcontrol_dispatched_requests_total",
                       "apiserver_flowcontrol_rejected_requests_total"):
             which = "dispatched" if "dispatched" in name else "rejected"
@@ -305,10 +319,16 @@ def requests_between(before_path, after_path, resources, minutes, own):
         a, b = after.get(which, {}), before.get(which, {})
         return int(a.get("service-accounts", 0) - b.get("service-accounts", 0))
 
+    events = 0
+    for k, v in after.get("watch_events", {}).items():
+        g, r = k.split("|", 1)
+        if (g, "*") in wanted or (g, r) in wanted:
+            events += v - before.get("watch_events", {}).get(k, 0)
     per = (lambda n: round(n / minutes, 1)) if minutes > 0 else (lambda n: None)
     json.dump({"by": by, "total": total, "writes": writes, "total_per_minute": per(total),
                "writes_per_minute": per(writes), "too_many_requests": int(too_many),
-               "manager_dispatched": delta("dispatched"), "manager_rejected": delta("rejected")},
+               "manager_dispatched": delta("dispatched"), "manager_rejected": delta("rejected"),
+               "watch_events": int(events)},
               sys.stdout)
 
 

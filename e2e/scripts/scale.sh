@@ -250,8 +250,14 @@ requests() {
 	shift 4
 	py requests "$work/$before.json" "$work/$after.json" "$resources" "$minutes" "$@" >"$work/$window.requests.json"
 }
-# own_wait FILE: the benchmark's own requests recorded by `scale.py wait` in FILE, as OWN arguments.
-own_wait() { jq -r '"LIST '"$plural"'=\(.requests.LIST)", "WATCH '"$plural"'=\(.requests.WATCH)"' "$1"; }
+# own_wait FILE: the benchmark's own requests recorded by `scale.py wait` in FILE that were served
+# (apiserver_request_total counts the refused ones under their code), as OWN arguments.
+own_wait() {
+	jq -r '(.refused // {}) as $r | ["LIST", "WATCH"][] as $v
+		| "\($v) '"$plural"'=\(.requests[$v] - ([$r | to_entries[] | select(.key | startswith($v + " ")) | .value] | add // 0))"' "$1"
+}
+# own_429 FILE: how many of the requests of `scale.py wait` in FILE were answered 429.
+own_429() { jq -r '[(.refused // {}) | to_entries[] | select(.key | endswith(" 429")) | .value] | add // 0' "$1"; }
 
 # result LAYOUT KEY VALUE
 result() { printf '%s\t%s\n' "$2" "$3" >>"$work/$1.results"; }
@@ -380,19 +386,22 @@ bench_report() {
 	}
 	c_created() { echo "$(get "$1" created-during) s"; }
 	c_sync() { echo "**$(get "$1" sync) s**"; }
-	c_sync_req() { echo "$(req "$1-sync" .manager_dispatched) ($(req "$1-sync" .writes) writes)"; }
+	c_sync_req() { echo "$(req "$1-sync" .manager_dispatched) ($(req "$1-sync" .writes) writes, $(req "$1-sync" .watch_events) watch events)"; }
 	c_p() { echo "$(get "$1" p50) / $(get "$1" p99) ms"; }
 	c_rss_settled() { echo "**$(get "$1" rss-settled) MiB**"; }
 	c_rss_steady() { echo "$(get "$1" rss-steady) MiB"; }
 	c_peak() { echo "$(get "$1" peak-steady) MiB"; }
-	c_steady_req() { awk -v n="$(req "$1-steady" .manager_dispatched)" -v s="$steady" 'BEGIN { printf "%.1f", n * 60 / s }'; }
+	c_steady_req() {
+		awk -v n="$(req "$1-steady" .manager_dispatched)" -v e="$(req "$1-steady" .watch_events)" -v s="$steady" \
+			'BEGIN { printf "%.1f (%.1f watch events)", n * 60 / s, e * 60 / s }'
+	}
 	c_steady_writes() { echo "**$(req "$1-steady" .writes_per_minute)**"; }
 	c_restart() { s "$(get "$1" restart-sync)"; }
-	c_restart_req() { echo "$(req "$1-restart" .manager_dispatched) ($(req "$1-restart" .writes) writes)"; }
+	c_restart_req() { echo "$(req "$1-restart" .manager_dispatched) ($(req "$1-restart" .writes) writes, $(req "$1-restart" .watch_events) watch events)"; }
 	c_peak_restart() { echo "$(get "$1" peak-restart) MiB"; }
 	c_resync() { s "$(get "$1" apiserver-resync)"; }
 	c_probe() { s "$(get "$1" probe-after-restart)"; }
-	c_relist_req() { echo "$(req "$1-relist" .manager_dispatched) ($(req "$1-relist" .writes) writes)"; }
+	c_relist_req() { echo "$(req "$1-relist" .manager_dispatched) ($(req "$1-relist" .writes) writes, $(req "$1-relist" .watch_events) watch events)"; }
 	c_peak_relist() { echo "**$(get "$1" peak-relist) MiB**"; }
 	c_429() {
 		local w n=0 r=0
@@ -402,7 +411,9 @@ bench_report() {
 		done
 		echo "$n (the manager's rejected by APF: $r)"
 	}
-	c_429_relist() { echo "$(req "$1-relist" .too_many_requests) (APF: $(req "$1-relist" .manager_rejected))"; }
+	c_429_relist() {
+		echo "$(req "$1-relist" .too_many_requests) (the benchmark's watcher: $(own_429 "$work/$1-wait2.json"); APF: $(req "$1-relist" .manager_rejected))"
+	}
 	c_trouble() { get "$1" log-trouble; }
 	c_load() { echo "$(get "$1" load-start) → $(get "$1" load-end)"; }
 	row "created while the manager runs (half; the other half before)" c_created
@@ -427,8 +438,10 @@ bench_report() {
 	row "load (1, 5, 15 min) at start → end" c_load
 	echo
 	echo "The manager's requests are what APF dispatched for the service-accounts flow schema (its"
-	echo "identity alone); below, the API server's apiserver_request_total of the kind's resources and"
-	echo "events by verb, less the benchmark's own (a WATCH is counted there when it ends)."
+	echo "identity alone); the watch events are what the API server sent of the kind and of events to"
+	echo "every watcher (the manager's and the benchmark's). Below, the API server's"
+	echo "apiserver_request_total of the kind's resources and events by verb, less the benchmark's own"
+	echo "(a WATCH is counted there when it ends; a client with WatchList lists through one)."
 	echo
 	for l in $layouts; do
 		echo "$l: first sync $(describe "$l-sync")"
