@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # Generated managers at scale (issue 46): e2e/bench.sh's sections `scale` and `scalefaults`.
-# Not a test: it prints numbers and what it saw, and fails only when something it runs fails or
-# (faults) an object is lost or stuck.
+# Not a test: it prints numbers and what it saw, and fails only when something it runs fails,
+# (faults) an object is lost or stuck, or (SCALE_STRICT=1) a manager writes while nothing changes.
 #
 # For each layout (SCALE_LAYOUTS, default "go rust", one after the other, each on a fresh control
 # plane of e2e/scripts/control-plane.sh, so neither's requests or load reach the other's numbers),
 # a fresh project: one kind (Frigate, ship.example.com/v1) whose controller sets an Available
 # condition: the Rust layout's scaffolded controller as it is; go/v4's scaffold plus the lines a
 # Kubebuilder user writes for it (e2e/bench/go-condition.py). The manager is the built binary
-# (go build; cargo build --release), run out of cluster as `make run` runs it, as the
-# ServiceAccount of config/default with its RBAC (through a token): its requests are a
+# (go build; cargo build --release, or a debug build when SCALE_RUST_PROFILE=debug), run out of
+# cluster as `make run` runs it, as the ServiceAccount of config/default with its RBAC (through a token): its requests are a
 # service account's to API Priority and Fairness, as in a cluster. Metrics and probes on free
 # ports, leader election off, the scaffold's other defaults (log level included); GOGC and
 # GOMEMLIMIT of lib.sh are not passed on.
@@ -30,6 +30,11 @@
 #      condition, the requests since, and the manager's peak resident memory since the restart
 #      (VmHWM, reset through /proc/PID/clear_refs): the relist;
 #   5. the 429s of every window.
+# SCALE_SETTLE_SECONDS (default 10): how long the reconcile count must stay still to call a
+# manager settled. SCALE_PARALLEL=1 runs the layouts at once (each on its plane), for the smoke.
+# SCALE_STRICT=1 (the CI smoke, `bash e2e/run.sh scale`) fails the run when a layout wrote
+# anything in the steady window, or a restarted manager did not reconcile every object, or the
+# Frigate made after the API server restart did not get its condition (within the timeouts).
 # faults (root for go/v4: its manager reads the leader-election namespace from the in-cluster
 # file, so it runs in a mount namespace that has one): SCALE_OBJECTS Frigates, half before and
 # half while two managers with --leader-elect run; the leader killed (SIGKILL) once
@@ -56,23 +61,38 @@ layouts=${SCALE_LAYOUTS:-go rust}
 steady=${SCALE_STEADY_SECONDS:-600}
 sync_timeout=${SCALE_SYNC_TIMEOUT:-1800}
 resync_timeout=${SCALE_RESYNC_TIMEOUT:-300}
+settle_seconds=${SCALE_SETTLE_SECONDS:-10}
+parallel=${SCALE_PARALLEL:-0}
 kill_at=${SCALE_FAULT_KILL_AT:-30}
 restart_at=${SCALE_FAULT_RESTART_AT:-60}
-for v in objects steady sync_timeout resync_timeout kill_at restart_at; do
+for v in objects steady sync_timeout resync_timeout settle_seconds kill_at restart_at; do
 	[[ ${!v} =~ ^[0-9]+$ ]] || die "$v must be a whole number, got '${!v}'"
 done
-((objects >= 200)) || die "SCALE_OBJECTS must be at least 200 (100 are deleted by the faults), got $objects"
+if [[ $mode == faults ]]; then
+	((objects >= 200)) || die "SCALE_OBJECTS must be at least 200 for the faults (100 are deleted), got $objects"
+else
+	((objects >= 10)) || die "SCALE_OBJECTS must be at least 10, got $objects"
+fi
+rust_profile=${SCALE_RUST_PROFILE:-release}
+[[ $rust_profile == release || $rust_profile == debug ]] ||
+	die "SCALE_RUST_PROFILE must be release or debug, got '$rust_profile'"
+strict=${SCALE_STRICT:-0}
 for l in $layouts; do [[ $l == go || $l == rust ]] || die "SCALE_LAYOUTS: unknown layout '$l' (go, rust)"; done
 [[ $mode == bench || $EUID -eq 0 || " $layouts " != *" go "* ]] ||
 	die "the faults of go/v4 need root (its manager runs in a mount namespace with the in-cluster namespace file)"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/opbuilder-scale.XXXXXX")
-pids=()
-planes=()
+# Every process started is recorded in $work/pids, every control plane is $work/LAYOUT-plane:
+# cleanup finds them there, whichever (sub)shell started them (SCALE_PARALLEL).
+track() { echo "$1" >>"$work/pids"; }
 cleanup() {
 	local p
-	for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
-	for p in "${planes[@]}"; do "$scripts/control-plane.sh" stop "$p" >/dev/null 2>&1 || true; done
+	if [[ -f $work/pids ]]; then
+		while read -r p; do kill -KILL "$p" 2>/dev/null || true; done <"$work/pids"
+	fi
+	for p in "$work"/*-plane; do
+		[[ -d $p ]] && { "$scripts/control-plane.sh" stop "$p" >/dev/null 2>&1 || true; }
+	done
 	if [[ ${SCALE_KEEP:-0} == 1 ]]; then
 		echo "scale.sh: the work directory is kept: $work" >&2
 	else
@@ -119,7 +139,11 @@ project() {
 			"$op" create api --group ship --version v1 --kind "$kind" --resource --controller
 			use_rust_target
 			make manifests
-			cargo build --release --quiet --bin "scale$layout"
+			if [[ $rust_profile == release ]]; then
+				cargo build --release --quiet --bin "scale$layout"
+			else
+				cargo build --quiet --bin "scale$layout"
+			fi
 			;;
 		esac
 	) >"$work/$layout-project.log" 2>&1 || {
@@ -128,7 +152,7 @@ project() {
 	}
 	case $layout in
 	go) echo "$dir/bin/manager" ;;
-	rust) echo "$dir/target/release/scale$layout" ;;
+	rust) echo "$dir/target/$rust_profile/scale$layout" ;;
 	esac
 }
 
@@ -149,7 +173,6 @@ free_port() {
 plane() {
 	local layout=$1 dir="$work/$1/scale$1"
 	plane_dir="$work/$layout-plane"
-	planes+=("$plane_dir")
 	"$scripts/control-plane.sh" start "$plane_dir" >"$work/$layout-plane-start.log" 2>&1 || {
 		tail -n 40 "$work/$layout-plane-start.log" >&2
 		die "$layout: the control plane did not start"
@@ -184,7 +207,7 @@ start_manager() {
 	fi
 	"${cmd[@]}" >>"$work/$layout-$name.log" 2>&1 &
 	pid=$!
-	pids+=("$pid")
+	track "$pid"
 	printf -v "pid_$name" '%s' "$pid"
 	printf -v "metrics_$name" '%s' "http://127.0.0.1:$port/metrics"
 	echo "http://127.0.0.1:$port/metrics" >"$work/$layout-$name.url"
@@ -215,10 +238,11 @@ reset_peak() { echo 5 >"/proc/$1/clear_refs"; }
 reconciles() { py manager "$1" 2>/dev/null | jq -r .reconciles; }
 snap() { py apiserver "$KUBECONFIG" >"$work/$1.json"; }
 
-# settle URL: until the manager's reconcile count has not moved for 10 s (at most 120 s).
+# settle URL: until the manager's reconcile count has not moved for SCALE_SETTLE_SECONDS (default
+# 10) seconds (at most 120 s).
 settle() {
 	local last=-1 same=0 n i
-	for ((i = 0; i < 120 && same < 10; i++)); do
+	for ((i = 0; i < 120 && same < settle_seconds; i++)); do
 		n=$(reconciles "$1" || echo -1)
 		if [[ $n == "$last" ]]; then same=$((same + 1)); else same=0 last=$n; fi
 		sleep 1
@@ -283,7 +307,7 @@ bench_layout() {
 	py wait "$KUBECONFIG" "/apis/$group/v1/$plural" Available "$objects" "$sync_timeout" \
 		>"$work/$layout-wait1.json" 2>"$work/$layout-wait1.log" &
 	waited=$!
-	pids+=("$waited")
+	track "$waited"
 	t0=$(now)
 	start_manager "$layout" "$bin" main
 	py create "$KUBECONFIG" "$collection" f "$half" "$objects" >"$work/$layout-create-during.log"
@@ -465,7 +489,7 @@ faults_layout() {
 	SCALE_PROGRESS_SECONDS=1 py wait "$KUBECONFIG" "/apis/$group/v1/$plural" Available $((objects - 100)) \
 		"$sync_timeout" >"$work/$layout-wait.json" 2>"$work/$layout-wait.log" &
 	waited=$!
-	pids+=("$waited")
+	track "$waited"
 	t0=$(now)
 	start_manager "$layout" "$bin" a --leader-elect
 	start_manager "$layout" "$bin" b --leader-elect
@@ -482,7 +506,7 @@ faults_layout() {
 		done
 	) >"$work/$layout-leaders.log" 2>/dev/null &
 	sampler=$!
-	pids+=("$sampler")
+	track "$sampler"
 	py create "$KUBECONFIG" "$collection" f "$half" "$objects" >"$work/$layout-create-during.log"
 
 	# with_condition: how many Frigates have the condition, by the waiter's last progress line.
@@ -549,9 +573,37 @@ faults_report() {
 }
 
 echo "scale: $objects objects, layouts: $layouts, load $(load)"
-for l in $layouts; do "${mode}_layout" "$l"; done
+if [[ $parallel == 1 ]]; then
+	# The layouts at once, each on its plane (the CI smoke: half the wall time; the figures are
+	# then not each other's neighbours' free).
+	running=()
+	for l in $layouts; do
+		"${mode}_layout" "$l" &
+		running+=($!)
+		track $!
+	done
+	for p in "${running[@]}"; do wait "$p" || die "a layout failed (above)"; done
+else
+	for l in $layouts; do "${mode}_layout" "$l"; done
+fi
 "${mode}_report"
 failed=0
+if [[ $mode == bench && $strict == 1 ]]; then
+	# What must hold at any size, whatever the machine's speed (the CI smoke, e2e/run.sh scale):
+	# no write while nothing changes, and every object reconciled again after each restart.
+	for l in $layouts; do
+		for k in restart-sync probe-after-restart; do
+			[[ $(get "$l" "$k") =~ ^[0-9.]+$ ]] || {
+				log_error "$l: $k: $(get "$l" "$k")"
+				failed=1
+			}
+		done
+		[[ $(req "$l-steady" .writes) == 0 ]] || {
+			log_error "$l: $(req "$l-steady" .writes) writes while nothing changed: $(describe "$l-steady")"
+			failed=1
+		}
+	done
+fi
 if [[ $mode == faults ]]; then
 	for l in $layouts; do
 		[[ -n $(get "$l" done) && $(get "$l" objects) == $((objects - 100)) && $(get "$l" remaining) == 0 &&
