@@ -9,7 +9,8 @@ Usage:
       /apis/ship.example.com/v1/namespaces/scale/frigates) over WORKERS (default 4) kept-alive
       connections; prints how many and how long.
   scale.py wait KUBECONFIG PATH CONDITION EXPECT TIMEOUT
-      List and watch PATH until EXPECT objects have the condition CONDITION with status True
+      List and watch PATH until EXPECT objects, and every object there is, have the condition
+      CONDITION with status True
       (through API server restarts: a broken watch is resumed, a 410 lists again); prints one
       JSON line: the wall-clock time the last one was seen ("done"), how many objects and how
       many with the condition, the requests it made (LIST pages, WATCHes) and how many of them
@@ -180,7 +181,7 @@ def wait(kubeconfig, path, condition, expect, timeout):
 
     def check():
         now = time.time()
-        if state["done"] is None and count() >= expect:
+        if state["done"] is None and count() >= expect and count() == len(objects):
             state["done"] = now
         if now - state["last_progress"] >= float(os.environ.get("SCALE_PROGRESS_SECONDS", "10")):
             state["last_progress"] = now

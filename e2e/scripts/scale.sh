@@ -201,9 +201,10 @@ start_manager() {
 		# controller-runtime reads the Lease's namespace from the in-cluster file when it runs
 		# outside a cluster with leader election and no namespace option: give it one, in a
 		# mount namespace of its own (a tmpfs over /run, where /var/run points).
+		# The file holds the name alone: controller-runtime takes its bytes as they are.
 		cmd=(unshare --mount --propagation private sh -c 'mount -t tmpfs tmpfs /run &&
 			mkdir -p /run/secrets/kubernetes.io/serviceaccount &&
-			echo "$POD_NAMESPACE" >/run/secrets/kubernetes.io/serviceaccount/namespace && exec "$@"' sh "${cmd[@]}")
+			printf %s "$0" >/run/secrets/kubernetes.io/serviceaccount/namespace && exec "$@"' "scale$layout-system" "${cmd[@]}")
 	fi
 	"${cmd[@]}" >>"$work/$layout-$name.log" 2>&1 &
 	pid=$!
@@ -304,7 +305,8 @@ bench_layout() {
 
 	log_info "$layout: the manager starts; $((objects - half)) more Frigates are created meanwhile"
 	snap "$layout-s0"
-	py wait "$KUBECONFIG" "/apis/$group/v1/$plural" Available "$objects" "$sync_timeout" \
+	# python3 itself in the background (not the function py), so $! is its PID.
+	python3 "$scripts/scale.py" wait "$KUBECONFIG" "/apis/$group/v1/$plural" Available "$objects" "$sync_timeout" \
 		>"$work/$layout-wait1.json" 2>"$work/$layout-wait1.log" &
 	waited=$!
 	track "$waited"
@@ -486,8 +488,8 @@ faults_layout() {
 	: >"$work/$layout.results"
 	py create "$KUBECONFIG" "$collection" f 0 "$half" >"$work/$layout-create-before.log"
 	# 100 Frigates are deleted on the way: the others must all get the condition.
-	SCALE_PROGRESS_SECONDS=1 py wait "$KUBECONFIG" "/apis/$group/v1/$plural" Available $((objects - 100)) \
-		"$sync_timeout" >"$work/$layout-wait.json" 2>"$work/$layout-wait.log" &
+	SCALE_PROGRESS_SECONDS=1 python3 "$scripts/scale.py" wait "$KUBECONFIG" "/apis/$group/v1/$plural" Available \
+		$((objects - 100)) "$sync_timeout" >"$work/$layout-wait.json" 2>"$work/$layout-wait.log" &
 	waited=$!
 	track "$waited"
 	t0=$(now)
@@ -516,13 +518,19 @@ faults_layout() {
 		while kill -0 "$waited" 2>/dev/null; do
 			n=$(with_condition)
 			((${n:-0} * 100 >= $1 * objects)) && return
+			if ((${n:-0} == 0)) && awk -v e="$(since "$t0")" 'BEGIN { exit !(e > 180) }'; then
+				tail -n 5 "$work/$layout-a.log" "$work/$layout-b.log" >&2
+				die "$layout: no Frigate has the condition 180 s after the managers started"
+			fi
 			sleep 1
 		done
 	}
 	until_percent "$kill_at"
-	# The leader: the manager whose count moved last.
-	leader=$(awk '{ if ($2 in c && $3 != c[$2]) last = $2; c[$2] = $3 } END { print last }' "$work/$layout-leaders.log")
+	# The leader: the manager that has reconciled (the other waits for the Lease and has not).
+	sleep 1
+	leader=$(awk '{ c[$2] = $3 } END { for (n in c) if (c[n] > best) { best = c[n]; who = n } print who }' "$work/$layout-leaders.log")
 	[[ -n $leader ]] || die "$layout: no manager has reconciled anything yet"
+	result "$layout" killed-at "$(with_condition)"
 	log_info "$layout: $(with_condition)/$objects with the condition: the leader ($leader) is killed (SIGKILL), a new manager (c) starts"
 	v="pid_$leader"
 	date +%s >"$work/$layout-$leader.killed"
@@ -532,6 +540,7 @@ faults_layout() {
 	# shellcheck disable=SC2046 # one name per word
 	kubectl delete "$plural" -n "$namespace" --wait=false $(printf 'f-%05d ' $(seq 100 199)) >/dev/null
 	until_percent "$restart_at"
+	result "$layout" restarted-at "$(with_condition)"
 	log_info "$layout: $(with_condition)/$objects with the condition: the API server restarts"
 	"$scripts/control-plane.sh" restart-apiserver "$plane_dir" >"$work/$layout-apiserver-restart.log" 2>&1 || {
 		tail -n 30 "$work/$layout-apiserver-restart.log" >&2
@@ -565,10 +574,10 @@ faults_report() {
 	echo
 	echo "## Faults at scale: $objects objects, two managers with --leader-elect ($(nproc) cores)"
 	echo
-	echo "| layout | every status written after | Frigates left | without status | stuck Terminating | rounds two managers reconciled | load at the end |"
-	echo "|---|---|---|---|---|---|---|"
+	echo "| layout | with the condition when the leader was killed / the API server restarted | every status written after | Frigates left | without status | stuck Terminating | rounds two managers reconciled | load at the end |"
+	echo "|---|---|---|---|---|---|---|---|"
 	for l in $layouts; do
-		echo "| $([[ $l == go ]] && echo go/v4 || echo Rust) | $(get "$l" done) s | $(get "$l" objects) | $(get "$l" remaining) | $(get "$l" stuck) | $(get "$l" two-leaders) | $(get "$l" load) |"
+		echo "| $([[ $l == go ]] && echo go/v4 || echo Rust) | $(get "$l" killed-at) / $(get "$l" restarted-at) | $(get "$l" done) s | $(get "$l" objects) | $(get "$l" remaining) | $(get "$l" stuck) | $(get "$l" two-leaders) | $(get "$l" load) |"
 	done
 }
 
