@@ -34,7 +34,15 @@ Usage:
   scale.py manager URL [CONTROLLER]
       A manager's /metrics (plain HTTP): one JSON object with reconciles (all results) and the
       p50 and p99 of controller_runtime_reconcile_time_seconds (of CONTROLLER, else of every
-      controller), interpolated in its buckets as Prometheus' histogram_quantile does.
+      controller), interpolated in its buckets as Prometheus' histogram_quantile does (also
+      in milliseconds, p50_ms and p99_ms, "n/a" without reconciles).
+  scale.py get FILE KEY       a field of a JSON file (- for stdin; KEY a.b nested), nothing
+                              when null: what the shell reads of the results (no jq needed)
+  scale.py own FILE RESOURCE  the served requests of a `wait` result, as OWN arguments
+  scale.py refused FILE CODE  how many requests of a `wait` result were answered CODE
+  scale.py describe FILE      a `requests` result as "total (VERB resource n, ...)"
+  scale.py final FILE CONDITION  of a list (kubectl get -o json): how many objects, how many
+                              without CONDITION True, how many Terminating
 """
 import base64
 import http.client
@@ -363,10 +371,56 @@ def manager(url, controller):
             le = float("inf") if labels["le"] in ("+Inf", "Inf") else float(labels["le"])
             buckets[le] = buckets.get(le, 0) + value
     ordered = sorted(buckets.items())
-    out = {"reconciles": int(reconciles), "p50": None, "p99": None}
+    out = {"reconciles": int(reconciles), "p50": None, "p99": None, "p50_ms": "n/a", "p99_ms": "n/a"}
     if ordered:
         out["p50"], out["p99"] = quantile(0.5, ordered), quantile(0.99, ordered)
+        for q in ("p50", "p99"):
+            if out[q] is not None:
+                out[q + "_ms"] = round(out[q] * 1000, 1)
     json.dump(out, sys.stdout)
+
+
+# ---------------------------------------------------------------- reading the results (no jq)
+
+
+def load_json(path):
+    return json.load(sys.stdin if path == "-" else open(path))
+
+
+def get(path, key):
+    """A field of a JSON object (KEY a.b for a nested one); nothing for null or a missing one."""
+    value = load_json(path)
+    for part in key.split("."):
+        value = value.get(part) if isinstance(value, dict) else None
+    if value is not None:
+        print(value if not isinstance(value, (dict, list)) else json.dumps(value))
+
+
+def own(path, resource):
+    """The served LISTs and WATCHes of a `wait` result, as OWN arguments of `requests`."""
+    result = load_json(path)
+    for verb in ("LIST", "WATCH"):
+        refused = sum(n for k, n in result.get("refused", {}).items() if k.startswith(verb + " "))
+        print(f"{verb} {resource}={result['requests'][verb] - refused}")
+
+
+def refused(path, code):
+    """How many requests of a `wait` result were answered CODE."""
+    print(sum(n for k, n in load_json(path).get("refused", {}).items() if k.endswith(" " + code)))
+
+
+def describe(path):
+    """A `requests` result as "total (VERB resource n, ...)"."""
+    result = load_json(path)
+    print(f"{result['total']} (" + ", ".join(f"{k} {v}" for k, v in result["by"].items()) + ")")
+
+
+def final(path, condition):
+    """Of a list of objects: how many, how many without CONDITION True, how many Terminating."""
+    items = load_json(path)["items"]
+    without = sum(1 for o in items if not has_condition(o, condition))
+    terminating = sum(1 for o in items if o["metadata"].get("deletionTimestamp"))
+    print(len(items), without, terminating)
 
 
 def main(argv):
@@ -383,6 +437,16 @@ def main(argv):
         requests_between(args[0], args[1], args[2], float(args[3]), args[4:])
     elif command == "manager" and len(args) in (1, 2):
         manager(args[0], args[1] if len(args) == 2 else None)
+    elif command == "get" and len(args) == 2:
+        get(args[0], args[1])
+    elif command == "own" and len(args) == 2:
+        own(args[0], args[1])
+    elif command == "refused" and len(args) == 2:
+        refused(args[0], args[1])
+    elif command == "describe" and len(args) == 1:
+        describe(args[0])
+    elif command == "final" and len(args) == 2:
+        final(args[0], args[1])
     else:
         sys.exit(__doc__)
     return 0

@@ -45,13 +45,13 @@
 # two managers' reconcile counters both have grown (one leader at a time; sampled every second).
 #
 # Usage: scale.sh bench|faults OPBUILDER
-# Needs: go, cargo, make, kubectl, curl, jq, python3 with PyYAML; SCALE_KEEP=1 keeps the work
+# Needs: go, cargo, make, kubectl, curl, python3 with PyYAML; SCALE_KEEP=1 keeps the work
 # directory (projects, logs, snapshots) and prints its path.
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 scripts=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-need_cmd go cargo make kubectl curl jq
+need_cmd go cargo make kubectl curl
 need_pyyaml
 
 [[ $# -eq 2 && ($1 == bench || $1 == faults) ]] || die "usage: $0 bench|faults OPBUILDER"
@@ -236,7 +236,7 @@ rss() { mib "$1" VmRSS; }
 peak() { mib "$1" VmHWM; }
 reset_peak() { echo 5 >"/proc/$1/clear_refs"; }
 # The project's one controller: its reconciles, all results.
-reconciles() { py manager "$1" 2>/dev/null | jq -r .reconciles; }
+reconciles() { py manager "$1" 2>/dev/null | py get - reconciles; }
 snap() { py apiserver "$KUBECONFIG" >"$work/$1.json"; }
 
 # settle URL: until the manager's reconcile count has not moved for SCALE_SETTLE_SECONDS (default
@@ -277,17 +277,14 @@ requests() {
 }
 # own_wait FILE: the benchmark's own requests recorded by `scale.py wait` in FILE that were served
 # (apiserver_request_total counts the refused ones under their code), as OWN arguments.
-own_wait() {
-	jq -r '(.refused // {}) as $r | ["LIST", "WATCH"][] as $v
-		| "\($v) '"$plural"'=\(.requests[$v] - ([$r | to_entries[] | select(.key | startswith($v + " ")) | .value] | add // 0))"' "$1"
-}
+own_wait() { py own "$1" "$plural"; }
 # own_429 FILE: how many of the requests of `scale.py wait` in FILE were answered 429.
-own_429() { jq -r '[(.refused // {}) | to_entries[] | select(.key | endswith(" 429")) | .value] | add // 0' "$1"; }
+own_429() { py refused "$1" 429; }
 
 # result LAYOUT KEY VALUE
 result() { printf '%s\t%s\n' "$2" "$3" >>"$work/$1.results"; }
 describe() { # WINDOW: "total (verb resource n, ...)"
-	jq -r '"\(.total) (" + ([.by | to_entries[] | "\(.key) \(.value)"] | join(", ")) + ")"' "$work/$1.requests.json"
+	py describe "$work/$1.requests.json"
 }
 
 # ---------------------------------------------------------------- bench
@@ -318,16 +315,16 @@ bench_layout() {
 		tail -n 5 "$work/$layout-wait1.log" >&2
 		die "$layout: not every Frigate had its status within ${sync_timeout}s of the manager's start"
 	}
-	t1=$(jq -r .done "$work/$layout-wait1.json")
+	t1=$(py get "$work/$layout-wait1.json" done)
 	snap "$layout-s1"
 	result "$layout" created-during "$created"
 	result "$layout" sync "$(since "$t0" "$t1")"
 	result "$layout" rss-sync "$(rss "$pid_main")"
 	result "$layout" peak-sync "$(peak "$pid_main")"
 	m=$(py manager "$metrics_main")
-	result "$layout" reconciles-sync "$(jq -r .reconciles <<<"$m")"
-	result "$layout" p50 "$(jq -r 'if .p50 == null then "n/a" else .p50 * 10000 | round / 10 end' <<<"$m")"
-	result "$layout" p99 "$(jq -r 'if .p99 == null then "n/a" else .p99 * 10000 | round / 10 end' <<<"$m")"
+	result "$layout" reconciles-sync "$(py get - reconciles <<<"$m")"
+	result "$layout" p50 "$(py get - p50_ms <<<"$m")"
+	result "$layout" p99 "$(py get - p99_ms <<<"$m")"
 	mapfile -t own < <(own_wait "$work/$layout-wait1.json")
 	requests "$layout-sync" "$layout-s0" "$layout-s1" 0 "${own[@]}" "POST $plural=$((objects - half))"
 	result "$layout" load-sync "$(load)"
@@ -370,7 +367,7 @@ bench_layout() {
 	py create "$KUBECONFIG" "$collection" probe 0 1 >/dev/null
 	py wait "$KUBECONFIG" "/apis/$group/v1/$plural" Available $((objects + 1)) "$resync_timeout" \
 		>"$work/$layout-wait2.json" 2>"$work/$layout-wait2.log" || true
-	t1=$(jq -r '.done // empty' "$work/$layout-wait2.json")
+	t1=$(py get "$work/$layout-wait2.json" done)
 	result "$layout" probe-after-restart "${t1:+$(since "$t0" "$t1")}"
 	wait "$resyncing"
 	result "$layout" apiserver-resync "$(cat "$work/$layout-resync")"
@@ -391,7 +388,7 @@ bench_layout() {
 
 # get LAYOUT KEY
 get() { awk -F'\t' -v k="$2" '$1 == k { v = $2 } END { print v }' "$work/$1.results"; }
-req() { jq -r "$2" "$work/$1.requests.json"; }
+req() { py get "$work/$1.requests.json" "${2#.}"; }
 
 bench_report() {
 	local l row
@@ -480,7 +477,7 @@ bench_report() {
 # ---------------------------------------------------------------- faults
 
 faults_layout() {
-	local layout=$1 bin half waited t0 leader sampler done remaining stuck two n v
+	local layout=$1 bin half waited t0 leader sampler done left remaining stuck two n v
 	log_info "$layout: building the project and its manager (load $(load))"
 	bin=$(project "$layout")
 	plane "$layout"
@@ -548,15 +545,14 @@ faults_layout() {
 	}
 	wait "$waited" || true
 	kill "$sampler" 2>/dev/null || true
-	done=$(jq -r '.done // empty' "$work/$layout-wait.json")
+	done=$(py get "$work/$layout-wait.json" done)
 	kubectl get "$plural" -n "$namespace" -o json >"$work/$layout-final.json"
-	remaining=$(jq '[.items[] | select([.status.conditions[]? | select(.type == "Available" and .status == "True")] | length == 0)] | length' "$work/$layout-final.json")
-	stuck=$(jq '[.items[] | select(.metadata.deletionTimestamp != null)] | length' "$work/$layout-final.json")
+	read -r left remaining stuck < <(py final "$work/$layout-final.json" Available)
 	# Rounds in which two managers' counts both grew.
 	two=$(awk '{ if ($2 in c && $3 > c[$2]) grew[$1] = grew[$1] " " $2; c[$2] = $3 }
 		END { n = 0; for (t in grew) if (split(grew[t], x, " ") > 1) n++; print n }' "$work/$layout-leaders.log")
 	result "$layout" done "${done:+$(since "$t0" "$done")}"
-	result "$layout" objects "$(jq '.items | length' "$work/$layout-final.json")"
+	result "$layout" objects "$left"
 	result "$layout" remaining "$remaining"
 	result "$layout" stuck "$stuck"
 	result "$layout" two-leaders "$two"
