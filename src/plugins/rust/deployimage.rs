@@ -33,9 +33,13 @@ struct Ctx<'a> {
 fn rules(group: &str, plural: &str) -> Vec<rbac::Rule> {
     use rbac::Rule;
     vec![
-        Rule::new(group, &[plural], rbac::kind_verbs(false)),
+        Rule::new(group, &[plural], rbac::FINALIZER_VERBS),
         Rule::new(group, &[&format!("{plural}/status")], rbac::STATUS_VERBS),
-        Rule::new(group, &[&format!("{plural}/finalizers")], &["update"]),
+        Rule::new(
+            group,
+            &[&format!("{plural}/finalizers")],
+            rbac::FINALIZERS_VERBS,
+        ),
         Rule::new(
             "apps",
             &["deployments"],
