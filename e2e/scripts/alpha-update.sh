@@ -21,7 +21,9 @@
 #     App of docs/rust-tutorial.md as 0.4.0 had it (a field added to the types, the controller
 #     and the webhooks written against 0.4.0's templates: webhook files without the markers that
 #     merging a webhook type needs) is updated the same way: user code kept, PROJECT's layout
-#     moved to rust.opbuilder.io/v1-beta, the user's license header (hack/boilerplate.go.txt,
+#     moved to rust.opbuilder.io/v1-beta, the user's own upgrade of their code done as
+#     CHANGELOG.md's "Upgrading from 0.4.0" says (rust-user-upgrade.py: a kept finalizer's verbs,
+#     an import the merge took away, async webhook handlers), the user's license header (hack/boilerplate.go.txt,
 #     edited) moved to hack/boilerplate.rs.txt, every marker line of the new webhook templates
 #     either in the user's resolved files or named by a note of the update, Cargo.lock written by
 #     the update's post-step `cargo generate-lockfile` (0.4.0 wrote none; the new Dockerfile
@@ -389,6 +391,13 @@ upgrade_rust() {
 	else
 		[[ $rc == 0 ]] || fail "$name: alpha update exited $rc without conflicts"
 	fi
+	# What CHANGELOG.md's "Upgrading from 0.4.0" has the user do to their own code: the
+	# templates' changes merged into it need their hand (a finalizer's verbs, an import the
+	# merge took away, webhook handlers made async with a &Cluster).
+	# shellcheck disable=SC2046 # one file a line, no spaces
+	python3 "$here/rust-user-upgrade.py" $(cat "$work/$name-user-files") >"$work/$name-user-upgrade.log" ||
+		fail "$name: rust-user-upgrade.py failed: $(cat "$work/$name-user-upgrade.log")"
+	log_info "$name: the user's own upgrade of their code: $(tr '\n' ';' <"$work/$name-user-upgrade.log")"
 	grep -q "^cliVersion: $("$NEW" version | head -1 | cut -d' ' -f2)\$" PROJECT || fail "$name: PROJECT cliVersion not moved"
 	grep -qx -- '- rust.opbuilder.io/v1-beta' PROJECT ||
 		fail "$name: PROJECT's layout did not move to rust.opbuilder.io/v1-beta: $(grep -A2 '^layout' PROJECT)"
