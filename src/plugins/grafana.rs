@@ -189,11 +189,7 @@ pub fn custom_dashboard(metrics: &[CustomMetric]) -> String {
 /// The panels of go/v4's dashboards whose metrics the Rust manager (src/manager.rs) cannot
 /// export: kube-rs's controller lets a panic end the manager, and its scheduler keeps its queue
 /// to itself. (The worker limit, `--max-concurrent-reconciles`, is served.)
-const NOT_IN_RUST: [&str; 3] = [
-    "Panics (1h)",
-    "Queue depth",
-    "Time waiting in the queue",
-];
+const NOT_IN_RUST: [&str; 3] = ["Panics (1h)", "Queue depth", "Time waiting in the queue"];
 
 /// The Go runtime's panels of the resources dashboard, and what the Rust manager shows in their
 /// place: (title, new title, description, metric).
