@@ -234,7 +234,9 @@ upgrade() {
 	local f
 	while read -r f; do
 		git diff --quiet "$before" -- "$f" || {
-			git diff "$before" -- "$f" | head -40 >&2
+			# Taken whole before it is cut: `git diff | head` under pipefail fails the script
+			# when git writes after head has left (SIGPIPE), as a diff of more than a buffer does.
+			head -40 <<<"$(git diff "$before" -- "$f")" >&2
 			log_info "$name: $f merged with template changes (above)"
 		}
 	done <"$work/$name-user-files"
@@ -404,7 +406,9 @@ upgrade_rust() {
 	# The user's code is the user's (a conflict resolved for them is their code).
 	while read -r f; do
 		git diff --quiet "$before" -- "$f" || {
-			git diff "$before" -- "$f" | head -40 >&2
+			# Taken whole before it is cut: `git diff | head` under pipefail fails the script
+			# when git writes after head has left (SIGPIPE), as a diff of more than a buffer does.
+			head -40 <<<"$(git diff "$before" -- "$f")" >&2
 			log_info "$name: $f merged with template changes (above)"
 		}
 	done <"$work/$name-user-files"
