@@ -126,7 +126,7 @@ fn init_bad_input_exits_2_and_writes_nothing() {
             "--project-name",
             "Guest_Book",
             "DNS-1123 label",
-            "guestbook",
+            "did you mean --project-name guest-book?",
         ],
     );
     fails_untouched(
@@ -1353,12 +1353,21 @@ fn man_pages_and_version_come_from_the_cli_definition() {
     ] {
         assert!(page.contains(sub), "the page lists no {sub}");
     }
+    // Both layouts are named (issue 47).
+    for layout in ["go/v4", "rust.opbuilder.io/v1\\-beta", "kube\\-rs"] {
+        assert!(page.contains(layout), "opbuilder.1 does not name {layout}");
+    }
     let dir = t.path().join("share/man/man1");
     let out = opbuilder(t.path())
         .args(["man", "--dir", dir.to_str().unwrap()])
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
+    let init = fs::read_to_string(dir.join("opbuilder-init.1")).unwrap();
+    assert!(
+        init.contains("\\-\\-plugins=rust.opbuilder.io/v1\\-beta \\-\\-domain example.com"),
+        "opbuilder-init.1 has no Rust example:\n{init}"
+    );
     let api = fs::read_to_string(dir.join("opbuilder-create-api.1")).unwrap();
     for flag in [
         "\\-\\-group",
@@ -1375,6 +1384,11 @@ fn man_pages_and_version_come_from_the_cli_definition() {
     );
     let long = stdout(&opbuilder(t.path()).arg("version").output().unwrap());
     assert!(long.contains("\n  kubebuilder:        v"), "{long}");
+    assert!(
+        long.contains("layout:             go.kubebuilder.io/v4")
+            && long.contains("layout:             rust.opbuilder.io/v1-beta"),
+        "{long}"
+    );
 }
 
 /// A project made by release 0.2.0 and still pinned to its controller-runtime (v0.24) is

@@ -377,19 +377,45 @@ fn examples(help: &str, what: &str) -> Vec<String> {
 #[test]
 fn help_examples_are_whole_pasteable_commands_at_100_and_80_columns() {
     let t = tempfile::tempdir().unwrap();
-    let commands: [&[&str]; 8] = [
+    // Outside any project, and inside a project of the Rust layout (its own help).
+    let rust = t.path().join("rs");
+    fs::create_dir(&rust).unwrap();
+    crate::support::ok(
+        &rust,
+        &[
+            "init",
+            "--plugins=rust.opbuilder.io/v1-beta",
+            "--domain",
+            "example.com",
+            "--project-name",
+            "rs",
+            "--skip-post-steps",
+        ],
+    );
+    for dir in [t.path().to_path_buf(), rust] {
+        help_examples_parse(&dir);
+    }
+}
+
+fn help_examples_parse(dir: &Path) {
+    let commands: [&[&str]; 13] = [
         &[],
         &["init"],
         &["create"],
         &["create", "api"],
         &["create", "webhook"],
         &["edit"],
+        &["alpha"],
+        &["alpha", "generate"],
+        &["alpha", "update"],
+        &["alpha", "check"],
         &["version"],
         &["completion"],
+        &["man"],
     ];
     for columns in ["100", "80"] {
         for c in commands {
-            let out = opbuilder(t.path())
+            let out = opbuilder(dir)
                 .args(c)
                 .arg("--help")
                 .env("COLUMNS", columns)
@@ -397,21 +423,18 @@ fn help_examples_are_whole_pasteable_commands_at_100_and_80_columns() {
                 .unwrap();
             assert!(out.status.success());
             let help = text(&out.stdout);
-            let what = format!("COLUMNS={columns} {c:?}");
+            let what = format!("COLUMNS={columns} {c:?} in {}", dir.display());
             let found = examples(&help, &what);
             assert!(!found.is_empty(), "{what}: no examples\n{help}");
             for e in found {
-                // Each example is accepted by the parser (up to a shell redirection).
+                // Each example is accepted by the parser (up to a shell redirection, pipe or
+                // the next command).
                 let words: Vec<String> = crate::support::split_words(&e)
                     .into_iter()
                     .skip(1)
-                    .take_while(|w| w != ">")
+                    .take_while(|w| !matches!(w.as_str(), ">" | "|" | "&&"))
                     .collect();
-                let out = opbuilder(t.path())
-                    .args(&words)
-                    .arg("--help")
-                    .output()
-                    .unwrap();
+                let out = opbuilder(dir).args(&words).arg("--help").output().unwrap();
                 assert!(
                     out.status.success(),
                     "{what}: example {e:?} does not parse:\n{}",

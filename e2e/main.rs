@@ -6,6 +6,7 @@ mod support;
 
 mod cli;
 mod deployimage;
+mod docs;
 mod external;
 mod faults;
 mod firsthour;
@@ -13,6 +14,7 @@ mod generate;
 mod golden;
 mod plugins;
 mod rust;
+mod shapes;
 mod ssa;
 mod typed_clients;
 mod ui;

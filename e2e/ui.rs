@@ -4,6 +4,10 @@
 //! - `commands`: one command per line (`#` comments). `opbuilder ...` must succeed;
 //!   `! opbuilder ...` must fail. Environment variables may come first (`NAME=value opbuilder
 //!   ...`); `[REPO]` in a value is the repository's root (for e2e/fixtures and docs/examples).
+//!   Three more steps set the scene, each printed in the transcripts as it is written:
+//!   `cd DIR` (the directory the next commands run in, relative to the case's directory;
+//!   `cd .` goes back), `mkdir DIR` and `chmod MODE PATH` (an octal mode, as a user would
+//!   protect a file or a directory).
 //! - `in/` (optional): the tree the commands start from (else an empty directory).
 //! - `stdout`, `stderr`: the expected output of all the commands, each command's part headed by
 //!   `$ <command>`; a failure adds `[exit N]` to stderr. The working directory reads `[ROOT]`.
@@ -34,9 +38,17 @@ fn transcript(script: &str, work: &Path) -> Result<(String, String), String> {
         s
     };
     let (mut out, mut err) = (String::new(), String::new());
+    let mut cwd = work.to_path_buf();
     for (n, line) in script.lines().enumerate() {
         let line = line.trim();
         if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        if let Some(done) = scene(line, work, &mut cwd) {
+            done.map_err(|e| format!("line {}: `{line}`: {e}", n + 1))?;
+            for text in [&mut out, &mut err] {
+                text.push_str(&format!("$ {line}\n"));
+            }
             continue;
         }
         let (fail, command) = match line.strip_prefix("! ") {
@@ -60,7 +72,7 @@ fn transcript(script: &str, work: &Path) -> Result<(String, String), String> {
                 n + 1
             ));
         }
-        let o = opbuilder(work)
+        let o = opbuilder(&cwd)
             .envs(env)
             .args(&words[1..])
             .output()
@@ -88,6 +100,42 @@ fn transcript(script: &str, work: &Path) -> Result<(String, String), String> {
         }
     }
     Ok((out, err))
+}
+
+/// A step that sets the scene (`cd`, `mkdir`, `chmod`), done; None for any other line.
+fn scene(line: &str, work: &Path, cwd: &mut std::path::PathBuf) -> Option<Result<(), String>> {
+    use std::os::unix::fs::PermissionsExt;
+    let words = split_words(line);
+    let (first, rest) = words.split_first()?;
+    let path = |rel: &str| {
+        if rel.starts_with('/') || rel.split('/').any(|p| p == "..") {
+            Err(format!("{rel}: paths stay inside the case's directory"))
+        } else {
+            Ok(work.join(rel))
+        }
+    };
+    Some(match (first.as_str(), rest) {
+        ("cd", [dir]) => path(dir).and_then(|p| {
+            if p.is_dir() {
+                *cwd = p;
+                Ok(())
+            } else {
+                Err(format!("{dir} is not a directory"))
+            }
+        }),
+        ("mkdir", [dir]) => {
+            path(dir).and_then(|p| fs::create_dir_all(p).map_err(|e| e.to_string()))
+        }
+        ("chmod", [mode, target]) => {
+            let mode = u32::from_str_radix(mode, 8).map_err(|e| format!("mode {mode}: {e}"));
+            mode.and_then(|m| {
+                path(target).and_then(|p| {
+                    fs::set_permissions(p, fs::Permissions::from_mode(m)).map_err(|e| e.to_string())
+                })
+            })
+        }
+        _ => return None,
+    })
 }
 
 fn check(case: &Path, bless: bool) -> Result<(), String> {

@@ -35,6 +35,35 @@ pub fn bad_flag(flag: &str, value: &str, rule: &str, example: &str) -> anyhow::E
     )))
 }
 
+/// A usage error for `flag` with `value`, stating the `rule`; then the value the user most
+/// likely `meant` (derived from `value`, see `validate::meant`), else a good `example`.
+pub fn bad_flag_meant(
+    flag: &str,
+    value: &str,
+    rule: &str,
+    meant: Option<String>,
+    example: &str,
+) -> anyhow::Error {
+    match meant {
+        Some(m) => anyhow::Error::new(UsageError(format!(
+            "invalid value {value:?} for {flag}: {rule}\n  did you mean {flag} {m}?"
+        ))),
+        None => bad_flag(flag, value, rule, example),
+    }
+}
+
+/// Check `value` of `flag` against `rule`; on failure, the usage error of [`bad_flag_meant`]
+/// with what `meant` derives from the value.
+pub fn check_flag(
+    flag: &str,
+    value: &str,
+    rule: fn(&str) -> Result<(), String>,
+    meant: fn(&str) -> Option<String>,
+    example: &str,
+) -> anyhow::Result<()> {
+    rule(value).map_err(|r| bad_flag_meant(flag, value, &r, meant(value), example))
+}
+
 /// A usage error with a free-form message.
 pub fn usage(msg: impl Into<String>) -> anyhow::Error {
     anyhow::Error::new(UsageError(msg.into()))

@@ -213,8 +213,14 @@ impl Journal {
         if let Err(e) = r {
             let _ = fs::remove_file(&tmp);
             let _ = fs::remove_file(root.join(JOURNAL));
+            // The directory is what the user can act on; the journal is ours.
+            let dir = fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
             return Err(anyhow!(
-                "writing the recovery journal {JOURNAL}: {e}; nothing was written"
+                "cannot write in the project directory {}: {e} (the first file opbuilder writes there is its \
+                 recovery journal, {JOURNAL}); nothing was written. Make the directory writable for you \
+                 (for example `chmod u+w {}`) and run the command again",
+                dir.display(),
+                dir.display()
             ));
         }
         Ok(())
@@ -429,6 +435,28 @@ pub fn recover(root: &Path, dry_run: bool) -> Result<Recovery> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_journal_that_cannot_be_written_names_the_directory() {
+        // A project "directory" that is a file: writing in it fails for root too.
+        let t = tempfile::tempdir().unwrap();
+        let not_a_dir = t.path().join("guestbook");
+        fs::write(&not_a_dir, "").unwrap();
+        let j = Journal {
+            pid: 1,
+            dirs: vec![],
+            entries: vec![],
+        };
+        let e = j.write(&not_a_dir).unwrap_err().to_string();
+        assert!(
+            e.starts_with(&format!(
+                "cannot write in the project directory {}:",
+                not_a_dir.display()
+            )) && e.contains("nothing was written")
+                && e.contains("chmod u+w"),
+            "{e}"
+        );
+    }
 
     #[test]
     fn journal_text_round_trips() {

@@ -32,11 +32,66 @@ use std::path::{Path, PathBuf};
 
 const EXAMPLES: &str = "Examples:
   opbuilder init --domain example.com --repo example.com/guestbook
-  opbuilder create api --group ingress --version v1beta1 --kind App
+  opbuilder init --plugins=rust.opbuilder.io/v1-beta --domain example.com \\
+      --project-name guestbook
+  opbuilder create api --group webapp --version v1 --kind Guestbook
   opbuilder version
-  opbuilder completion bash > /etc/bash_completion.d/opbuilder
+  opbuilder completion bash \\
+      > ~/.local/share/bash-completion/completions/opbuilder
 
-Every writing command accepts --dry-run to print its plan without writing anything.";
+Every writing command accepts --dry-run to print its plan without writing anything.
+`create` and `edit` run the layout `init` gave the project; their --help, run inside a
+project, shows the flags and examples of its layout.";
+
+/// `create`'s examples in a project of the Rust layout.
+const RUST_CREATE_EXAMPLES: &str =
+    "Examples (this project has the Rust layout, rust.opbuilder.io/v1-beta):
+  opbuilder create api --group webapp --version v1 --kind Guestbook
+  opbuilder create webhook --group webapp --version v1 --kind Guestbook \\
+      --defaulting --programmatic-validation
+
+Run from anywhere inside the project; `opbuilder create api --help` has more.";
+
+/// `create api`'s examples in a project of the Rust layout.
+const RUST_API_EXAMPLES: &str =
+    "Examples (this project has the Rust layout, rust.opbuilder.io/v1-beta):
+  opbuilder create api --group webapp --version v1 --kind Guestbook
+  opbuilder create api --group webapp --version v2 --kind Guestbook \\
+      --controller=false
+  opbuilder create api --group infra --version v1 --kind Cluster \\
+      --namespaced=false
+  opbuilder create api --group apps --version v1 --kind Deployment \\
+      --resource=false --controller
+  opbuilder create api --group cache --version v1alpha1 --kind Memcached \\
+      --image=memcached:1.6.26-alpine3.19 --image-container-port=11211 \\
+      --plugins=deploy-image/v1-alpha
+
+The Go layout's --ssa, --controller-name and --external-api-* are left out:
+this layout always writes status by server-side apply, has one controller per
+kind, and takes other crates' types by hand.";
+
+/// `create webhook`'s examples in a project of the Rust layout.
+const RUST_WEBHOOK_EXAMPLES: &str =
+    "Examples (this project has the Rust layout, rust.opbuilder.io/v1-beta):
+  opbuilder create webhook --group webapp --version v1 --kind Guestbook \\
+      --defaulting --programmatic-validation
+  opbuilder create webhook --group webapp --version v1 --kind Guestbook \\
+      --conversion --spoke v2
+
+The Go layout's --external-api-* are left out: this layout has no webhooks
+for other crates' types yet.";
+
+/// `edit`'s examples in a project of the Rust layout.
+const RUST_EDIT_EXAMPLES: &str =
+    "Examples (this project has the Rust layout, rust.opbuilder.io/v1-beta):
+  opbuilder edit --namespaced
+  opbuilder edit --namespaced=false
+  opbuilder edit --plugins=helm/v2-alpha
+  opbuilder edit --plugins=grafana/v1-alpha
+
+The Go layout's --multigroup, --license, --license-file and --owner are left
+out: APIs are always laid out by group, and the license header is edited by
+hand.";
 
 const CREATE_EXAMPLES: &str = "Examples:
   opbuilder create api --group batch --version v1 --kind MyCronJob
@@ -56,11 +111,18 @@ Run from anywhere inside the project; `opbuilder create api --help` has more.";
         env!("OPBUILDER_KUBEBUILDER"),
         " layout)"
     ),
-    about = "Scaffold Kubernetes operator projects (Kubebuilder go/v4 layout), offline and transactionally",
-    long_about = "opbuilder scaffolds Go operator projects in the Kubebuilder v4 layout (go/v4 + kustomize/v2): \
+    about = "Scaffold Kubernetes operator projects in Go (Kubebuilder's go/v4 layout) or in Rust on kube-rs, offline and transactionally",
+    long_about = "opbuilder scaffolds Kubernetes operator projects in one of two layouts, chosen by `init`:
+
+  go/v4 (the default): Go on controller-runtime, Kubebuilder v4.16's layout (go/v4 + kustomize/v2): \
 API types, controllers, webhooks, envtest suites, kustomize manifests, a Makefile and a PROJECT file \
-that Kubebuilder can read too. It needs no Go and no network to scaffold, and every command either \
-writes all of its files or none.",
+that Kubebuilder can read too.
+
+  rust.opbuilder.io/v1-beta (init --plugins=rust.opbuilder.io/v1-beta; beta): Rust on kube-rs: a \
+Cargo project with the same kustomize tree, Makefile targets and PROJECT file; its CRDs and RBAC \
+are generated from the Rust source.
+
+It needs no Go and no network to scaffold, and every command either writes all of its files or none.",
     after_help = EXAMPLES
 )]
 struct Cli {
@@ -70,7 +132,8 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Create a new operator project in the current directory
+    /// Create a new operator project in the current directory: Go (go/v4, the default) or Rust
+    /// (--plugins=rust.opbuilder.io/v1-beta)
     Init(planning::init::InitArgs),
     /// Add an API (types, controller) or a webhook to the project
     #[command(subcommand, after_help = CREATE_EXAMPLES)]
@@ -78,14 +141,22 @@ enum Command {
     /// Change project-wide settings (multigroup, namespaced, license)
     Edit(planning::edit::EditArgs),
     /// Experimental commands: regenerate a project, update it to newer templates, check it is current
-    #[command(subcommand)]
+    #[command(
+        subcommand,
+        after_help = "Examples:
+  opbuilder alpha check
+  opbuilder alpha update --dry-run
+  opbuilder alpha generate --output-dir ../guestbook-regenerated --dry-run
+
+Each has more: `opbuilder alpha update --help`."
+    )]
     Alpha(commands::alpha::AlphaCommand),
-    /// Print opbuilder's version and the versions it scaffolds
+    /// Print opbuilder's version, its layouts and the versions they scaffold
     #[command(after_help = "Example:\n  opbuilder version")]
     Version,
-    /// Print a shell completion script
+    /// Print a shell completion script (bash, elvish, fish, powershell or zsh)
     #[command(
-        after_help = "Examples:\n  opbuilder completion bash \\\n      > ~/.local/share/bash-completion/completions/opbuilder\n  opbuilder completion zsh > \"${fpath[1]}/_opbuilder\"\n  opbuilder completion fish \\\n      > ~/.config/fish/completions/opbuilder.fish"
+        after_help = "Examples:\n  opbuilder completion bash \\\n      > ~/.local/share/bash-completion/completions/opbuilder\n  opbuilder completion zsh > \"${fpath[1]}/_opbuilder\"\n  opbuilder completion fish \\\n      > ~/.config/fish/completions/opbuilder.fish\n\nThe shell opens the file, not opbuilder: create its directory first if it is missing\n(mkdir -p ~/.local/share/bash-completion/completions)."
     )]
     Completion {
         /// The shell to generate a script for
@@ -113,22 +184,39 @@ enum CreateCommand {
 
 fn print_version() {
     let p = &versions::pins().scaffold;
+    let r = &versions::pins().rust;
     outln!("opbuilder {}", versions::cli_version());
     outln!(
         "  kubebuilder:        {} (the release whose layout and plugins it matches)",
         versions::pins().e2e.kubebuilder
     );
+    outln!("  kubernetes:         {}", p.kubernetes_target);
     outln!(
-        "  layout:             {} (PROJECT version 3)",
+        "  layout:             {} (Go, the default; PROJECT version 3)",
         project::LAYOUT
     );
-    outln!("  kubernetes:         {}", p.kubernetes_target);
-    outln!("  controller-runtime: {}", p.controller_runtime);
-    outln!("  k8s.io libraries:   {}", p.k8s_libs);
-    outln!("  controller-tools:   {}", p.controller_tools);
-    outln!("  kustomize:          {}", p.kustomize);
-    outln!("  golangci-lint:      {}", p.golangci_lint);
-    outln!("  go directive:       {}", p.go_directive);
+    outln!("    controller-runtime: {}", p.controller_runtime);
+    outln!("    k8s.io libraries:   {}", p.k8s_libs);
+    outln!("    controller-tools:   {}", p.controller_tools);
+    outln!("    kustomize:          {}", p.kustomize);
+    outln!("    golangci-lint:      {}", p.golangci_lint);
+    outln!("    go directive:       {}", p.go_directive);
+    outln!(
+        "  layout:             {} (Rust on kube-rs, beta: init --plugins={})",
+        project::RUST_LAYOUT,
+        project::RUST_LAYOUT
+    );
+    outln!("    kube:               {}", r.kube);
+    outln!(
+        "    k8s-openapi:        {} (feature {})",
+        r.k8s_openapi,
+        r.k8s_openapi_feature
+    );
+    outln!(
+        "    rust:               {} or newer (the image builds with rust:{})",
+        r.rust_version,
+        r.rust_image
+    );
 }
 
 /// The root of the project around the current directory; says so when it is not `.`.
@@ -303,6 +391,73 @@ fn with_external_plugins(
     cmd
 }
 
+/// The subcommand a request for help is about (`create api --help`, `help create api`), for
+/// [`help_for_layout`].
+fn help_path(argv: &[String]) -> Vec<&str> {
+    let words: Vec<&str> = argv.iter().skip(1).map(String::as_str).collect();
+    let words = match words.split_first() {
+        Some((&"help", rest)) => rest,
+        _ => &words[..],
+    };
+    words
+        .iter()
+        .take_while(|w| !w.starts_with('-'))
+        .take(2)
+        .copied()
+        .collect()
+}
+
+/// Inside a project of the Rust layout, the help of `create`, `create api`, `create webhook`
+/// and `edit` shows the flags that layout takes and its examples only (the Go layout's flags it
+/// refuses are hidden; the commands still parse them, to refuse them saying why).
+fn help_for_layout(mut cmd: clap::Command, argv: &[String]) -> clap::Command {
+    let path = help_path(argv);
+    if !matches!(path.first(), Some(&"create") | Some(&"edit")) {
+        return cmd;
+    }
+    let rust = std::env::current_dir()
+        .ok()
+        .and_then(|d| project::find_root(&d).ok())
+        .and_then(|root| project::Project::load(&root).ok())
+        .is_some_and(|p| p.rust_layout().is_some());
+    if !rust {
+        return cmd;
+    }
+    fn hide(cmd: clap::Command, ids: &[&str], examples: &'static str) -> clap::Command {
+        ids.iter()
+            .fold(cmd, |c, id| c.mut_arg(*id, |a| a.hide(true)))
+            .after_help(examples)
+    }
+    const GO_RESOURCE: &[&str] = &[
+        "external_api_path",
+        "external_api_domain",
+        "external_api_module",
+        "make",
+        "skip_post_steps",
+    ];
+    if path.first() == Some(&"edit") {
+        return cmd.mut_subcommand("edit", |e| {
+            hide(
+                e,
+                &["multigroup", "license", "license_file", "owner"],
+                RUST_EDIT_EXAMPLES,
+            )
+        });
+    }
+    cmd = cmd.mut_subcommand("create", |c| {
+        c.after_help(RUST_CREATE_EXAMPLES)
+            .mut_subcommand("api", |a| {
+                let go_only: Vec<&str> = ["ssa", "controller_name"]
+                    .into_iter()
+                    .chain(GO_RESOURCE.iter().copied())
+                    .collect();
+                hide(a, &go_only, RUST_API_EXAMPLES)
+            })
+            .mut_subcommand("webhook", |w| hide(w, GO_RESOURCE, RUST_WEBHOOK_EXAMPLES))
+    });
+    cmd
+}
+
 /// Parse the command line, with the flags of the external plugins its chain names.
 fn parse() -> Cli {
     let argv_os: Vec<std::ffi::OsString> = std::env::args_os().collect();
@@ -324,9 +479,13 @@ fn parse() -> Cli {
             e.exit()
         }
         Err(_) => {
-            let help = argv.iter().any(|a| a == "--help" || a == "-h");
+            let help = argv.iter().any(|a| a == "--help" || a == "-h")
+                || argv.get(1).is_some_and(|a| a == "help");
             let ext = plugins::external_cli(&argv, help);
-            let cmd = with_external_plugins(Cli::command(), &ext, &argv);
+            let mut cmd = with_external_plugins(Cli::command(), &ext, &argv);
+            if help {
+                cmd = help_for_layout(cmd, &argv);
+            }
             match cmd.try_get_matches_from(&argv_os) {
                 Ok(m) => m,
                 Err(e) => {

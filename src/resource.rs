@@ -2,7 +2,7 @@
 //! conventions (reference §10, §11), plus the rendering context for api/controller/webhook templates.
 
 use crate::context::ProjectCtx;
-use crate::error::{bad_flag, usage};
+use crate::error::{bad_flag, check_flag, usage};
 use crate::project::Project;
 use crate::validate;
 use anyhow::{bail, Result};
@@ -196,8 +196,13 @@ pub fn validate_gvk(group: &str, version: &str, kind: &str, domain: &str) -> Res
         )));
     }
     if !group.is_empty() {
-        validate::dns1123_subdomain(group)
-            .map_err(|r| bad_flag("--group", group, &r, "ingress"))?;
+        check_flag(
+            "--group",
+            group,
+            validate::dns1123_subdomain,
+            validate::meant::group,
+            "ingress",
+        )?;
     }
     let q =
         match (group.is_empty(), domain.is_empty()) {
@@ -216,8 +221,14 @@ pub fn validate_gvk(group: &str, version: &str, kind: &str, domain: &str) -> Res
             "ingress",
         )
     })?;
-    validate::api_version(version).map_err(|r| bad_flag("--version", version, &r, "v1beta1"))?;
-    validate::kind(kind).map_err(|r| bad_flag("--kind", kind, &r, "App"))?;
+    check_flag(
+        "--version",
+        version,
+        validate::api_version,
+        validate::meant::api_version,
+        "v1beta1",
+    )?;
+    check_flag("--kind", kind, validate::kind, validate::meant::kind, "App")?;
     if API_PACKAGE_IDENTS.contains(&kind) {
         return Err(bad_flag(
             "--kind",
@@ -227,6 +238,34 @@ pub fn validate_gvk(group: &str, version: &str, kind: &str, domain: &str) -> Res
         ));
     }
     Ok(())
+}
+
+/// `--group` names the group without the domain, which the project adds: refuse a group that
+/// already ends with the domain (`ingress.example.com` in a project of `example.com` would
+/// become `ingress.example.com.example.com`), unless PROJECT has that group already (a
+/// project made that way keeps working). External and core types name their own domain.
+pub fn check_group_without_domain(group: &str, domain: &str, in_project: bool) -> Result<()> {
+    if domain.is_empty() || in_project {
+        return Ok(());
+    }
+    let short = if group == domain {
+        Some("")
+    } else {
+        group.strip_suffix(&format!(".{domain}"))
+    };
+    match short {
+        None => Ok(()),
+        Some("") => Err(usage(format!(
+            "invalid value {group:?} for --group: --group takes the group without the project's domain \
+             ({domain}), which opbuilder adds; {group:?} would make the API group {group}.{domain}\n  \
+             for the API group {domain} itself, leave --group out"
+        ))),
+        Some(short) => Err(usage(format!(
+            "invalid value {group:?} for --group: --group takes the group without the project's domain \
+             ({domain}), which opbuilder adds; {group:?} would make the API group {group}.{domain}\n  \
+             did you mean --group {short}? (the API group is then {group})"
+        ))),
+    }
 }
 
 /// Validate a plural (flag value or computed).
@@ -255,6 +294,24 @@ pub struct Layout {
     pub webhook_dir: String,
 }
 
+/// The package of a group's controllers in a multi-group project: the group squashed, as
+/// Kubebuilder names it, but `<group>controller` for a group that is a Go keyword (`import`,
+/// `type`), which cannot name a package (Kubebuilder's does not compile).
+fn controller_pkg(group: &str) -> String {
+    let pkg = squash(group);
+    if validate::GO_KEYWORDS.contains(&pkg.as_str()) {
+        controller_alias(group)
+    } else {
+        pkg
+    }
+}
+
+/// The name cmd/main.go imports a group's controller package by: `<group>controller`, as
+/// Kubebuilder does (for a Go keyword group, the package's own name).
+pub fn controller_alias(group: &str) -> String {
+    format!("{}controller", squash(group))
+}
+
 pub fn layout(p: &Project, group: &str, version: &str) -> Layout {
     let grouped = p.multigroup && !group.is_empty();
     let api_dir = if grouped {
@@ -271,7 +328,7 @@ pub fn layout(p: &Project, group: &str, version: &str) -> Layout {
             "internal/controller".into()
         },
         controller_pkg: if grouped {
-            squash(group)
+            controller_pkg(group)
         } else {
             "controller".into()
         },
@@ -281,6 +338,32 @@ pub fn layout(p: &Project, group: &str, version: &str) -> Layout {
             format!("internal/webhook/{version}")
         },
     }
+}
+
+/// The domain and Go package of a resource PROJECT records, where PROJECT leaves them out (as
+/// projects of project version 3-alpha and hand-written entries do): a type of this project
+/// (neither core nor external) is in the project's domain, and its package is where this
+/// layout puts it. Kubebuilder then writes an empty import path and an API group without
+/// the domain.
+pub fn recorded_domain_and_path(p: &Project, r: &crate::project::Resource) -> (String, String) {
+    let own = !r.core && !r.external && (r.api.is_some() || core_domain(&r.group).is_none());
+    let domain = if r.domain.is_empty() && own {
+        p.domain.clone()
+    } else {
+        r.domain.clone()
+    };
+    let path = if r.path.is_empty() && own && p.rust_layout().is_none() {
+        layout(p, &r.group, &r.version).api_path
+    } else {
+        r.path.clone()
+    };
+    (domain, path)
+}
+
+/// The directory of the Go package `path` in this project's module, when it is in it.
+pub fn dir_in_module(p: &Project, path: &str) -> Option<String> {
+    let rest = path.strip_prefix(p.repo.as_str())?.strip_prefix('/')?;
+    (!p.repo.is_empty() && !rest.is_empty()).then(|| rest.to_string())
 }
 
 /// Go string-literal path elements that climb from `dir` to the project root and then into `to`.
@@ -339,6 +422,9 @@ pub struct ResourceCtx {
     // webhook
     pub webhook_dir: String,
     pub webhook_pkg: String,
+    /// What cmd/main.go imports the webhook package as: `webhook<version>`, or in a multi-group
+    /// project `webhook<importAlias>` (a kind without group is not in a group's directory).
+    pub webhook_alias: String,
     pub defaulting: bool,
     pub validation: bool,
     pub conversion: bool,
@@ -426,7 +512,13 @@ impl ResourceCtx {
             custom_plural: i.plural != crate::flect::pluralize(&kind_lower),
             import_alias: g.import_alias(),
             api_path: i.api_path.to_string(),
-            api_dir: lay.api_dir.clone(),
+            // Where the types are: the directory their import path names in this module (PROJECT's
+            // path, which may not be this layout's), else this layout's.
+            api_dir: if i.core || i.external {
+                lay.api_dir.clone()
+            } else {
+                dir_in_module(p, i.api_path).unwrap_or_else(|| lay.api_dir.clone())
+            },
             cluster_scoped: i.cluster_scoped,
             core: i.core,
             external: i.external,
@@ -460,6 +552,11 @@ impl ResourceCtx {
             },
             webhook_dir: lay.webhook_dir.clone(),
             webhook_pkg: g.version.clone(),
+            webhook_alias: if grouped {
+                format!("webhook{}", g.import_alias())
+            } else {
+                format!("webhook{}", g.version)
+            },
             defaulting: false,
             validation: false,
             conversion: false,

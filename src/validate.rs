@@ -96,6 +96,81 @@ pub fn go_module_path(s: &str) -> Result<(), String> {
     }
 }
 
+/// What a user most likely meant by a value that breaks a rule: the value fixed as little as
+/// possible. None when no fix is obvious (the caller then shows a fixed example instead).
+pub mod meant {
+    use super::*;
+
+    /// A DNS-1123 label: lower-cased, `_`, `.` and spaces made `-`, leading and trailing `-` dropped.
+    pub fn dns_label(s: &str) -> Option<String> {
+        let fixed: String = s
+            .trim()
+            .to_ascii_lowercase()
+            .chars()
+            .map(|c| {
+                if c == '_' || c == '.' || c == ' ' {
+                    '-'
+                } else {
+                    c
+                }
+            })
+            .collect();
+        let fixed = fixed.trim_matches('-').to_string();
+        (dns1123_label(&fixed).is_ok() && fixed != s).then_some(fixed)
+    }
+
+    /// A domain: lower-cased (`Example.com` → `example.com`).
+    pub fn domain(s: &str) -> Option<String> {
+        let fixed = s.trim().to_ascii_lowercase();
+        (dns1123_subdomain(&fixed).is_ok() && fixed != s).then_some(fixed)
+    }
+
+    /// An API group: lower-cased, `_` and spaces made `-` (`WebApp` → `webapp`,
+    /// `Web_App` → `web-app`).
+    pub fn group(s: &str) -> Option<String> {
+        let fixed: String = s
+            .trim()
+            .to_ascii_lowercase()
+            .chars()
+            .map(|c| if c == '_' || c == ' ' { '-' } else { c })
+            .collect();
+        (dns1123_subdomain(&fixed).is_ok() && fixed != s).then_some(fixed)
+    }
+
+    /// An API version: lower-cased, with the `v` added to a bare number (`1` → `v1`,
+    /// `V1beta1` → `v1beta1`) and a `.0` minor dropped (`v1.0` → `v1`).
+    pub fn api_version(s: &str) -> Option<String> {
+        let mut fixed = s.trim().to_ascii_lowercase();
+        if fixed.starts_with(|c: char| c.is_ascii_digit()) {
+            fixed.insert(0, 'v');
+        }
+        if let Some(major) = fixed.strip_suffix(".0") {
+            fixed = major.to_string();
+        }
+        (super::api_version(&fixed).is_ok() && fixed != s).then_some(fixed)
+    }
+
+    /// A kind: each word capitalised and the separators dropped (`memcached` → `Memcached`,
+    /// `redis_cluster` → `RedisCluster`, `my-app` → `MyApp`), leading digits dropped.
+    pub fn kind(s: &str) -> Option<String> {
+        if !s.is_ascii() {
+            return None;
+        }
+        let mut fixed = String::new();
+        for word in s
+            .trim_start_matches(|c: char| !c.is_ascii_alphabetic())
+            .split(|c: char| !c.is_ascii_alphanumeric())
+        {
+            let mut chars = word.chars();
+            if let Some(first) = chars.next() {
+                fixed.push(first.to_ascii_uppercase());
+                fixed.extend(chars);
+            }
+        }
+        (super::kind(&fixed).is_ok() && fixed != s).then_some(fixed)
+    }
+}
+
 /// Go keywords: a lower-cased kind must never be used as an identifier when it is one of these.
 pub const GO_KEYWORDS: &[&str] = &[
     "break",
@@ -223,6 +298,31 @@ mod tests {
         ] {
             assert!(kind(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn what_the_user_meant() {
+        assert_eq!(meant::kind("memcached").as_deref(), Some("Memcached"));
+        assert_eq!(meant::kind("app").as_deref(), Some("App"));
+        assert_eq!(
+            meant::kind("redis_cluster").as_deref(),
+            Some("RedisCluster")
+        );
+        assert_eq!(meant::kind("my-App").as_deref(), Some("MyApp"));
+        assert_eq!(meant::kind("9lives").as_deref(), Some("Lives"));
+        assert_eq!(meant::kind("App"), None, "already valid: nothing to fix");
+        assert_eq!(meant::kind("Ünicode"), None);
+        assert_eq!(meant::group("WebApp").as_deref(), Some("webapp"));
+        assert_eq!(meant::group("Web_App").as_deref(), Some("web-app"));
+        assert_eq!(meant::group("a..b"), None);
+        assert_eq!(meant::domain("Example.com").as_deref(), Some("example.com"));
+        assert_eq!(meant::domain("Example_COM"), None, "no obvious fix");
+        assert_eq!(meant::dns_label("Bad_Name").as_deref(), Some("bad-name"));
+        assert_eq!(meant::dns_label("my.app").as_deref(), Some("my-app"));
+        assert_eq!(meant::api_version("1").as_deref(), Some("v1"));
+        assert_eq!(meant::api_version("V1beta1").as_deref(), Some("v1beta1"));
+        assert_eq!(meant::api_version("v1.0").as_deref(), Some("v1"));
+        assert_eq!(meant::api_version("v1gamma1"), None);
     }
 
     #[test]

@@ -106,13 +106,22 @@ pub fn copy_tree(from: &Path, to: &Path) {
     copy(from, to, &mut BTreeMap::new());
 }
 
-/// Split a command line into words, honouring double and single quotes.
+/// Split a command line into words as a shell does: double and single quotes group (and are
+/// removed), an unquoted word starting with `#` begins a comment (the rest is dropped), and
+/// `&&`, `||`, `|` and `;` are words of their own.
 pub fn split_words(line: &str) -> Vec<String> {
     let mut words = vec![];
     let mut cur = String::new();
     let mut quote: Option<char> = None;
     let mut has = false;
-    for c in line.chars() {
+    let mut chars = line.chars().peekable();
+    let flush = |cur: &mut String, has: &mut bool, words: &mut Vec<String>| {
+        if *has || !cur.is_empty() {
+            words.push(std::mem::take(cur));
+            *has = false;
+        }
+    };
+    while let Some(c) = chars.next() {
         match (quote, c) {
             (Some(q), c) if c == q => quote = None,
             (Some(_), c) => cur.push(c),
@@ -120,18 +129,25 @@ pub fn split_words(line: &str) -> Vec<String> {
                 quote = Some(c);
                 has = true;
             }
-            (None, c) if c.is_whitespace() => {
-                if has || !cur.is_empty() {
-                    words.push(std::mem::take(&mut cur));
-                    has = false;
-                }
+            (None, '#') if cur.is_empty() && !has => break,
+            (None, ';') => {
+                flush(&mut cur, &mut has, &mut words);
+                words.push(";".into());
             }
+            (None, '&' | '|') if chars.peek() == Some(&c) => {
+                chars.next();
+                flush(&mut cur, &mut has, &mut words);
+                words.push(format!("{c}{c}"));
+            }
+            (None, '|') => {
+                flush(&mut cur, &mut has, &mut words);
+                words.push("|".into());
+            }
+            (None, c) if c.is_whitespace() => flush(&mut cur, &mut has, &mut words),
             (None, c) => cur.push(c),
         }
     }
-    if has || !cur.is_empty() {
-        words.push(cur);
-    }
+    flush(&mut cur, &mut has, &mut words);
     words
 }
 

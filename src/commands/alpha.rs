@@ -11,6 +11,7 @@ pub enum AlphaCommand {
     /// Scaffold the project again from its PROJECT file, with the current templates
     #[command(after_help = "Examples:
   opbuilder alpha generate --output-dir ../guestbook-regenerated
+  opbuilder alpha generate --output-dir ../guestbook-regenerated --dry-run
   opbuilder alpha generate --input-dir ./guestbook --output-dir /tmp/guestbook
   opbuilder alpha generate --in-place")]
     Generate(GenerateArgs),

@@ -1,6 +1,6 @@
 //! `opbuilder create api`: API types and/or a controller, wired into main.go, kustomize and PROJECT.
 
-use crate::out::{errln, outln};
+use crate::out::errln;
 use crate::planning::api::ApiArgs;
 use crate::planning::post::{self, Step};
 use crate::plugins;
@@ -31,7 +31,8 @@ pub fn run(root: &Path, args: &ApiArgs) -> Result<()> {
     }
     // Go's post-steps, for a plan that writes Go (neither the Rust layout's nor external
     // plugins' alone do).
-    if let Some(before) = imports_before.filter(|_| super::writes_go(&plan)) {
+    let go = super::writes_go(&plan);
+    if let Some(before) = imports_before.filter(|_| go) {
         let (mut steps, packages) = post::create_steps(
             root,
             &before,
@@ -49,9 +50,7 @@ pub fn run(root: &Path, args: &ApiArgs) -> Result<()> {
         }
         post::run(root, &steps, generate)?;
     }
-    // What comes next, as the plugin that planned the files says it.
-    if let Some(next) = &plan.next {
-        outln!("\n{next}");
-    }
+    // What comes next, as the plugin that planned the files says it, with what did not run.
+    super::print_create_next(root, &plan, &args.run, &args.res, || did_resource);
     Ok(())
 }

@@ -1,6 +1,6 @@
 //! `opbuilder init`: a new operator project (go/v4 + kustomize/v2 unless --plugins says more).
 
-use crate::out::{errln, outln};
+use crate::out::errln;
 use crate::planning::init::{check_not_initialized, InitArgs};
 use crate::planning::post::{self, Step};
 use crate::plugins;
@@ -66,9 +66,16 @@ pub fn run(root: &Path, args: &InitArgs) -> Result<()> {
     if rust && !args.skip_post_steps {
         post::cargo_lockfile(root);
     }
-    // What comes next, as the plugin that planned the files says it.
-    if let Some(next) = &plan.next {
-        outln!("\n{next}");
+    // What comes next, as the plugin that planned the files says it, with what did not run.
+    let mut skipped: Vec<super::Skipped> = vec![];
+    if args.skip_post_steps {
+        if go {
+            skipped.push(("go mod tidy".into(), "--skip-post-steps"));
+        }
+        if rust {
+            skipped.push((post::CARGO_LOCKFILE.into(), "--skip-post-steps"));
+        }
     }
+    super::print_next(root, plan.next.as_ref(), &skipped);
     Ok(())
 }

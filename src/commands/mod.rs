@@ -10,7 +10,7 @@ pub mod webhook;
 
 use crate::journal::{self, Recovery};
 use crate::out::{errln, outln};
-use crate::plan::{apply, ApplyOptions, Plan};
+use crate::plan::{apply, ApplyOptions, Next, Plan};
 use crate::planning::flags::{ResourceFlags, RunFlags};
 use crate::planning::release::{self, Templates};
 use anyhow::Result;
@@ -63,6 +63,118 @@ pub fn execute_create(
     let imports_before = post_steps.then(|| crate::planning::post::project_imports(root));
     let heading = format!("{verb} {}/{} {}:", res.group, res.version, res.kind);
     Ok(execute(root, plan, run.dry_run, command, &heading)?.then_some(imports_before))
+}
+
+/// A post-step that did not run: its command line and the flag that skipped it.
+pub type Skipped = (String, &'static str);
+
+/// The lines of what comes next: the plugin's hint (`next`) with, before its commands, the
+/// `cd` to the project root when the user works elsewhere and the post-steps that did not run
+/// (`skipped`), each said so in a comment. A skipped `make` target that a command of the hint
+/// runs anyway is left out. Empty when there is nothing to say.
+pub fn next_text(root: &Path, next: Option<&Next>, skipped: &[Skipped]) -> String {
+    let split = |line: &str| match line.split_once(" #") {
+        Some((c, comment)) => (c.trim_end().to_string(), comment.trim().to_string()),
+        None => (line.to_string(), String::new()),
+    };
+    let run: Vec<(String, String)> =
+        next.map_or(vec![], |n| n.run.iter().map(|l| split(l)).collect());
+    let makes = |target: &str| {
+        run.iter().any(|(c, _)| {
+            c.strip_prefix("make ")
+                .is_some_and(|rest| rest.split_whitespace().any(|w| w == target))
+        })
+    };
+    let mut lines: Vec<(String, String)> = vec![];
+    if root != Path::new(".") && !(run.is_empty() && skipped.is_empty()) {
+        lines.push((format!("cd {}", root.display()), "the project root".into()));
+    }
+    for (cmd, by) in skipped {
+        let covered = cmd
+            .strip_prefix("make ")
+            .and_then(|rest| rest.split_whitespace().next())
+            .is_some_and(makes);
+        if !covered {
+            lines.push((cmd.clone(), format!("skipped by {by}")));
+        }
+    }
+    lines.extend(run);
+    let mut out = vec![];
+    if let Some(note) = next.and_then(|n| n.note.as_deref()) {
+        out.push(note.to_string());
+    }
+    let lead = next.map_or("", |n| n.lead.as_str());
+    if !lines.is_empty() || !lead.is_empty() {
+        out.push(format!(
+            "Next: {}",
+            if lead.is_empty() { "run" } else { lead }
+        ));
+    }
+    let width = lines
+        .iter()
+        .filter(|(_, c)| !c.is_empty())
+        .map(|(cmd, _)| cmd.len())
+        .max()
+        .unwrap_or(0);
+    for (cmd, comment) in lines {
+        if comment.is_empty() {
+            out.push(format!("  {cmd}"));
+        } else {
+            out.push(format!("  {cmd:width$}  # {comment}"));
+        }
+    }
+    out.join("\n")
+}
+
+/// Print [`next_text`] after a blank line, when there is something to say.
+pub fn print_next(root: &Path, next: Option<&Next>, skipped: &[Skipped]) {
+    let text = next_text(root, next, skipped);
+    if !text.is_empty() {
+        outln!("\n{text}");
+    }
+}
+
+/// The Go post-steps of a `create` command that `run` kept from running (`--skip-post-steps`,
+/// or `--make=false` for `make generate`), when `generate` (its `make generate`) applies.
+pub fn skipped_go_steps(
+    run: &RunFlags,
+    external_module: Option<&str>,
+    generate: bool,
+) -> Vec<Skipped> {
+    let mut out = vec![];
+    if run.skip_post_steps {
+        if let Some(m) = external_module {
+            out.push((format!("go get {m}"), "--skip-post-steps"));
+        }
+        out.push(("go mod tidy".to_string(), "--skip-post-steps"));
+    }
+    if generate && (run.skip_post_steps || !run.make) {
+        let by = if run.skip_post_steps {
+            "--skip-post-steps"
+        } else {
+            "--make=false"
+        };
+        out.push(("make generate".to_string(), by));
+    }
+    out
+}
+
+/// Print what comes next after a `create` command applied `plan`: the plugin's hint, with the
+/// Go post-steps `run` kept from running when the plan writes Go (`generate`: whether its
+/// `make generate` applies).
+pub fn print_create_next(
+    root: &Path,
+    plan: &Plan,
+    run: &RunFlags,
+    res: &ResourceFlags,
+    generate: impl FnOnce() -> bool,
+) {
+    let skipped = if writes_go(plan) {
+        skipped_go_steps(run, res.external_api_module.as_deref(), generate())
+    } else {
+        vec![]
+    };
+    print_next(root, plan.next.as_ref(), &skipped);
 }
 
 /// Whether `plan` writes Go code. Without it (a chain of external plugins alone), the Go
@@ -134,4 +246,73 @@ pub fn begin(root: &Path, dry_run: bool) -> Result<()> {
         ),
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run_flags(skip_post_steps: bool, make: bool) -> RunFlags {
+        RunFlags {
+            make,
+            skip_post_steps,
+            dry_run: false,
+            plugins: None,
+            plugin_args: vec![],
+        }
+    }
+
+    #[test]
+    fn next_names_the_root_and_what_did_not_run() {
+        let next = Next::new(
+            "fill in api/v1/app_types.go, then run",
+            &["make generate manifests"],
+        );
+        // At the root, nothing skipped: the hint as the plugin said it.
+        assert_eq!(
+            next_text(Path::new("."), Some(&next), &[]),
+            "Next: fill in api/v1/app_types.go, then run\n  make generate manifests"
+        );
+        // From a subdirectory, with the post-steps skipped: the cd and the skipped steps first;
+        // `make generate`, which the hint runs anyway, once.
+        let skipped = skipped_go_steps(&run_flags(true, true), None, true);
+        assert_eq!(
+            next_text(Path::new("../.."), Some(&next), &skipped),
+            "Next: fill in api/v1/app_types.go, then run\n  \
+             cd ../..     # the project root\n  \
+             go mod tidy  # skipped by --skip-post-steps\n  \
+             make generate manifests"
+        );
+        // --make=false skips make generate only; a hint that does not run it lists it.
+        let skipped = skipped_go_steps(&run_flags(false, false), Some("example.com/m@v1"), true);
+        assert_eq!(skipped, [("make generate".to_string(), "--make=false")]);
+        let hook = Next::new("fill in the webhook, then run", &["make manifests"]);
+        assert_eq!(
+            next_text(Path::new("."), Some(&hook), &skipped),
+            "Next: fill in the webhook, then run\n  \
+             make generate  # skipped by --make=false\n  \
+             make manifests"
+        );
+        let skipped = skipped_go_steps(&run_flags(true, true), Some("example.com/m@v1"), false);
+        assert_eq!(skipped[0].0, "go get example.com/m@v1");
+        // A note alone (an external plugin's init) is said as it is; nothing at all is silence.
+        let note = Next {
+            note: Some("Later commands run the plugins of PROJECT's layout (x/v1).".into()),
+            ..Default::default()
+        };
+        assert_eq!(
+            next_text(Path::new(".."), Some(&note), &[]),
+            "Later commands run the plugins of PROJECT's layout (x/v1)."
+        );
+        assert_eq!(next_text(Path::new("."), None, &[]), "");
+        // Only skipped steps: they are what comes next.
+        assert_eq!(
+            next_text(
+                Path::new("."),
+                None,
+                &[("go mod tidy".into(), "--skip-post-steps")]
+            ),
+            "Next: run\n  go mod tidy  # skipped by --skip-post-steps"
+        );
+    }
 }

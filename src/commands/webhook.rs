@@ -25,7 +25,8 @@ pub fn run(root: &Path, args: &WebhookArgs) -> Result<()> {
     }
     // Go's post-steps, for a plan that writes Go (neither the Rust layout's nor external
     // plugins' alone do).
-    if let Some(before) = imports_before.filter(|_| super::writes_go(&plan)) {
+    let go = super::writes_go(&plan);
+    if let Some(before) = imports_before.filter(|_| go) {
         // Webhooks live in their own packages; only a change to an API package (conversion's
         // hub and spokes) can change the DeepCopy methods.
         let (mut steps, packages) = post::create_steps(
@@ -46,9 +47,10 @@ pub fn run(root: &Path, args: &WebhookArgs) -> Result<()> {
         }
         post::run(root, &steps, generate)?;
     }
-    // What comes next, as the plugin that planned the files says it.
-    if let Some(next) = &plan.next {
-        outln!("\n{next}");
-    }
+    // What comes next, with what did not run: `make generate` applies when an API package
+    // changed (conversion's hub and spokes).
+    super::print_create_next(root, &plan, &args.run, &args.res, || {
+        !post::generate_packages(root, &post::written_go_files(&plan)).is_empty()
+    });
     Ok(())
 }

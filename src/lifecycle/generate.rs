@@ -33,6 +33,10 @@ pub struct GenerateArgs {
     /// Use the templates of this opbuilder release (see `alpha update`) [default: the current ones]
     #[arg(long, value_name = "VERSION")]
     pub templates_version: Option<String>,
+    /// Show what would be written, write nothing (the new project is made in a scratch
+    /// directory, listed, and removed)
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 /// One replayed command: its words (for the report) and its plan function.
@@ -301,6 +305,9 @@ fn replay(project: &Project, license_file: Option<&Path>, skip: &[String]) -> Re
                 words: vec!["edit".into(), flag("plugins", &key)],
                 copy_first: None,
             }),
+            // Kept in PROJECT without being run (the Operator SDK's bundle plugins): `carry`
+            // copied their records, and says so.
+            k if is_kept(k) => {}
             other => bail!(
                 "PROJECT records the plugin {other}, which opbuilder cannot replay yet; nothing was written.\n  \
                  Regenerate this project with `kubebuilder alpha generate`"
@@ -405,16 +412,173 @@ pub struct Generated {
     /// The external plugins of PROJECT's layout that are not installed here, with where they
     /// were looked for: not run, so their files are missing from the new tree.
     pub not_run: Vec<(String, String)>,
+    /// What the new project leaves to the user, beyond copying the code over: the layout it was
+    /// carried from, what PROJECT records that opbuilder keeps without running, what it drops.
+    pub notes: Vec<String>,
 }
 
-/// Generate the project of `input` into `output` (which must be empty or absent).
-pub fn generate(input: &Path, output: &Path) -> Result<Generated> {
-    let project = Project::load(input)?;
-    let boilerplate = input.join(boilerplate_file(input, &project));
-    let license = boilerplate.is_file().then_some(boilerplate.as_path());
-    let not_run = missing_externals(&project.layout);
-    let skip: Vec<String> = not_run.iter().map(|(k, _)| k.clone()).collect();
-    let steps = replay(&project, license, &skip)?;
+/// Whether `key` is a plugin opbuilder keeps in PROJECT without running it.
+fn is_kept(key: &str) -> bool {
+    matches!(
+        plugins::registry::lookup(key),
+        Ok(Some(plugins::registry::Known {
+            support: plugins::registry::Support::Kept(_),
+            ..
+        }))
+    )
+}
+
+/// The project as it is scaffolded again, read from `input`: another tool's layout refused
+/// (usage error), the layouts of earlier Kubebuilder releases read as go/v4's (as Kubebuilder
+/// v4.16 does), helm.kubebuilder.io/v1-alpha left out (opbuilder does not run it), and the
+/// notes that say so.
+fn carry(mut project: Project, input: &Path) -> Result<(Project, Vec<String>)> {
+    plugins::registry::refuse_foreign(&project.layout)?;
+    for r in &project.resources {
+        if let Some(hint) =
+            crate::planning::api::lowercase_kind(&project, &r.group, &r.version, &r.kind)
+        {
+            bail!("{hint}; nothing was written");
+        }
+    }
+    let mut notes = vec![];
+    let before = project.layout.clone();
+    let mut carried = vec![];
+    for key in &before {
+        if let Some(new) = plugins::registry::successor(key) {
+            carried.push((key.clone(), new));
+        }
+    }
+    project.layout = before
+        .iter()
+        .filter(|k| *k != plugins::helm::DEPRECATED_KEY)
+        .map(|k| {
+            plugins::registry::successor(k)
+                .map(String::from)
+                .unwrap_or_else(|| k.clone())
+        })
+        .collect();
+    if !carried.is_empty() {
+        let keys: Vec<String> = carried.iter().map(|(k, _)| k.clone()).collect();
+        let news: Vec<&str> = carried.iter().map(|(_, n)| *n).collect();
+        notes.push(format!(
+            "PROJECT's layout {} is of earlier Kubebuilder releases: the project was scaffolded again as {} (as \
+             `kubebuilder alpha generate` does). What moved:{}\n  Copy your code into the new places (types, Reconcile \
+             bodies, webhook logic, main.go's additions) and change its imports to the new paths.",
+            keys.join(", "),
+            news.join(", "),
+            moves(&project, input)
+        ));
+    }
+    let helm_v1 = before.iter().any(|k| k == plugins::helm::DEPRECATED_KEY)
+        || project
+            .plugin_keys()
+            .iter()
+            .any(|k| k == plugins::helm::DEPRECATED_KEY);
+    if helm_v1 {
+        project.remove_plugin_config(plugins::helm::DEPRECATED_KEY);
+        notes.push(format!(
+            "{} (deprecated) was not replayed: opbuilder does not run it, so its chart is not in the new tree and \
+             the new PROJECT no longer records it. `opbuilder edit --plugins=helm/v2-alpha` there makes a chart \
+             from the kustomize output",
+            plugins::helm::DEPRECATED_KEY
+        ));
+    }
+    let kept: Vec<String> = project
+        .plugin_keys()
+        .into_iter()
+        .filter(|k| is_kept(k))
+        .collect();
+    if !kept.is_empty() {
+        notes.push(format!(
+            "PROJECT records {}, which opbuilder keeps without running: the new PROJECT records {} too, but \
+             {} files (config/manifests, config/scorecard, bundle/) are not in the new tree: copy them over from \
+             the input project ({})",
+            kept.join(" and "),
+            if kept.len() == 1 { "it" } else { "them" },
+            if kept.len() == 1 { "its" } else { "their" },
+            input.display()
+        ));
+    }
+    let dropped: Vec<String> = project
+        .other
+        .keys()
+        .filter_map(|k| k.as_str())
+        .filter(|k| *k != "plugins")
+        .map(String::from)
+        .collect();
+    if !dropped.is_empty() {
+        notes.push(format!(
+            "PROJECT's {} {} not carried to the new PROJECT: opbuilder and Kubebuilder v4 scaffold nothing for {} \
+             (go/v4 has no component config: the manager takes its settings as flags)",
+            dropped.join(", "),
+            if dropped.len() == 1 { "is" } else { "are" },
+            if dropped.len() == 1 { "it" } else { "them" },
+        ));
+    }
+    Ok((project, notes))
+}
+
+/// What moves between the input's tree and go/v4's, for the note of a project carried from an
+/// earlier layout: main.go, the controllers, and each API's package (as PROJECT records it
+/// against where go/v4 puts it).
+fn moves(project: &Project, input: &Path) -> String {
+    let mut out = String::new();
+    let mut line = |from: &str, to: &str| out.push_str(&format!("\n    {from} -> {to}"));
+    if input.join("main.go").is_file() && !input.join("cmd/main.go").is_file() {
+        line("main.go", "cmd/main.go");
+    }
+    if input.join("controllers").is_dir() {
+        line("controllers/", "internal/controller/");
+    }
+    let mut seen = vec![];
+    for r in &project.resources {
+        if r.api.is_none() || r.external || r.core {
+            continue;
+        }
+        let new = crate::resource::layout(project, &r.group, &r.version).api_path;
+        let old = if r.path.is_empty() {
+            new.clone()
+        } else {
+            r.path.clone()
+        };
+        let rel = |p: &str| {
+            p.strip_prefix(&project.repo)
+                .map(|x| x.trim_start_matches('/').to_string())
+                .unwrap_or_else(|| p.to_string())
+        };
+        if old != new && !seen.contains(&old) {
+            line(
+                &format!("{}/", rel(&old)),
+                &format!("{}/ ({new})", rel(&new)),
+            );
+            seen.push(old.clone());
+        }
+        let hooks = r
+            .webhooks
+            .as_ref()
+            .is_some_and(|w| w.defaulting || w.validation);
+        let file = format!("{}/{}_webhook.go", rel(&old), r.kind.to_ascii_lowercase());
+        if hooks && input.join(&file).is_file() {
+            let lay = crate::resource::layout(project, &r.group, &r.version);
+            line(
+                &file,
+                &format!(
+                    "{}/{}_webhook.go",
+                    lay.webhook_dir,
+                    r.kind.to_ascii_lowercase()
+                ),
+            );
+        }
+    }
+    if out.is_empty() {
+        out.push_str(" nothing of what PROJECT records");
+    }
+    out
+}
+
+/// Refuse an output directory that holds anything.
+fn check_output_empty(output: &Path) -> Result<()> {
     let present = entries(output)?;
     if !present.is_empty() {
         bail!(
@@ -423,9 +587,48 @@ pub fn generate(input: &Path, output: &Path) -> Result<Generated> {
             present.join(", ")
         );
     }
+    Ok(())
+}
+
+/// Generate the project of `input` into `output` (which must be empty or absent). Whatever
+/// fails, the output directory is left as it was found: removed again when this made it.
+pub fn generate(input: &Path, output: &Path) -> Result<Generated> {
+    let (project, notes) = carry(Project::load(input)?, input)?;
+    let boilerplate = input.join(boilerplate_file(input, &project));
+    let license = boilerplate.is_file().then_some(boilerplate.as_path());
+    let not_run = missing_externals(&project.layout);
+    let skip: Vec<String> = not_run.iter().map(|(k, _)| k.clone()).collect();
+    let steps = replay(&project, license, &skip)?;
+    check_output_empty(output)?;
+    let made = output.symlink_metadata().is_err();
     std::fs::create_dir_all(output).with_context(|| format!("creating {}", output.display()))?;
+    match write(input, output, &project, &steps) {
+        Ok(done) => Ok(Generated {
+            done,
+            not_run,
+            notes,
+        }),
+        Err(e) => {
+            // Leave no half-made project: the directory goes if this made it, else its
+            // entries (it was empty).
+            if made {
+                let _ = std::fs::remove_dir_all(output);
+            } else if let Ok(names) = entries(output) {
+                for n in names {
+                    let p = output.join(n);
+                    let _ = std::fs::remove_dir_all(&p).or_else(|_| std::fs::remove_file(&p));
+                }
+            }
+            Err(e)
+        }
+    }
+}
+
+/// Replay `steps` into the empty directory `output`, then write the new PROJECT: the replayed
+/// commands, as the report lists them.
+fn write(input: &Path, output: &Path, project: &Project, steps: &[Step]) -> Result<Vec<String>> {
     let mut done = vec![];
-    for step in &steps {
+    for step in steps {
         if let Some(f) = &step.copy_first {
             let from = input.join(f);
             if !from.is_file() {
@@ -454,12 +657,22 @@ pub fn generate(input: &Path, output: &Path) -> Result<Generated> {
             ..Default::default()
         };
         apply(output, &only, &ApplyOptions::default())?;
-        return Ok(Generated { done, not_run });
+        return Ok(done);
     }
     // Resources that have webhooks only join PROJECT in the webhook pass: put every entry back
     // at its place in the input's list; external plugins that could not run stay in the layout.
+    // The header stays the input's (Kubebuilder's stays Kubebuilder's), and so do the records
+    // of the plugins opbuilder keeps without running.
     let mut out = Project::load(output)?;
     out.layout = layout_for_templates(&project.layout);
+    if project.header.as_deref().is_some_and(|h| !h.is_empty()) {
+        out.header = project.header.clone();
+    }
+    for key in project.plugin_keys().into_iter().filter(|k| is_kept(k)) {
+        if let Some(v) = project.plugin_config::<serde_yaml::Value>(&key)? {
+            out.set_plugin_config(&key, &v)?;
+        }
+    }
     let place = |r: &Resource| {
         project
             .resources
@@ -473,7 +686,7 @@ pub fn generate(input: &Path, output: &Path) -> Result<Generated> {
         ..Default::default()
     };
     apply(output, &reordered, &ApplyOptions::default())?;
-    Ok(Generated { done, not_run })
+    Ok(done)
 }
 
 /// `alpha generate`: with the templates of `--templates-version` when given.
@@ -511,6 +724,9 @@ fn generate_cmd(cwd_root: impl FnOnce() -> Result<PathBuf>, args: &GenerateArgs)
         }
         None => cwd_root()?,
     };
+    if args.dry_run {
+        return dry_run(&input, args);
+    }
     if args.in_place {
         let input = std::fs::canonicalize(&input)?;
         let name = input
@@ -524,6 +740,7 @@ fn generate_cmd(cwd_root: impl FnOnce() -> Result<PathBuf>, args: &GenerateArgs)
         let done = match generate(&input, &staging) {
             Ok(g) => {
                 report_not_run(&g.not_run);
+                report_notes(&g.notes);
                 g.done
             }
             Err(e) => {
@@ -557,14 +774,12 @@ fn generate_cmd(cwd_root: impl FnOnce() -> Result<PathBuf>, args: &GenerateArgs)
         return Ok(());
     }
     let Some(output) = &args.output_dir else {
-        return Err(usage(
-            "alpha generate needs --output-dir DIR (a new or empty directory), or --in-place to regenerate \
-             the project itself with a backup; for example: opbuilder alpha generate --output-dir ../regenerated",
-        ));
+        return Err(needs_output());
     };
     let generated = generate(&input, output)?;
     report(&generated.done);
     report_not_run(&generated.not_run);
+    report_notes(&generated.notes);
     let rust = Project::load(output)
         .map(|p| p.layout.iter().any(|k| project::is_rust_layout(k)))
         .unwrap_or(false);
@@ -581,6 +796,71 @@ fn generate_cmd(cwd_root: impl FnOnce() -> Result<PathBuf>, args: &GenerateArgs)
         }
     );
     Ok(())
+}
+
+/// What the new project leaves to the user, each once.
+fn report_notes(notes: &[String]) {
+    for n in notes {
+        errln!("{} {n}", crate::term::label("note"));
+    }
+}
+
+/// The new project's files below `dir`, relative to it, sorted.
+fn files_below(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut out = vec![];
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).with_context(|| format!("reading {}", d.display()))? {
+            let p = e?.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.push(p.strip_prefix(dir).expect("below dir").to_path_buf());
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// `alpha generate --dry-run`: the new project is made in a scratch directory, listed (with
+/// what would happen to the input for --in-place) and removed; nothing else is touched.
+fn dry_run(input: &Path, args: &GenerateArgs) -> Result<()> {
+    let target = match (&args.output_dir, args.in_place) {
+        (Some(o), _) => {
+            check_output_empty(o)?;
+            o.display().to_string()
+        }
+        (None, true) => std::fs::canonicalize(input)?.display().to_string(),
+        (None, false) => return Err(needs_output()),
+    };
+    let scratch = super::Scratch::new("generate")?;
+    let out = scratch.0.join("project");
+    let generated = crate::fsx::scratch(|| generate(input, &out))?;
+    outln!("Would replay from PROJECT:");
+    for d in &generated.done {
+        outln!("  {d}");
+    }
+    report_not_run(&generated.not_run);
+    report_notes(&generated.notes);
+    outln!("\nopbuilder alpha generate --dry-run: nothing was written. The plan:");
+    if args.in_place {
+        outln!(
+            "  would move {target} aside, with your code, to {target}.backup-<N>, and put the new project in its place:"
+        );
+    }
+    for f in files_below(&out)? {
+        outln!("  would create    {}", Path::new(&target).join(f).display());
+    }
+    Ok(())
+}
+
+/// The usage error for neither --output-dir nor --in-place.
+fn needs_output() -> anyhow::Error {
+    usage(
+        "alpha generate needs --output-dir DIR (a new or empty directory), or --in-place to regenerate \
+         the project itself with a backup; for example: opbuilder alpha generate --output-dir ../regenerated",
+    )
 }
 
 /// Warn about the external plugins that could not run.

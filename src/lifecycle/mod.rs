@@ -4,3 +4,28 @@
 
 pub mod generate;
 pub mod update;
+
+use anyhow::{Context, Result};
+use std::path::PathBuf;
+
+/// A scratch directory under the system's temporary directory, removed when dropped: where
+/// `alpha update` scaffolds its trees and `alpha generate --dry-run` its new project.
+pub struct Scratch(pub PathBuf);
+
+impl Scratch {
+    pub fn new(what: &str) -> Result<Scratch> {
+        let dir = std::env::temp_dir().join(format!(
+            "opbuilder-{what}-{}-{}",
+            std::process::id(),
+            crate::fsx::random_token()
+        ));
+        std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+        Ok(Scratch(dir))
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}

@@ -71,28 +71,6 @@ struct Outcome {
     layout: Vec<String>,
 }
 
-/// A scratch directory removed when dropped.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new() -> Result<Scratch> {
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.subsec_nanos())
-            .unwrap_or(0);
-        let dir =
-            std::env::temp_dir().join(format!("opbuilder-update-{}-{nanos:x}", std::process::id()));
-        std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-        Ok(Scratch(dir))
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
 /// Every regular file below `dir`, by path relative to it, with its text.
 fn read_tree(dir: &Path) -> Result<BTreeMap<PathBuf, String>> {
     fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<PathBuf, String>) -> Result<()> {
@@ -228,7 +206,7 @@ fn compute(root: &Path, from: &str, to: &str, project: Project) -> Result<Outcom
             layout,
         });
     }
-    let scratch = Scratch::new()?;
+    let scratch = super::Scratch::new("update")?;
     let (base, _) = regenerate(root, from, &scratch.0)?;
     let (theirs, not_run) = regenerate(root, to, &scratch.0)?;
     let paths: BTreeSet<&PathBuf> = base.keys().chain(theirs.keys()).collect();

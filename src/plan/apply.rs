@@ -237,24 +237,96 @@ impl<'a> Stage<'a> {
         }
     }
 
-    /// Every conflict, or the staged files and the report: one entry per path, in plan order,
-    /// PROJECT last.
+    /// Every conflict (each once), or the staged files and the report: one entry per path, in
+    /// plan order, PROJECT last.
     fn finish(mut self) -> Result<(HashMap<PathBuf, Staged<'a>>, Report)> {
-        if !self.conflicts.is_empty() {
-            return Err(Conflicts(self.conflicts).into());
-        }
         self.order
             .sort_by_key(|p| p == Path::new(crate::project::FILE));
+        let mut written = vec![];
         for path in &self.order {
             let st = &self.files[path];
             let action = match st.action {
                 Action::Update if st.original.as_deref() == Some(st.bytes()) => Action::Unchanged,
                 a => a,
             };
+            if matches!(action, Action::Create | Action::Update | Action::Remove) {
+                written.push((path.clone(), st.original.is_some()));
+            }
             self.report.entries.push((path.clone(), action));
+        }
+        self.check_writable(&written);
+        let mut seen = std::collections::HashSet::new();
+        self.conflicts.retain(|c| seen.insert(c.clone()));
+        if !self.conflicts.is_empty() {
+            return Err(Conflicts(self.conflicts).into());
         }
         Ok((self.files, self.report))
     }
+
+    /// Refuse to write what the user write-protected (no write permission bit, which root
+    /// would otherwise write through, and a rename would replace for anyone): a file the plan
+    /// replaces or removes, and a directory the plan writes in (the project's own holds the
+    /// journal). `written`: each path written, and whether it exists now.
+    #[cfg(unix)]
+    fn check_writable(&mut self, written: &[(PathBuf, bool)]) {
+        use std::os::unix::fs::PermissionsExt;
+        let protected = |p: &Path| {
+            fs::metadata(p)
+                .ok()
+                .map(|m| m.permissions().mode() & 0o7777)
+                .filter(|mode| mode & 0o222 == 0)
+        };
+        let mut dirs: Vec<PathBuf> = vec![];
+        if !written.is_empty() {
+            dirs.push(PathBuf::new());
+        }
+        for (path, exists) in written {
+            let full = fsx::join(self.root, path);
+            if *exists {
+                if let Some(mode) = protected(&full) {
+                    self.conflicts.push(format!(
+                        "{}: write-protected (mode {mode:o}), and opbuilder does not replace a file you protected; \
+                         make it writable (chmod u+w {}) and run the command again",
+                        path.display(),
+                        path.display()
+                    ));
+                }
+            }
+            // The nearest directory that exists is the one written in (the others are created).
+            let mut dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+            while !dir.as_os_str().is_empty() && !fsx::join(self.root, &dir).is_dir() {
+                dir = dir.parent().map(Path::to_path_buf).unwrap_or_default();
+            }
+            if !dirs.contains(&dir) {
+                dirs.push(dir);
+            }
+        }
+        for dir in dirs {
+            let full = if dir.as_os_str().is_empty() {
+                self.root.to_path_buf()
+            } else {
+                fsx::join(self.root, &dir)
+            };
+            if let Some(mode) = protected(&full) {
+                let (name, shown) = if dir.as_os_str().is_empty() {
+                    let abs = fs::canonicalize(self.root).unwrap_or_else(|_| full.clone());
+                    (
+                        format!("the project directory {}", abs.display()),
+                        abs.display().to_string(),
+                    )
+                } else {
+                    (format!("{}/", dir.display()), dir.display().to_string())
+                };
+                self.conflicts.push(format!(
+                    "{name}: a write-protected directory (mode {mode:o}) that the plan writes in; \
+                     make it writable (chmod u+w {shown}) and run the command again"
+                ));
+            }
+        }
+    }
+
+    #[cfg(not(unix))]
+    fn check_writable(&mut self, _written: &[(PathBuf, bool)]) {}
 }
 
 /// Compute, check and (unless dry-run) write the plan under `root`.
@@ -539,6 +611,60 @@ mod tests {
             fs::read_to_string(t.path().join("real/ok.txt")).unwrap(),
             "ok"
         );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn write_protected_files_and_directories_are_conflicts_each_named_once() {
+        use std::os::unix::fs::PermissionsExt;
+        let mode =
+            |p: &Path, m: u32| fs::set_permissions(p, fs::Permissions::from_mode(m)).unwrap();
+        let t = tree();
+        let before = snapshot(t.path());
+        // The conflicts of `plan`, which must be refused, each checked to start as `want` says.
+        let refused = |plan: &Plan, dry_run: bool, want: &[&str]| {
+            let opts = ApplyOptions {
+                dry_run,
+                ..Default::default()
+            };
+            let err = apply(t.path(), plan, &opts).unwrap_err();
+            let c = &err.downcast_ref::<Conflicts>().expect("conflicts").0;
+            assert_eq!(c.len(), want.len(), "{c:?}");
+            for (got, w) in c.iter().zip(want) {
+                assert!(got.starts_with(w), "{c:?}");
+            }
+        };
+        mode(&t.path().join("cmd/main.go"), 0o444);
+        let mut plan = Plan::default();
+        plan.above_marker("cmd/main.go", "builder", vec!["setup()".into()]);
+        plan.create("keep.txt", "x", IfExists::Skip);
+        for dry_run in [true, false] {
+            refused(&plan, dry_run, &["cmd/main.go: write-protected (mode 444)"]);
+        }
+        mode(&t.path().join("cmd/main.go"), 0o644);
+        // Two edits of a missing file, apart: one conflict.
+        let mut plan = Plan::default();
+        plan.above_marker("missing.go", "builder", vec!["a()".into()]);
+        plan.create("keep.txt", "x", IfExists::Skip);
+        plan.above_marker("missing.go", "builder", vec!["b()".into()]);
+        refused(&plan, false, &["missing.go: must exist"]);
+        // A directory written in: the nearest existing one of a new file's.
+        mode(&t.path().join("cmd"), 0o555);
+        let mut plan = Plan::default();
+        plan.create("cmd/new/deep.go", "package x\n", IfExists::Error);
+        refused(
+            &plan,
+            false,
+            &["cmd/: a write-protected directory (mode 555)"],
+        );
+        mode(&t.path().join("cmd"), 0o755);
+        // The project directory itself (where the journal goes).
+        mode(t.path(), 0o555);
+        let mut plan = Plan::default();
+        plan.create("cmd/other.go", "package x\n", IfExists::Error);
+        refused(&plan, false, &["the project directory /"]);
+        mode(t.path(), 0o755);
+        assert_eq!(before, snapshot(t.path()));
     }
 
     #[test]

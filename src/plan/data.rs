@@ -77,7 +77,30 @@ pub struct Plan {
     /// What comes next, in the words of the plugin that planned the files (a later plugin of the
     /// chain may replace it: deploy-image replaces go/v4's); the command prints it last. No part
     /// of the transaction.
-    pub next: Option<String>,
+    pub next: Option<Next>,
+}
+
+/// What the user does after a command: said by the plugin that planned the files, printed by
+/// the command last, with the `cd` to the project root and the post-steps that did not run.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct Next {
+    /// Said before it, on its own line (what deploy-image's controller deploys).
+    pub note: Option<String>,
+    /// What to do, naming exact paths, as the words after "Next: " and before the commands:
+    /// "fill in the Spec and Status in api/v1/app_types.go, then run".
+    pub lead: String,
+    /// The commands, run from the project root; a `# ...` comment may follow one.
+    pub run: Vec<String>,
+}
+
+impl Next {
+    pub fn new(lead: impl Into<String>, run: &[&str]) -> Next {
+        Next {
+            note: None,
+            lead: lead.into(),
+            run: run.iter().map(|c| c.to_string()).collect(),
+        }
+    }
 }
 
 impl Plan {
@@ -107,6 +130,21 @@ impl Plan {
             path,
             edits: vec![edit],
         });
+    }
+
+    /// The files the plan creates or updates whose path ends with `suffix`, in plan order, as
+    /// the user sees them (the paths a hint names).
+    pub fn written(&self, suffix: &str) -> Vec<String> {
+        let mut out: Vec<String> = vec![];
+        for op in &self.ops {
+            if let Op::Create { path, .. } | Op::Update { path, .. } = op {
+                let p = path.to_string_lossy();
+                if p.ends_with(suffix) && !out.iter().any(|o| *o == p) {
+                    out.push(p.into_owned());
+                }
+            }
+        }
+        out
     }
 
     pub fn remove(&mut self, path: impl Into<PathBuf>) {

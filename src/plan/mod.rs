@@ -15,4 +15,4 @@ pub mod report;
 pub mod transaction;
 
 pub use apply::{apply, ApplyOptions};
-pub use data::{Edit, IfExists, Op, Plan};
+pub use data::{Edit, IfExists, Next, Op, Plan};

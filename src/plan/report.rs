@@ -105,10 +105,8 @@ impl fmt::Display for Conflicts {
         for c in &self.0 {
             writeln!(f, "  - {c}")?;
         }
-        write!(
-            f,
-            "fix these and run the command again (add --force where a file should be replaced)"
-        )
+        // Each conflict says its own way out (--force where a file may be replaced).
+        write!(f, "fix these and run the command again")
     }
 }
 

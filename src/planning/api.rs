@@ -42,8 +42,8 @@ pub struct ApiArgs {
     /// Namespace-scoped resource; --namespaced=false makes a cluster-scoped CRD
     #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true", default_value = "true", value_name = "BOOL")]
     pub namespaced: bool,
-    /// (alpha, beyond Kubebuilder v4.15) Scaffold the types for server-side apply: `make
-    /// manifests` also generates their apply configurations (needs --resource)
+    /// Scaffold the types for server-side apply: `make manifests` also generates their apply
+    /// configurations (needs --resource)
     #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true", default_value = "false", value_name = "BOOL")]
     pub ssa: bool,
     /// Scaffold again over an existing API or controller (replaces its generated files)
@@ -231,6 +231,23 @@ fn check_project_rules(
     }
     // Like Kubebuilder, the one-group rule applies to APIs created in the project only: a controller
     // for a core or external type may name any group.
+    if do_resource && group.is_empty() && !project.multigroup && !project.has_group(group) {
+        if let Some(r) = project.resources.iter().find(|r| r.api.is_some()) {
+            return Err(usage(format!(
+                "--group is missing: the APIs of this single-group project are in group {:?} ({}); pass it, \
+                 for example: opbuilder create api --group {} --version {version} --kind {kind}",
+                r.group,
+                Gvk {
+                    group: r.group.clone(),
+                    version: String::new(),
+                    kind: String::new(),
+                    domain: r.domain.clone(),
+                }
+                .qgroup(),
+                r.group
+            )));
+        }
+    }
     if do_resource
         && !project.multigroup
         && !project.resources.is_empty()
@@ -310,17 +327,57 @@ fn plural_for(
     Ok((plural, default_plural))
 }
 
+/// When PROJECT records `group`/`version` with a kind that differs from `kind` in case only and
+/// starts with a lower-case letter (a hand-edited entry: Kubebuilder refuses such kinds too),
+/// what to do about it.
+pub fn lowercase_kind(project: &Project, group: &str, version: &str, kind: &str) -> Option<String> {
+    let r = project.resources.iter().find(|r| {
+        r.group.eq_ignore_ascii_case(group)
+            && r.version == version
+            && r.kind.eq_ignore_ascii_case(kind)
+            && r.kind.starts_with(|c: char| c.is_ascii_lowercase())
+    })?;
+    let mut upper = r.kind.clone();
+    upper[..1].make_ascii_uppercase();
+    Some(format!(
+        "PROJECT records {}/{} with the kind {:?}, which starts with a lower-case letter: kinds are exported Go \
+         types, so neither opbuilder nor Kubebuilder extends that entry. If its Go type is {upper}, write \
+         `kind: {upper}` in PROJECT and run the command again",
+        r.group, r.version, r.kind
+    ))
+}
+
+/// A resource check's error, with what to do about a lower-case kind in PROJECT when there is one.
+pub fn with_kind_hint(
+    project: &Project,
+    (g, v, k): (&str, &str, &str),
+    e: anyhow::Error,
+) -> anyhow::Error {
+    match lowercase_kind(project, g, v, k) {
+        Some(hint) if crate::error::exit_code(&e) == 2 => usage(format!("{e:#}\n  {hint}")),
+        Some(hint) => anyhow::anyhow!("{e:#}\n  {hint}"),
+        None => e,
+    }
+}
+
 /// Decide what the resource is: check the flags, derive names, apply PROJECT's rules. Nothing is
 /// planned or written; usage errors exit 2, rule violations 1.
 pub fn resolve(project: &Project, args: &ApiArgs) -> Result<ResolvedResource> {
     let group = args.res.group.trim().to_string();
     let version = args.res.version.trim().to_string();
     let kind = args.res.kind.trim().to_string();
-    resource::validate_gvk(&group, &version, &kind, &project.domain)?;
+    resource::validate_gvk(&group, &version, &kind, &project.domain)
+        .map_err(|e| with_kind_hint(project, (&group, &version, &kind), e))?;
     if let Some(p) = &args.res.plural {
         resource::validate_plural(p, true)?;
     }
+    if let Some(hint) = lowercase_kind(project, &group, &version, &kind) {
+        bail!("{hint}");
+    }
     let external = check_external_flags(args)?;
+    if !external {
+        resource::check_group_without_domain(&group, &project.domain, project.has_group(&group))?;
+    }
     let kind_lower = kind.to_ascii_lowercase();
     let existing = project.find(&group, &version, &kind).cloned();
     if let Some(n) = &args.controller_name {
@@ -351,7 +408,7 @@ pub fn resolve(project: &Project, args: &ApiArgs) -> Result<ResolvedResource> {
     } else if let Some(d) = &args.res.external_api_domain {
         d.clone()
     } else if let Some(r) = &existing {
-        r.domain.clone()
+        resource::recorded_domain_and_path(project, r).0
     } else {
         project.domain.clone()
     };
@@ -366,16 +423,47 @@ pub fn resolve(project: &Project, args: &ApiArgs) -> Result<ResolvedResource> {
         p.clone()
     } else if core {
         format!("k8s.io/api/{group}/{version}")
-    } else if do_resource || in_project_api {
+    } else if do_resource {
         lay.api_path.clone()
     } else {
+        // A controller for types PROJECT records imports them from where PROJECT says they
+        // are (a path of its own when they were moved, or made by an earlier layout).
         existing
             .as_ref()
-            .map(|r| r.path.clone())
+            .map(|r| resource::recorded_domain_and_path(project, r).1)
             .unwrap_or_default()
     };
+    // (The Rust layout records its types' module path, and plans where they go itself.)
+    let go = project.rust_layout().is_none();
+    if let Some(r) = existing
+        .as_ref()
+        .filter(|r| go && do_resource && r.api.is_some())
+    {
+        if !r.path.is_empty() && r.path != api_path {
+            bail!(
+                "{group}/{version} {kind}'s types are in {} (PROJECT's path), and `create api --force` would scaffold \
+                 them again in {} instead, beside the ones the project imports.\n  Move the types to {} and set \
+                 the path in PROJECT first, or scaffold a controller alone with --resource=false",
+                r.path,
+                lay.api_dir,
+                lay.api_dir
+            );
+        }
+    }
 
     let (plural, default_plural) = plural_for(args, existing.as_ref(), &kind, do_resource)?;
+    let crd = existing
+        .as_ref()
+        .and_then(|r| r.api.as_ref())
+        .map_or("", |a| a.crd_version.as_str());
+    if do_resource && !crd.is_empty() && crd != "v1" {
+        // Kubebuilder refuses ("CRD versions do not match"); the CRD controller-gen makes is
+        // apiextensions.k8s.io/v1 whatever PROJECT says.
+        errln!(
+            "note: PROJECT recorded crdVersion {crd} for {group}/{version} {kind}; its CRD is \
+             apiextensions.k8s.io/v1 (the only version controller-gen makes), and PROJECT now records v1"
+        );
+    }
     if do_resource {
         resource::check_type_collisions(
             project,

@@ -45,7 +45,8 @@ pub struct EditArgs {
     /// Show what would be written, write nothing
     #[arg(long)]
     pub dry_run: bool,
-    /// Plugins to run instead of PROJECT's layout, e.g. grafana.kubebuilder.io/v1-alpha
+    /// Plugins to run instead of PROJECT's layout, comma-separated, such as helm/v2-alpha or
+    /// grafana/v1-alpha; a layout named must be the project's own
     #[arg(long, value_name = "KEYS")]
     pub plugins: Option<String>,
     /// Removed in 0.3.0 (as in Kubebuilder v4.16); kept for the error and for `alpha update` of

@@ -8,13 +8,19 @@ use serde::{Deserialize, Serialize};
 /// The resource flags shared by `create api` and `create webhook`.
 #[derive(Debug, Args)]
 pub struct ResourceFlags {
-    /// API group, without the domain (`core` for Pods and Services; empty: the domain is the group)
-    #[arg(long, default_value = "", value_name = "GROUP")]
+    /// API group, without the domain, which is added (`core` for Pods and Services)
+    /// [default: none: the API group is the domain itself]
+    #[arg(
+        long,
+        default_value = "",
+        hide_default_value = true,
+        value_name = "GROUP"
+    )]
     pub group: String,
     /// API version, such as v1, v1beta1, v2alpha1
     #[arg(long, value_name = "VERSION")]
     pub version: String,
-    /// Kind, an exported Go identifier such as App or MyCronJob
+    /// Kind, a CamelCase name such as App or MyCronJob
     #[arg(long, value_name = "KIND")]
     pub kind: String,
     /// Plural resource name [default: computed as Kubebuilder does; must match PROJECT]
@@ -74,8 +80,9 @@ pub struct RunFlags {
     /// Show what would be written, write nothing
     #[arg(long)]
     pub dry_run: bool,
-    /// Plugin chain, Kubebuilder's keys: go/v4 (default), grafana/v1-alpha, autoupdate/v1-alpha, ...
-    #[arg(long, value_name = "KEYS", hide_short_help = true)]
+    /// Plugins to run instead of PROJECT's layout, comma-separated (Kubebuilder's keys), such as
+    /// deploy-image/v1-alpha; a layout named must be the project's own
+    #[arg(long, value_name = "KEYS")]
     pub plugins: Option<String>,
     /// The flags of the command line as external plugins receive them (set after parsing).
     #[arg(skip)]

@@ -1,12 +1,15 @@
 //! The request of `init` and what it checks before any plugin plans: the flags, the license
 //! header (shared with `edit`), the directory, and the new PROJECT.
 
-use crate::error::{bad_flag, usage};
+use crate::error::{bad_flag, check_flag, usage};
 use crate::project::{self, Project};
 use crate::validate;
 use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
 use std::path::{Path, PathBuf};
+
+/// The command `init`'s "Next:" shows, with the values of Kubebuilder's tutorial.
+pub const ADD_API: &str = "opbuilder create api --group webapp --version v1 --kind Guestbook";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum License {
@@ -19,25 +22,32 @@ pub enum License {
 }
 
 #[derive(Debug, Args)]
-#[command(after_help = "Examples:
+#[command(after_help = "Examples (Go, the default layout go/v4):
   opbuilder init --domain example.com --repo example.com/guestbook
   opbuilder init --domain acme.io --repo github.com/acme/redis-operator \\
       --owner \"Acme Inc.\" --namespaced
-  opbuilder init --repo example.com/guestbook --dry-run")]
+  opbuilder init --repo example.com/guestbook --dry-run
+
+Examples (Rust on kube-rs, the layout rust.opbuilder.io/v1-beta; no --repo):
+  opbuilder init --plugins=rust.opbuilder.io/v1-beta --domain example.com \\
+      --project-name guestbook
+  opbuilder init --plugins=rust.opbuilder.io/v1-beta,helm/v2-alpha \\
+      --domain acme.io --project-name redis-operator --namespaced")]
 pub struct InitArgs {
     /// Domain for API groups: group `ingress` becomes `ingress.<domain>`
     #[arg(long, default_value = "my.domain", value_name = "DOMAIN")]
     pub domain: String,
-    /// Go module path [default: the module of ./go.mod]
+    /// Go module path (the Go layout only) [default: the module of ./go.mod]
     #[arg(long, value_name = "MODULE")]
     pub repo: Option<String>,
-    /// Project name, used to prefix Kubernetes resources [default: the directory name, lower-cased]
+    /// Project name, used to prefix Kubernetes resources (and the Rust layout's Cargo package)
+    /// [default: the directory name, lower-cased]
     #[arg(long, value_name = "NAME")]
     pub project_name: Option<String>,
     /// Copyright owner written in the license header
     #[arg(long, value_name = "OWNER")]
     pub owner: Option<String>,
-    /// License header for generated Go files
+    /// License header for generated files
     #[arg(long, value_enum, default_value_t = License::Apache2)]
     pub license: License,
     /// Use this file (a /* */ comment) as the license header instead of --license
@@ -49,7 +59,7 @@ pub struct InitArgs {
     /// Make the manager namespace-scoped (Role/RoleBinding, WATCH_NAMESPACE) instead of cluster-scoped
     #[arg(long)]
     pub namespaced: bool,
-    /// Do not check that the installed Go is recent enough
+    /// Do not check that the installed Go is recent enough (the Go layout only)
     #[arg(long)]
     pub skip_go_version_check: bool,
     /// Do not run `go mod tidy` (`cargo generate-lockfile` for the Rust layout) after writing the files
@@ -58,8 +68,10 @@ pub struct InitArgs {
     /// Show what would be written, write nothing
     #[arg(long)]
     pub dry_run: bool,
-    /// Plugin chain, Kubebuilder's keys: go/v4 (default), grafana/v1-alpha, autoupdate/v1-alpha, ...
-    #[arg(long, value_name = "KEYS", hide_short_help = true)]
+    /// The layout and the plugins that add to it, comma-separated: go/v4 (the default, Go) or
+    /// rust.opbuilder.io/v1-beta (Rust on kube-rs), with helm/v2-alpha, grafana/v1-alpha,
+    /// autoupdate/v1-alpha, ... (Kubebuilder's keys)
+    #[arg(long, value_name = "KEYS")]
     pub plugins: Option<String>,
     /// PROJECT file version (only "3" is available)
     #[arg(
@@ -167,6 +179,25 @@ fn module_from_go_mod(root: &Path) -> Option<String> {
     })
 }
 
+/// Refuse to write Go into a project whose PROJECT `repo` is not the module its go.mod
+/// declares (a repo copied with `.git` from a clone URL, a module renamed in go.mod alone):
+/// the imports of the project's own packages are made from `repo`, so they would not build
+/// (Kubebuilder writes them all the same). No go.mod: nothing to check.
+pub fn check_repo_is_module(root: &Path, project: &Project) -> Result<()> {
+    let Some(module) = module_from_go_mod(root) else {
+        return Ok(());
+    };
+    if project.repo.is_empty() || module == project.repo {
+        return Ok(());
+    }
+    bail!(
+        "PROJECT's repo {:?} is not the module go.mod declares ({module:?}): the Go this command writes imports \
+         the project's own packages by the repo's path, so it would not build; nothing was written.\n  Set \
+         `repo: {module}` in PROJECT (the module path, without `.git` unless go.mod has it), then run the command again",
+        project.repo
+    )
+}
+
 /// The directory `init` works in, for messages: "this directory" for the current one.
 fn place(root: &Path) -> String {
     if root == Path::new(".") || root.as_os_str().is_empty() {
@@ -254,8 +285,13 @@ pub fn new_project(
         return Ok((project, None));
     }
     let go_module = kind == Layout::Go;
-    validate::dns1123_subdomain(&args.domain)
-        .map_err(|r| bad_flag("--domain", &args.domain, &r, "example.com"))?;
+    check_flag(
+        "--domain",
+        &args.domain,
+        validate::dns1123_subdomain,
+        validate::meant::domain,
+        "example.com",
+    )?;
     let repo = match &args.repo {
         Some(r) if !go_module => {
             return Err(usage(format!(
@@ -289,15 +325,21 @@ pub fn new_project(
             validate::dns1123_label(&base).map_err(|r| {
                 usage(format!(
                     "the directory name {base:?} cannot be the project name: it {}\n  \
-                     pass one explicitly, for example: --project-name guestbook",
-                    r.trim_start_matches("must ").replace("be a", "is not a")
+                     pass one explicitly, for example: --project-name {}",
+                    r.trim_start_matches("must ").replace("be a", "is not a"),
+                    validate::meant::dns_label(&base).unwrap_or_else(|| "guestbook".into())
                 ))
             })?;
             base
         }
     };
-    validate::dns1123_label(&project_name)
-        .map_err(|r| bad_flag("--project-name", &project_name, &r, "guestbook"))?;
+    check_flag(
+        "--project-name",
+        &project_name,
+        validate::dns1123_label,
+        validate::meant::dns_label,
+        "guestbook",
+    )?;
     let boilerplate_file = boilerplate(
         args.license,
         args.owner.as_deref(),

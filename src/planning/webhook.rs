@@ -97,7 +97,11 @@ pub fn resolve(project: &Project, args: &WebhookArgs) -> Result<ResolvedWebhook>
     let group = args.res.group.trim().to_string();
     let version = args.res.version.trim().to_string();
     let kind = args.res.kind.trim().to_string();
-    resource::validate_gvk(&group, &version, &kind, &project.domain)?;
+    resource::validate_gvk(&group, &version, &kind, &project.domain)
+        .map_err(|e| super::api::with_kind_hint(project, (&group, &version, &kind), e))?;
+    if let Some(hint) = super::api::lowercase_kind(project, &group, &version, &kind) {
+        bail!("{hint}");
+    }
     if !(args.defaulting || args.programmatic_validation || args.conversion) {
         return Err(usage(
             "choose at least one webhook type: --defaulting, --programmatic-validation or --conversion; \
@@ -141,6 +145,9 @@ pub fn resolve(project: &Project, args: &WebhookArgs) -> Result<ResolvedWebhook>
         return Err(usage("--external-api-module needs --external-api-path (the package to import from that module)"));
     }
 
+    if args.res.external_api_path.is_none() {
+        resource::check_group_without_domain(&group, &project.domain, project.has_group(&group))?;
+    }
     let existing = project.find(&group, &version, &kind).cloned();
     for s in &args.spoke {
         if project
@@ -154,7 +161,10 @@ pub fn resolve(project: &Project, args: &WebhookArgs) -> Result<ResolvedWebhook>
         }
     }
     let (core, external, domain, api_path) = match (&existing, &args.res.external_api_path) {
-        (Some(r), _) => (r.core, r.external, r.domain.clone(), r.path.clone()),
+        (Some(r), _) => {
+            let (domain, path) = resource::recorded_domain_and_path(project, r);
+            (r.core, r.external, domain, path)
+        }
         (None, Some(p)) => (
             false,
             true,
@@ -262,6 +272,14 @@ impl ResolvedWebhook {
                 project.resources.last_mut().expect("just pushed")
             }
         };
+        // An entry without domain or path (project version 3-alpha, or written by hand) gets
+        // the ones the webhook was made with.
+        if entry.domain.is_empty() {
+            entry.domain = gvk.domain.clone();
+        }
+        if entry.path.is_empty() {
+            entry.path = self.api_path.clone();
+        }
         let mut w = entry.webhooks.clone().unwrap_or_default();
         w.defaulting |= self.defaulting;
         w.validation |= self.programmatic_validation;

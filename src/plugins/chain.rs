@@ -2,7 +2,7 @@
 
 use super::deployimage;
 use super::external::{self, Subcommand};
-use super::registry::{lookup, warnings, Known, Support, KNOWN};
+use super::registry::{lookup, refuse_foreign, warnings, Known, Support, KNOWN};
 use crate::error::usage;
 use crate::out::errln;
 use crate::planning::api::ResolvedResource;
@@ -101,6 +101,11 @@ impl Chain {
         flag: Option<Vec<&'static Known>>,
         command: Command,
     ) -> Result<Chain> {
+        // Another tool's layout is refused whatever the command line says: nothing opbuilder
+        // plans fits such a project.
+        if let Some(p) = project {
+            refuse_foreign(&p.layout)?;
+        }
         if let Some(p) = project {
             for w in warnings(p) {
                 errln!("{} {w}", crate::term::label("warning"));
@@ -116,10 +121,12 @@ impl Chain {
                     })? {
                         Some(k) => match k.support {
                             Support::Runs(_) => v.push(k),
-                            Support::NotYet(what) => bail!(
-                                "PROJECT's layout names the plugin {key}, which opbuilder cannot run: {what}.\n  \
-                                 To run go/v4 alone and leave that plugin's files as they are, pass --plugins=go/v4"
+                            // Left out of the chain; `warnings` said so above.
+                            Support::Kept(_) => {}
+                            Support::Legacy(what) => bail!(
+                                "PROJECT's layout names {key}, which opbuilder does not extend: {what}"
                             ),
+                            Support::Foreign(_) => unreachable!("refused above"),
                         },
                         None => bail!(
                             "PROJECT's layout names the plugin {key:?}, which is neither one of Kubebuilder's or \
@@ -231,7 +238,7 @@ impl Chain {
             .filter(|k| !matches!(k.support, Support::Runs(p) if p.follows_project()))
             .map(|k| match k.support {
                 Support::Runs(p) => p.key().to_string(),
-                Support::NotYet(_) => k.key(),
+                _ => k.key(),
             })
             .collect()
     }
@@ -334,18 +341,9 @@ mod tests {
     #[test]
     fn project_layout_with_a_plugin_opbuilder_cannot_run_stops_the_command() {
         let mut p = Project::parse(
-            "layout:\n- go.kubebuilder.io/v4\n- helm.kubebuilder.io/v1-alpha\nversion: \"3\"\n",
+            "layout:\n- go.kubebuilder.io/v4\n- my.example.com/v1\nversion: \"3\"\n",
         )
         .unwrap();
-        let e = Chain::for_command(Some(&p), None, Command::CreateApi)
-            .err()
-            .unwrap()
-            .to_string();
-        assert!(
-            e.contains("helm.kubebuilder.io/v1-alpha") && e.contains("--plugins=go/v4"),
-            "{e}"
-        );
-        p.layout = vec!["go.kubebuilder.io/v4".into(), "my.example.com/v1".into()];
         let e = Chain::for_command(Some(&p), None, Command::CreateApi)
             .err()
             .unwrap()
@@ -361,5 +359,47 @@ mod tests {
             Command::CreateApi,
         );
         assert!(c.is_ok());
+        // The layouts of earlier releases (go/v4-alpha is not taken for an external plugin)
+        // point to alpha generate.
+        for old in [
+            "go.kubebuilder.io/v3",
+            "go.kubebuilder.io/v4-alpha",
+            "go.kubebuilder.io/v2",
+        ] {
+            p.layout = vec![old.into()];
+            let e = Chain::for_command(Some(&p), None, Command::CreateApi)
+                .err()
+                .unwrap();
+            assert_eq!(crate::error::exit_code(&e), 1, "{old}");
+            assert!(e.to_string().contains("alpha generate"), "{old}: {e}");
+        }
+    }
+
+    #[test]
+    fn helm_v1_alpha_is_left_out_and_the_sdks_layouts_are_refused() {
+        let mut p = Project::parse(
+            "layout:\n- go.kubebuilder.io/v4\n- helm.kubebuilder.io/v1-alpha\nversion: \"3\"\n",
+        )
+        .unwrap();
+        for c in [Command::CreateApi, Command::CreateWebhook, Command::Edit] {
+            let chain = Chain::for_command(Some(&p), None, c).unwrap();
+            assert!(chain.has_go && chain.only_go(), "{c:?}");
+        }
+        for sdk in [
+            "helm.sdk.operatorframework.io/v1",
+            "ansible.sdk.operatorframework.io/v1",
+        ] {
+            p.layout = vec![sdk.into()];
+            for flag in [None, Some("go/v4")] {
+                let e = Chain::for_command(Some(&p), parse_flag(flag).unwrap(), Command::CreateApi)
+                    .err()
+                    .unwrap();
+                assert_eq!(crate::error::exit_code(&e), 2, "{sdk}");
+                assert!(
+                    e.to_string().contains(sdk) && e.to_string().contains("Go (go/v4"),
+                    "{e}"
+                );
+            }
+        }
     }
 }

@@ -408,18 +408,30 @@ impl Plugin for DeployImage {
         // cmd/main.go imports a group's controller package as <pkg>controller (as go/v4 does).
         let mut main_ctx = rctx.clone();
         if main_ctx.controller_pkg != "controller" {
-            main_ctx.controller_pkg = format!("{}controller", main_ctx.controller_pkg);
+            main_ctx.controller_pkg = crate::resource::controller_alias(&main_ctx.group);
         }
         let go_setup = templates::render("fragments/main_controller.go", &main_ctx)?;
         let setup = templates::render("fragments/deploy_image_main_controller.go", &main_ctx)?;
         replace_fragment(cx.plan, MAIN_GO, &go_setup, setup)?;
 
         plan_image_env(cx, &kind_upper, &opts.image)?;
-        cx.plan.next = Some(format!(
-            "The controller deploys {} for each {} object (the image is the {}_IMAGE variable in \
-             config/manager/manager.yaml).\nNext: after changing the *_types.go file, run\n  make manifests",
-            opts.image, res.gvk.kind, kind_upper
-        ));
+        let types = cx
+            .plan
+            .written("_types.go")
+            .into_iter()
+            .next()
+            .unwrap_or_else(|| "the *_types.go file".into());
+        cx.plan.next = Some(crate::plan::Next {
+            note: Some(format!(
+                "The controller deploys {} for each {} object (the image is the {}_IMAGE variable in \
+                 config/manager/manager.yaml).",
+                opts.image, res.gvk.kind, kind_upper
+            )),
+            ..crate::plan::Next::new(
+                format!("after changing {types}, run"),
+                &["make generate manifests"],
+            )
+        });
         res.record(cx.project);
         record(cx, res, opts)?;
         Ok(())

@@ -95,6 +95,115 @@ fn check_flags_without_layout(
     )))
 }
 
+/// The two layouts opbuilder scaffolds, as a family of keys.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Family {
+    Go,
+    Rust,
+}
+
+impl Family {
+    fn of(name: &str) -> Option<Family> {
+        match name {
+            "go.kubebuilder.io" | "base.go.kubebuilder.io" | "kustomize.common.kubebuilder.io" => {
+                Some(Family::Go)
+            }
+            rust::NAME => Some(Family::Rust),
+            _ => None,
+        }
+    }
+
+    fn of_project(project: &Project) -> Option<(Family, &str)> {
+        project.layout.iter().find_map(|k| {
+            let name = k.split_once('/').map_or(k.as_str(), |(n, _)| n);
+            Family::of(name).map(|f| (f, k.as_str()))
+        })
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Family::Go => "Go",
+            Family::Rust => "Rust",
+        }
+    }
+}
+
+/// A word of a command line as a shell reads it back (quoted when it holds anything else than
+/// letters, digits and `-_./=:,@+`).
+fn shell_word(w: &str) -> String {
+    if !w.is_empty()
+        && w.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,@+".contains(c))
+    {
+        w.to_string()
+    } else {
+        format!("'{}'", w.replace('\'', r"'\''"))
+    }
+}
+
+/// Refuse a `--plugins` that names the other layout than the project's (the Rust layout in a
+/// Go project, or the reverse): a project keeps the layout `init` gave it. The example is the
+/// command line given (`command` and its flags, `given`) without that layout.
+fn check_layout_key(
+    project: &Project,
+    flag: Option<&[&'static registry::Known]>,
+    command: &str,
+    given: &[String],
+) -> Result<()> {
+    let (Some(flag), Some((family, key))) = (flag, Family::of_project(project)) else {
+        return Ok(());
+    };
+    let Some(other) = flag
+        .iter()
+        .find(|k| Family::of(k.name).is_some_and(|f| f != family))
+    else {
+        return Ok(());
+    };
+    let mut kept: Vec<String> = flag
+        .iter()
+        .filter(|k| Family::of(k.name).is_none())
+        .map(|k| registry::short_key(k))
+        .collect();
+    let mut example = vec!["opbuilder".to_string(), command.to_string()];
+    example.extend(given.iter().map(|w| shell_word(w)));
+    if !kept.is_empty() {
+        // `--plugins` replaces PROJECT's layout: a `create` command names the project's own.
+        if command != "edit" {
+            let own = registry::lookup(key)
+                .ok()
+                .flatten()
+                .map_or(key.to_string(), registry::short_key);
+            kept.insert(0, own);
+        }
+        example.push(format!("--plugins={}", kept.join(",")));
+    }
+    let theirs = Family::of(other.name).expect("a layout's key");
+    let new_project = match theirs {
+        Family::Rust => {
+            "opbuilder init --plugins=rust.opbuilder.io/v1-beta --domain example.com --project-name guestbook"
+        }
+        Family::Go => "opbuilder init --domain example.com --repo example.com/guestbook",
+    };
+    // `edit` with the layout alone has nothing left to do.
+    let leave_out = if command == "edit" && given.is_empty() && kept.is_empty() {
+        ", and `opbuilder edit` cannot change it".to_string()
+    } else {
+        format!(
+            ".\n  Leave {} out, for example: {}",
+            registry::short_key(other),
+            example.join(" ")
+        )
+    };
+    Err(usage(format!(
+        "--plugins names the {} layout ({}), but this is a {} project (PROJECT's layout: {key}): a project keeps \
+         the layout `opbuilder init` gave it{leave_out}\n  A {} project starts in a new directory: {new_project}",
+        theirs.name(),
+        other.key(),
+        family.name(),
+        theirs.name(),
+    )))
+}
+
 /// Plan `init`: the chain (from `--plugins`, else go/v4), the checked flags and the new PROJECT,
 /// then every plugin's files.
 pub fn plan_init(root: &Path, args: &InitArgs) -> Result<(Plan, Project)> {
@@ -171,6 +280,12 @@ pub fn plan_create_api_keeping_project(root: &Path, args: &ApiArgs) -> Result<(A
     let before = project.clone();
     project.resources = resources;
     let existing = project.resources.len();
+    check_layout_key(
+        &project,
+        flag.as_deref(),
+        "create api",
+        &args.run.plugin_args,
+    )?;
     let chain = Chain::for_command(Some(&project), flag, Command::CreateApi)?;
     if !chain.has_layout() {
         let (plan, notes) = plan_create_without_layout(
@@ -182,6 +297,9 @@ pub fn plan_create_api_keeping_project(root: &Path, args: &ApiArgs) -> Result<(A
             &args.run.plugin_args,
         )?;
         return Ok(((plan, false, false, notes), project));
+    }
+    if chain.has_go {
+        crate::planning::init::check_repo_is_module(root, &project)?;
     }
     let image = deployimage::check_flags(chain.has(deployimage::NAME), args)?;
     let mut res = api_request::resolve(&project, args)?;
@@ -207,6 +325,12 @@ pub fn plan_create_api_keeping_project(root: &Path, args: &ApiArgs) -> Result<(A
 pub fn plan_create_webhook(root: &Path, args: &WebhookArgs) -> Result<(Plan, Vec<String>)> {
     let flag = parse_flag(args.run.plugins.as_deref())?;
     let mut project = Project::load(root)?;
+    check_layout_key(
+        &project,
+        flag.as_deref(),
+        "create webhook",
+        &args.run.plugin_args,
+    )?;
     let chain = Chain::for_command(Some(&project), flag, Command::CreateWebhook)?;
     if !chain.has_layout() {
         return plan_create_without_layout(
@@ -217,6 +341,9 @@ pub fn plan_create_webhook(root: &Path, args: &WebhookArgs) -> Result<(Plan, Vec
             &args.res,
             &args.run.plugin_args,
         );
+    }
+    if chain.has_go {
+        crate::planning::init::check_repo_is_module(root, &project)?;
     }
     let hook = webhook_request::resolve(&project, args)?;
     let (mut plan, notes) = run_hook(root, &mut project, &args.run.plugin_args, |cx| {
@@ -236,6 +363,7 @@ pub fn plan_edit(root: &Path, args: &EditArgs) -> Result<(Plan, Vec<String>)> {
         .iter()
         .find(|k| crate::project::is_rust_layout(k))
         .cloned();
+    check_layout_key(&project, flag.as_deref(), "edit", &args.plugin_args)?;
     let chain = Chain::for_command(Some(&project), flag, Command::Edit)?;
     // autoupdate's flag, in both layouts.
     autoupdate::check_gh_models(args.use_gh_models)?;

@@ -16,9 +16,53 @@ use std::sync::Mutex;
 pub enum Support {
     /// A plugin opbuilder runs.
     Runs(&'static dyn Plugin),
-    /// Not available yet; the text says what to do instead.
-    NotYet(&'static str),
+    /// A layout of earlier Kubebuilder releases: `alpha generate` scaffolds the project again
+    /// as go/v4 (as Kubebuilder's does); other commands refuse it, saying so.
+    Legacy(&'static str),
+    /// A plugin that PROJECT may record and opbuilder keeps there without running it (the
+    /// chain leaves it out and warns once); the text says what to do instead.
+    Kept(&'static str),
+    /// Another tool's layout, for operators opbuilder does not scaffold: every command
+    /// refuses it (usage error) before anything is written; the text says what instead.
+    Foreign(&'static str),
 }
+
+/// What a legacy layout's key is carried to by `alpha generate`, as Kubebuilder v4.16 reads
+/// go/v2, go/v3, go/v3-alpha and go/v4-alpha as go/v4 there (and the go/v3 halves as go/v4's).
+pub fn successor(key: &str) -> Option<&'static str> {
+    match key {
+        "go.kubebuilder.io/v2"
+        | "go.kubebuilder.io/v3"
+        | "go.kubebuilder.io/v3-alpha"
+        | "go.kubebuilder.io/v4-alpha" => Some("go.kubebuilder.io/v4"),
+        "base.go.kubebuilder.io/v3" => Some("base.go.kubebuilder.io/v4"),
+        "kustomize.common.kubebuilder.io/v1" => Some("kustomize.common.kubebuilder.io/v2"),
+        _ => None,
+    }
+}
+
+const LEGACY_GO: &str = "it is a layout of earlier Kubebuilder releases (main.go at the root, controllers/ and \
+     apis/ where go/v4 has cmd/main.go, internal/controller/ and api/), and opbuilder extends go/v4 projects only. \
+     `opbuilder alpha generate --output-dir <new dir>` scaffolds this project again as go/v4 (as `kubebuilder alpha \
+     generate` does) and says where your code goes";
+
+const HELM_V1: &str = "it is deprecated (Kubebuilder replaced it with helm.kubebuilder.io/v2-alpha) and opbuilder \
+     does not run it, so its chart stays as it is; `opbuilder edit --plugins=helm/v2-alpha` replaces it (the chart \
+     is then made from the kustomize output, and PROJECT no longer records v1-alpha)";
+
+const SDK_BUNDLE: &str = "the Operator SDK's plugins for the OLM bundle (config/manifests, config/scorecard, \
+     `make bundle`), which opbuilder does not run: their files stay as they are; bring the bundle up to date with \
+     the Operator SDK (`make bundle`) when you need to";
+
+const SDK_HELM: &str = "it is the Operator SDK's layout for operators made of a Helm chart. opbuilder scaffolds \
+     operators written in Go (go/v4, Kubebuilder's layout) or Rust (rust.opbuilder.io/v1-beta), not Helm- or \
+     Ansible-based ones: keep using operator-sdk for this project, or start a Go operator in a new directory with \
+     `opbuilder init --domain example.com --repo example.com/guestbook`";
+
+const SDK_ANSIBLE: &str = "it is the Operator SDK's layout for operators made of Ansible roles. opbuilder scaffolds \
+     operators written in Go (go/v4, Kubebuilder's layout) or Rust (rust.opbuilder.io/v1-beta), not Helm- or \
+     Ansible-based ones: keep using operator-sdk for this project, or start a Go operator in a new directory with \
+     `opbuilder init --domain example.com --repo example.com/guestbook`";
 
 /// A plugin Kubebuilder v4.15 knows.
 pub struct Known {
@@ -48,13 +92,36 @@ pub static KNOWN: &[Known] = &[
         version: "v4",
         support: Support::Runs(&golang::GoV4),
     },
+    // Earlier layouts, which `alpha generate` carries to go/v4.
+    Known {
+        name: "go.kubebuilder.io",
+        version: "v4-alpha",
+        support: Support::Legacy(LEGACY_GO),
+    },
     Known {
         name: "go.kubebuilder.io",
         version: "v3",
-        support: Support::NotYet(
-            "the go/v3 layout was removed in Kubebuilder v4 and opbuilder scaffolds go/v4 only: migrate the project \
-             to go/v4 (see Kubebuilder's migration guide)",
-        ),
+        support: Support::Legacy(LEGACY_GO),
+    },
+    Known {
+        name: "go.kubebuilder.io",
+        version: "v3-alpha",
+        support: Support::Legacy(LEGACY_GO),
+    },
+    Known {
+        name: "go.kubebuilder.io",
+        version: "v2",
+        support: Support::Legacy(LEGACY_GO),
+    },
+    Known {
+        name: "base.go.kubebuilder.io",
+        version: "v3",
+        support: Support::Legacy(LEGACY_GO),
+    },
+    Known {
+        name: "kustomize.common.kubebuilder.io",
+        version: "v1",
+        support: Support::Legacy(LEGACY_GO),
     },
     Known {
         name: "base.go.kubebuilder.io",
@@ -107,11 +174,28 @@ pub static KNOWN: &[Known] = &[
     Known {
         name: "helm.kubebuilder.io",
         version: "v1-alpha",
-        support: Support::NotYet(
-            "helm.kubebuilder.io/v1-alpha is deprecated (Kubebuilder replaced it with helm.kubebuilder.io/v2-alpha) \
-             and opbuilder does not run it: move to v2-alpha with `opbuilder edit --plugins=helm.kubebuilder.io/v2-alpha`, \
-             which rewrites the chart from the kustomize output and drops the v1-alpha entry from PROJECT",
-        ),
+        support: Support::Kept(HELM_V1),
+    },
+    // The Operator SDK's: its bundle plugins, kept in PROJECT; its Helm and Ansible layouts.
+    Known {
+        name: "manifests.sdk.operatorframework.io",
+        version: "v2",
+        support: Support::Kept(SDK_BUNDLE),
+    },
+    Known {
+        name: "scorecard.sdk.operatorframework.io",
+        version: "v2",
+        support: Support::Kept(SDK_BUNDLE),
+    },
+    Known {
+        name: "helm.sdk.operatorframework.io",
+        version: "v1",
+        support: Support::Foreign(SDK_HELM),
+    },
+    Known {
+        name: "ansible.sdk.operatorframework.io",
+        version: "v1",
+        support: Support::Foreign(SDK_ANSIBLE),
     },
 ];
 
@@ -171,9 +255,10 @@ fn lookup_builtin(key: &str) -> Result<Option<&'static Known>> {
                 || k.name
                     .strip_prefix(name)
                     .is_some_and(|rest| rest.starts_with('.'));
-            // go/v3 is known only to explain that it was removed: a key without version means go/v4;
-            // likewise the Rust layout's v1-alpha (projects of 0.4.0): `rust` means v1-beta.
-            let removed = (k.name == "go.kubebuilder.io" && k.version == "v3")
+            // The earlier layouts are known only to explain what became of them: a key without
+            // version means go/v4 (or kustomize/v2); likewise the Rust layout's v1-alpha
+            // (projects of 0.4.0): `rust` means v1-beta.
+            let removed = matches!(k.support, Support::Legacy(_))
                 || (k.name == rust::NAME && k.version == "v1-alpha");
             name_ok && version.map_or(!removed, |v| v == k.version)
         })
@@ -189,6 +274,55 @@ fn lookup_builtin(key: &str) -> Result<Option<&'static Known>> {
     }
 }
 
+/// The number of single-character edits that turn `a` into `b` (Levenshtein).
+fn edits(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let next = (prev + usize::from(ca != *cb))
+                .min(row[j] + 1)
+                .min(row[j + 1] + 1);
+            prev = row[j + 1];
+            row[j + 1] = next;
+        }
+    }
+    row[b.len()]
+}
+
+/// The short key users type for a plugin: its first label and version (`go/v4`,
+/// `deploy-image/v1-alpha`); base.go.kubebuilder.io keeps its full name (`base` alone is no
+/// key Kubebuilder accepts).
+pub fn short_key(k: &Known) -> String {
+    if k.name.starts_with("base.") {
+        return k.key();
+    }
+    let first = k.name.split('.').next().unwrap_or(k.name);
+    format!("{first}/{}", k.version)
+}
+
+/// The built-in plugin a key no plugin has most likely meant: one of the same name with
+/// another version (`go/v5` → go/v4), else the name a typo away (`grafna` → grafana). Only
+/// plugins a new command can run are offered.
+pub fn closest(key: &str) -> Option<&'static Known> {
+    let (name, version) = key.split_once('/').unwrap_or((key, ""));
+    let offered = KNOWN.iter().filter(|k| {
+        matches!(k.support, Support::Runs(_)) && !(k.name == rust::NAME && k.version == "v1-alpha")
+    });
+    let name_distance = |k: &Known| {
+        let first = k.name.split('.').next().unwrap_or(k.name);
+        edits(name, first).min(edits(name, k.name))
+    };
+    let best = offered
+        .map(|k| (name_distance(k), edits(version, k.version), k))
+        .min_by_key(|(n, v, _)| (*n, *v))?;
+    let (n, _, k) = best;
+    // A typo, not another word: at most two edits, and fewer than half the name.
+    (n <= 2 && n * 2 < name.chars().count().max(1)).then_some(k)
+}
+
 /// The plugins of a `--plugins` value, resolved (usage errors exit 2). `None` when not given.
 pub fn parse_flag(value: Option<&str>) -> Result<Option<Vec<&'static Known>>> {
     let Some(value) = value else {
@@ -197,19 +331,43 @@ pub fn parse_flag(value: Option<&str>) -> Result<Option<Vec<&'static Known>>> {
     let mut out: Vec<&'static Known> = vec![];
     for key in value.split(',').map(str::trim).filter(|k| !k.is_empty()) {
         let known = lookup(key)?.ok_or_else(|| {
+            let last = match closest(key) {
+                Some(k) => {
+                    let fixed: Vec<String> = value
+                        .split(',')
+                        .map(|w| {
+                            if w.trim() == key {
+                                short_key(k)
+                            } else {
+                                w.trim().to_string()
+                            }
+                        })
+                        .filter(|w| !w.is_empty())
+                        .collect();
+                    format!(
+                        "did you mean --plugins={}? ({} is {})",
+                        fixed.join(","),
+                        short_key(k),
+                        k.key()
+                    )
+                }
+                None => "example of a valid value: --plugins=go/v4".to_string(),
+            };
             usage(format!(
                 "invalid value {key:?} for --plugins: no plugin has this key. It is none of Kubebuilder's plugins \
                  (go/v4, kustomize/v2, grafana/v1-alpha, autoupdate/v1-alpha, deploy-image/v1-alpha, helm/v2-alpha), nor \
-                 opbuilder's own (typed-clients/v1-alpha, rust/v1-beta), and {}\n  \
-                 example of a valid value: --plugins=go/v4",
+                 opbuilder's own (typed-clients/v1-alpha, rust/v1-beta), and {}\n  {last}",
                 external::discover::not_found(key)
             ))
         })?;
-        if let Support::NotYet(what) = known.support {
-            return Err(usage(format!(
-                "--plugins {key:?} ({}): {what}",
-                known.key()
-            )));
+        match known.support {
+            Support::Runs(_) => {}
+            Support::Legacy(what) | Support::Kept(what) | Support::Foreign(what) => {
+                return Err(usage(format!(
+                    "--plugins {key:?} ({}): {what}",
+                    known.key()
+                )))
+            }
         }
         if out.iter().any(|k| std::ptr::eq(*k, known)) {
             return Err(usage(format!(
@@ -227,17 +385,58 @@ pub fn parse_flag(value: Option<&str>) -> Result<Option<Vec<&'static Known>>> {
     Ok(Some(out))
 }
 
-/// Warnings for PROJECT `plugins:` sections that opbuilder keeps but cannot act on: the files
-/// those plugins made are left as they are, so the user must know to update them elsewhere.
+/// Refuse a layout that names another tool's layout (usage error, exit 2), naming it and what
+/// opbuilder scaffolds instead.
+pub fn refuse_foreign(layout: &[String]) -> Result<()> {
+    for key in layout {
+        if let Ok(Some(
+            k @ Known {
+                support: Support::Foreign(what),
+                ..
+            },
+        )) = lookup(key)
+        {
+            return Err(usage(format!(
+                "PROJECT's layout names {}, which opbuilder does not scaffold: {what}",
+                k.key()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Warnings for what PROJECT records that opbuilder keeps but does not act on (its layout's
+/// and its `plugins:` section's keys, each once; keys that share a reason in one warning): the
+/// files those plugins made are left as they are, so the user must know to update them
+/// elsewhere.
 pub fn warnings(project: &Project) -> Vec<String> {
+    let mut keys: Vec<String> = vec![];
+    for key in project.layout.iter().cloned().chain(project.plugin_keys()) {
+        if !keys.contains(&key) {
+            keys.push(key);
+        }
+    }
+    let in_layout = |key: &str| project.layout.iter().any(|k| k == key);
+    // Kept plugins, grouped by reason, in the order first met.
+    let mut kept: Vec<(&'static str, Vec<String>)> = vec![];
     let mut out = vec![];
-    for key in project.plugin_keys() {
+    for key in keys {
         match lookup(&key).ok().flatten() {
             Some(Known {
-                support: Support::NotYet(what),
+                support: Support::Kept(why),
+                ..
+            }) => match kept.iter_mut().find(|(w, _)| std::ptr::eq(*w, *why)) {
+                Some((_, ks)) => ks.push(key),
+                None => kept.push((why, vec![key])),
+            },
+            // The layout's other keys are the chain's to refuse or run.
+            _ if in_layout(&key) => {}
+            Some(Known {
+                support: Support::Legacy(what) | Support::Foreign(what),
                 ..
             }) => out.push(format!(
-                "PROJECT records the plugin {key}, which opbuilder cannot run yet; its settings and files are                  kept as they are and are not updated by this command: {what}"
+                "PROJECT records settings of the plugin {key}, which opbuilder does not run; they are kept as they \
+                 are, and its files are not updated by this command: {what}"
             )),
             Some(_) => {}
             None => out.push(format!(
@@ -246,6 +445,17 @@ pub fn warnings(project: &Project) -> Vec<String> {
                  tool that made them when its files need updating"
             )),
         }
+    }
+    for (why, ks) in kept.into_iter().rev() {
+        let names = match ks.as_slice() {
+            [one] => format!("the plugin {one}"),
+            [init @ .., last] => format!("the plugins {} and {last}", init.join(", ")),
+            [] => continue,
+        };
+        out.insert(
+            0,
+            format!("PROJECT records {names}, which opbuilder keeps there: {why}"),
+        );
     }
     out
 }
@@ -295,12 +505,85 @@ mod tests {
             "a prefix must end at a dot"
         );
         assert!(lookup("helm").is_err(), "two helm versions: ambiguous");
+        // The layouts of earlier releases need their version; without one, go means go/v4.
+        for (given, want) in [
+            ("go/v3", "go.kubebuilder.io/v3"),
+            ("go.kubebuilder.io/v4-alpha", "go.kubebuilder.io/v4-alpha"),
+            ("kustomize", "kustomize.common.kubebuilder.io/v2"),
+            ("base.go.kubebuilder.io", "base.go.kubebuilder.io/v4"),
+        ] {
+            assert_eq!(lookup(given).unwrap().unwrap().key(), want, "{given}");
+        }
+        for k in KNOWN {
+            assert_eq!(
+                successor(&k.key()).is_some(),
+                matches!(k.support, Support::Legacy(_)),
+                "{k:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn kept_plugins_are_warned_about_once_per_reason() {
+        let p = Project::parse(
+            "layout:\n- go.kubebuilder.io/v4\n- helm.kubebuilder.io/v1-alpha\nplugins:\n  \
+             helm.kubebuilder.io/v1-alpha: {}\n  manifests.sdk.operatorframework.io/v2: {}\n  \
+             scorecard.sdk.operatorframework.io/v2: {}\nversion: \"3\"\n",
+        )
+        .unwrap();
+        let w = warnings(&p);
+        assert_eq!(w.len(), 2, "{w:#?}");
+        assert!(
+            w[0].contains("the plugin helm.kubebuilder.io/v1-alpha,")
+                && w[0].contains("edit --plugins=helm/v2-alpha"),
+            "{}",
+            w[0]
+        );
+        assert!(
+            w[1].contains(
+                "the plugins manifests.sdk.operatorframework.io/v2 and scorecard.sdk.operatorframework.io/v2,"
+            ),
+            "{}",
+            w[1]
+        );
+    }
+
+    #[test]
+    fn a_key_no_plugin_has_suggests_the_one_meant() {
+        let meant = |key: &str| closest(key).map(short_key);
+        assert_eq!(meant("go/v5").as_deref(), Some("go/v4"));
+        assert_eq!(meant("go/v3").as_deref(), Some("go/v4"));
+        assert_eq!(meant("rust/v2").as_deref(), Some("rust/v1-beta"));
+        assert_eq!(meant("helm/v3").as_deref(), Some("helm/v2-alpha"));
+        assert_eq!(
+            meant("grafna/v1-alpha").as_deref(),
+            Some("grafana/v1-alpha")
+        );
+        assert_eq!(
+            meant("deployimage/v1-alpha").as_deref(),
+            Some("deploy-image/v1-alpha")
+        );
+        assert_eq!(
+            meant("base.go.kubebuilder.io/v5").as_deref(),
+            Some("base.go.kubebuilder.io/v4")
+        );
+        assert_eq!(meant("example.com/v1"), None, "no plugin is close");
+        assert_eq!(meant("ab/v1"), None, "a short name is no typo of another");
+        let e = parse_flag(Some("go/v4,grafna/v1-alpha")).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("did you mean --plugins=go/v4,grafana/v1-alpha?"),
+            "{e}"
+        );
     }
 
     #[test]
     fn flag_refuses_what_cannot_run_naming_it() {
         for (v, needle) in [
             ("helm/v1-alpha", "deprecated"),
+            ("go/v3", "alpha generate"),
+            ("helm.sdk.operatorframework.io/v1", "Helm chart"),
+            ("manifests.sdk.operatorframework.io/v2", "Operator SDK"),
             ("example.com/v1", "example.com/v1"),
             ("go/v4,go.kubebuilder.io/v4", "twice"),
             (",", "empty"),

@@ -9,13 +9,14 @@ use super::version;
 use serde_yaml::{Mapping, Value};
 use std::borrow::Cow;
 
-const HEADER: &str =
+/// The header of a PROJECT that opbuilder starts (`init`); a project read keeps its own.
+pub(super) const HEADER: &str =
     "# Written by opbuilder (https://kubebuilder.io compatible, project version 3).\n\
 # It records how this project was scaffolded so later `create` commands, and Kubebuilder itself,\n\
 # can extend it. Edit it only if you know what you are doing.\n";
 
 impl Project {
-    /// Serialise with the header, sorted keys, and Kubebuilder's formatting. Written field by
+    /// Serialise with the header (the one read, else opbuilder's), sorted keys, and Kubebuilder's formatting. Written field by
     /// field in one pass (a unit test checks it against the generic emitter on random projects).
     pub fn to_yaml(&self) -> String {
         enum Top<'a> {
@@ -57,8 +58,9 @@ impl Project {
         }
         top.sort_by(|a, b| a.0.cmp(&b.0));
 
-        let mut out = String::with_capacity(HEADER.len() + 256 + 320 * self.resources.len());
-        out.push_str(HEADER);
+        let header = self.header.as_deref().unwrap_or(HEADER);
+        let mut out = String::with_capacity(header.len() + 256 + 320 * self.resources.len());
+        out.push_str(header);
         for (key, item) in &top {
             out.push_str(key);
             out.push(':');

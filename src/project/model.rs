@@ -70,6 +70,11 @@ pub struct Project {
     /// Keys opbuilder does not model (`plugins`, future keys): kept as they are.
     #[serde(flatten)]
     pub other: Mapping,
+    /// The comment lines PROJECT starts with, as read (Kubebuilder's header, opbuilder's, a
+    /// user's, or none: `Some("")`): written back as they are. `None` for a new project, which
+    /// gets opbuilder's header.
+    #[serde(skip)]
+    pub header: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
@@ -174,6 +179,20 @@ impl Project {
         self.resources
             .iter()
             .any(|r| r.group.eq_ignore_ascii_case(group))
+    }
+
+    /// Drop a `plugins` key that holds nothing (`plugins: []`, `plugins: {}`, `plugins:`), which
+    /// Kubebuilder writes as no key at all (and cannot read as `[]`).
+    pub(super) fn drop_empty_plugins(&mut self) {
+        let empty = match self.other.get(PLUGINS) {
+            Some(Value::Null) => true,
+            Some(Value::Sequence(s)) => s.is_empty(),
+            Some(Value::Mapping(m)) => m.is_empty(),
+            _ => false,
+        };
+        if empty {
+            self.other.remove(PLUGINS);
+        }
     }
 
     /// The keys of PROJECT's `plugins:` section, in file order.

@@ -180,10 +180,13 @@ impl Plugin for External {
         self.scaffold(cx, Subcommand::Init)?;
         // Unless a plugin of the layout (go/v4) says what comes next.
         if cx.plan.next.is_none() {
-            cx.plan.next = Some(format!(
-                "Later commands run the plugins of PROJECT's layout ({}).",
-                cx.project.layout.join(", ")
-            ));
+            cx.plan.next = Some(crate::plan::Next {
+                note: Some(format!(
+                    "Later commands run the plugins of PROJECT's layout ({}).",
+                    cx.project.layout.join(", ")
+                )),
+                ..Default::default()
+            });
         }
         Ok(())
     }

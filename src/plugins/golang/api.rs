@@ -2,7 +2,7 @@
 //! cmd/main.go and the suite test, and server-side apply.
 
 use crate::context::{ProjectCtx, MAIN_GO};
-use crate::plan::{Edit, IfExists, Op, Plan};
+use crate::plan::{Edit, IfExists, Next, Plan};
 use crate::planning::api::ResolvedResource;
 use crate::project::{Project, Resource};
 use crate::resource::{CtxInput, Gvk, ResourceCtx};
@@ -117,7 +117,7 @@ pub fn plan_files(
             (None, format!("{repo}/internal/controller"))
         } else {
             (
-                Some(format!("{}controller", ctx.controller_pkg)),
+                Some(crate::resource::controller_alias(&ctx.group)),
                 format!("{repo}/{}", ctx.controller_dir),
             )
         };
@@ -135,24 +135,31 @@ pub fn plan_files(
     Ok(())
 }
 
-/// What comes next after go/v4's `create api` planned `plan`: the types to fill in, or the
-/// reconcile logic of a controller of its own (none when neither was planned).
-pub fn next_step(plan: &Plan, res: &ResolvedResource) -> Option<String> {
+/// What comes next after go/v4's `create api` planned `plan`: the types to fill in (and the
+/// controller's reconcile logic), or the reconcile logic of a controller of its own (none when
+/// neither was planned).
+pub fn next_step(plan: &Plan, res: &ResolvedResource) -> Option<Next> {
+    let controller = plan.written("_controller.go").into_iter().next();
     if res.do_resource {
-        return Some(
-            "Next: fill in the Spec and Status in the *_types.go file, then run\n  make manifests"
-                .into(),
-        );
+        let types = plan
+            .written("_types.go")
+            .into_iter()
+            .next()
+            .unwrap_or_else(|| "the *_types.go file".into());
+        let reconcile = controller
+            .map(|c| format!(" and the reconcile logic in {c}"))
+            .unwrap_or_default();
+        return Some(Next::new(
+            format!("fill in the Spec and Status in {types}{reconcile}, then run"),
+            &["make generate manifests"],
+        ));
     }
-    let controller = plan.ops.iter().find_map(|op| match op {
-        Op::Create { path, .. } if path.to_string_lossy().ends_with("_controller.go") => {
-            Some(path.display().to_string())
-        }
-        _ => None,
-    })?;
-    Some(format!(
-        "Next: write the reconcile logic in {controller} (its +kubebuilder:rbac markers grant \
-         the access it needs), then run\n  make manifests"
+    Some(Next::new(
+        format!(
+            "write the reconcile logic in {} (its +kubebuilder:rbac markers grant the access it needs), then run",
+            controller?
+        ),
+        &["make manifests"],
     ))
 }
 

@@ -4,6 +4,7 @@
 //! decides what is asked (`planning::api::resolve`, `planning::webhook::resolve`); this plugin
 //! plans the files (one module per command) and records the result in PROJECT.
 
+use crate::plan::Next;
 use crate::planning::api::ResolvedResource;
 use crate::planning::edit::EditArgs;
 use crate::planning::plugin::{Cx, Plugin};
@@ -20,10 +21,10 @@ pub struct GoV4;
 
 fn go_init(cx: &mut Cx, boilerplate: Option<&str>) -> Result<()> {
     init::plan_files(cx, boilerplate)?;
-    cx.plan.next = Some(
-        "Next: add an API with\n  opbuilder create api --group <group> --version v1 --kind <Kind>"
-            .into(),
-    );
+    cx.plan.next = Some(Next::new(
+        "add an API, for example with",
+        &[crate::planning::init::ADD_API],
+    ));
     Ok(())
 }
 
@@ -36,7 +37,7 @@ fn go_create_api(cx: &mut Cx, res: &ResolvedResource) -> Result<()> {
 
 fn go_create_webhook(cx: &mut Cx, hook: &ResolvedWebhook) -> Result<()> {
     webhook::plan_files(cx.root, cx.project, hook, cx.plan, cx.notes)?;
-    cx.plan.next = Some("Next: fill in the webhook logic, then run\n  make manifests".into());
+    cx.plan.next = Some(webhook::next_step(cx.plan, hook));
     hook.record(cx.project);
     Ok(())
 }

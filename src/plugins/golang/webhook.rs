@@ -2,7 +2,7 @@
 //! suite, cmd/main.go, the e2e checks, kustomize and conversion.
 
 use crate::context::{ProjectCtx, MAIN_GO};
-use crate::plan::{Edit, IfExists, Plan};
+use crate::plan::{Edit, IfExists, Next, Plan};
 use crate::planning::webhook::ResolvedWebhook;
 use crate::project::Project;
 use crate::resource::{self, CtxInput, ResourceCtx};
@@ -53,7 +53,7 @@ pub fn plan_files(
         ..
     } = hook;
     let (core, external) = (hook.core, hook.external);
-    let (group, version, kind) = (&gvk.group, &gvk.version, &gvk.kind);
+    let (version, kind) = (&gvk.version, &gvk.kind);
     let pctx = ProjectCtx::load(root, project)?;
     let mut ctx = ResourceCtx::new(CtxInput {
         project,
@@ -137,14 +137,7 @@ pub fn plan_files(
     );
 
     // cmd/main.go.
-    let hook_alias = format!(
-        "webhook{}",
-        if project.multigroup && !group.is_empty() {
-            &ctx.import_alias
-        } else {
-            &ctx.webhook_pkg
-        }
-    );
+    let hook_alias = ctx.webhook_alias.clone();
     if external && existing.is_none() {
         plan.go_import(MAIN_GO, Some(&ctx.import_alias), api_path, &repo);
         plan.above_marker(
@@ -421,6 +414,38 @@ mod release_0_1_0 {
     }
 }
 
+/// What comes next after go/v4's `create webhook` planned `plan`: the webhook file to fill in,
+/// and each spoke's conversion file (the hub's is done).
+pub fn next_step(plan: &Plan, hook: &ResolvedWebhook) -> Next {
+    let mut todo = vec![];
+    if let Some(f) = plan.written("_webhook.go").first() {
+        todo.push(format!("the webhook logic in {f}"));
+    }
+    let hub = format!("/{}/", hook.gvk.version);
+    let spokes: Vec<String> = plan
+        .written("_conversion.go")
+        .into_iter()
+        .filter(|f| !f.contains(&hub))
+        .collect();
+    if !spokes.is_empty() {
+        todo.push(format!(
+            "ConvertTo and ConvertFrom in {}",
+            spokes.join(" and ")
+        ));
+    }
+    if todo.is_empty() {
+        todo.push("the webhook logic".into());
+    }
+    Next::new(
+        format!("fill in {}, then run", todo.join(", and ")),
+        &[if hook.conversion {
+            "make generate manifests"
+        } else {
+            "make manifests"
+        }],
+    )
+}
+
 /// Hub file, storage-version marker, and one conversion file per spoke.
 fn conversion_files(
     plan: &mut Plan,
@@ -450,7 +475,14 @@ fn conversion_files(
         sc.hub_import_alias = ctx.import_alias.clone();
         sc.hub_api_path = ctx.api_path.clone();
         sc.spoke_version = s.clone();
-        sc.spoke_dir = resource::layout(project, &ctx.group, s).api_dir;
+        // The spoke's types are where PROJECT says they are.
+        sc.spoke_dir = project
+            .find(&ctx.group, s, &ctx.kind)
+            .and_then(|r| {
+                let (_, path) = resource::recorded_domain_and_path(project, r);
+                resource::dir_in_module(project, &path)
+            })
+            .unwrap_or_else(|| resource::layout(project, &ctx.group, s).api_dir);
         for f in templates::render_tree("webhook-spoke", &sc, |_| true)? {
             plan.create(f.path, f.content, policy);
         }

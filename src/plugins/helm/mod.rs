@@ -119,6 +119,8 @@ impl Plugin for Helm {
         }
         // The deprecated chart plugin's section goes, as Kubebuilder drops it on this edit.
         cx.project.remove_plugin_config(DEPRECATED_KEY);
+        // And from the layout (where Kubebuilder leaves it, and runs v1-alpha again on every edit).
+        cx.project.layout.retain(|k| k != DEPRECATED_KEY);
         cx.project.set_plugin_config(
             KEY,
             &Section {

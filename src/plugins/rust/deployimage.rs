@@ -117,11 +117,17 @@ fn plan_files(cx: &mut Cx, res: &ResolvedResource, opts: &Options) -> Result<()>
         rbac::role_yaml(&role_rules, cx.project.namespaced),
     )?;
     plan_image_env(cx, &ctx.options.kind_upper, &opts.image)?;
-    cx.plan.next = Some(format!(
-        "The controller (src/controllers/{}.rs) deploys {} for each {} object (the image is the {}_IMAGE \
-         variable in config/manager/manager.yaml).\nNext: after changing the types in src/api/, run\n  make manifests test",
-        rctx.controller_mod, opts.image, g.kind, ctx.options.kind_upper
-    ));
+    let types = super::rust_file(cx.plan, "src/api/", |_| true)
+        .unwrap_or_else(|| "the types in src/api/".into());
+    cx.plan.next = Some(crate::plan::Next {
+        note: Some(format!(
+            "The controller (src/controllers/{}.rs) deploys {} for each {} object (the image is the {}_IMAGE \
+             variable in config/manager/manager.yaml).",
+            rctx.controller_mod, opts.image, g.kind, ctx.options.kind_upper
+        )),
+        lead: format!("after changing {types}, run"),
+        run: super::test_commands(cx.root),
+    });
     Ok(())
 }
 

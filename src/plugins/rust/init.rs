@@ -4,7 +4,7 @@
 use super::context::{crate_name, RustProjectCtx};
 use super::rbac;
 use crate::context::{BOILERPLATE_FILE, RUST_BOILERPLATE_FILE};
-use crate::error::bad_flag;
+use crate::error::{bad_flag, usage};
 use crate::plan::IfExists;
 use crate::planning::plugin::Cx;
 use crate::templates;
@@ -25,8 +25,24 @@ fn shared(template: &str, boilerplate: bool) -> bool {
 
 /// The Rust layout's files for a new project.
 pub fn plan_files(cx: &mut Cx, boilerplate_file: Option<&str>) -> Result<()> {
-    crate_name(&cx.project.project_name)
-        .map_err(|r| bad_flag("--project-name", &cx.project.project_name, &r, "guestbook"))?;
+    let name = &cx.project.project_name;
+    crate_name(name).map_err(|r| {
+        if crate::plugins::external::given_flags(cx.plugin_args).contains(&"project-name") {
+            return bad_flag("--project-name", name, &r, "guestbook");
+        }
+        // The name came from the directory's: say so, and how to choose another.
+        let letters = name.trim_start_matches(|c: char| !c.is_ascii_lowercase());
+        let example = if letters.is_empty() || crate_name(letters).is_err() {
+            "guestbook"
+        } else {
+            letters
+        };
+        usage(format!(
+            "without --project-name the project is named after this directory, {name:?}, and the name {r}.\n  \
+             Choose a name with --project-name, for example: --project-name {example}; or run `opbuilder init` \
+             in a directory with such a name"
+        ))
+    })?;
     if cx.project.namespaced
         && crate::releases::active_version() == Some(crate::project::RUST_LAYOUT_V1_ALPHA_RELEASE)
     {

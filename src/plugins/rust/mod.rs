@@ -11,6 +11,7 @@
 //! under their own key.
 
 use crate::error::usage;
+use crate::plan::Next;
 use crate::planning::api::ResolvedResource;
 use crate::planning::edit::EditArgs;
 use crate::planning::plugin::{Cx, Plugin};
@@ -72,6 +73,58 @@ impl RustLayout {
     }
 }
 
+/// The first Rust file the plan writes under `dir` (a module's own file, not a `mod.rs`) that
+/// `pick` takes.
+pub(crate) fn rust_file(
+    plan: &crate::plan::Plan,
+    dir: &str,
+    pick: impl Fn(&str) -> bool,
+) -> Option<String> {
+    plan.written(".rs")
+        .into_iter()
+        .find(|f| f.starts_with(dir) && !f.ends_with("/mod.rs") && pick(f))
+}
+
+/// Whether the test control plane (kube-apiserver and etcd) is in the project's bin/k8s, where
+/// `make setup-envtest` puts it.
+fn envtest_ready(root: &std::path::Path) -> bool {
+    std::fs::read_dir(root.join("bin/k8s")).is_ok_and(|entries| {
+        entries
+            .flatten()
+            .any(|e| e.path().join("kube-apiserver").is_file())
+    })
+}
+
+/// The commands that test the project: `make setup-envtest` first while the test control
+/// plane is missing, then `make manifests test`.
+pub(crate) fn test_commands(root: &std::path::Path) -> Vec<String> {
+    let mut run = vec![];
+    if !envtest_ready(root) {
+        run.push(
+            "make setup-envtest      # once: kube-apiserver and etcd for the tests, into bin/k8s"
+                .into(),
+        );
+    }
+    run.push("make manifests test".into());
+    run
+}
+
+/// What comes next after the types (and the controller, `controller`) were planned: fill
+/// them in, then test.
+fn next_after_types(cx: &Cx, controller: bool) -> Next {
+    let types = rust_file(cx.plan, "src/api/", |_| true)
+        .unwrap_or_else(|| "the types under src/api/".into());
+    let reconcile = rust_file(cx.plan, "src/controllers/", |_| true)
+        .filter(|_| controller)
+        .map(|c| format!(" and the reconcile in {c}"))
+        .unwrap_or_default();
+    Next {
+        lead: format!("fill in the Spec and Status in {types}{reconcile}, then run"),
+        run: test_commands(cx.root),
+        note: None,
+    }
+}
+
 impl Plugin for RustLayout {
     fn key(&self) -> &'static str {
         self.key
@@ -79,27 +132,37 @@ impl Plugin for RustLayout {
     fn init(&self, cx: &mut Cx, boilerplate: Option<&str>) -> Result<()> {
         self.check_key()?;
         init::plan_files(cx, boilerplate)?;
-        cx.plan.next = Some(
-            "Next: add an API with\n  opbuilder create api --group <group> --version v1 --kind <Kind>\n\
-             then build and test with\n  make test"
-                .into(),
-        );
+        let mut run = vec![crate::planning::init::ADD_API.to_string()];
+        run.extend(test_commands(cx.root));
+        cx.plan.next = Some(Next {
+            lead: "add an API, then test the project, for example with".into(),
+            run,
+            note: None,
+        });
         Ok(())
     }
     fn create_api(&self, cx: &mut Cx, res: &ResolvedResource) -> Result<()> {
         api::plan_files(cx, res)?;
-        cx.plan.next = Some(
-            "Next: fill in the Spec and Status of the types and the reconcile of the controller under src/, then run\n  make manifests test"
-                .into(),
-        );
+        cx.plan.next = Some(next_after_types(cx, res.do_controller));
         Ok(())
     }
     fn create_webhook(&self, cx: &mut Cx, hook: &ResolvedWebhook) -> Result<()> {
         webhook::plan_files(cx, hook)?;
-        cx.plan.next = Some(
-            "Next: fill in default and validate in src/webhooks/, then run\n  make manifests test"
-                .into(),
-        );
+        let mut todo = vec![];
+        if let Some(f) = rust_file(cx.plan, "src/webhooks/", |f| !f.ends_with("_conversion.rs")) {
+            todo.push(format!("default and validate in {f}"));
+        }
+        if let Some(f) = rust_file(cx.plan, "src/webhooks/", |f| f.ends_with("_conversion.rs")) {
+            todo.push(format!("the conversion between versions in {f}"));
+        }
+        if todo.is_empty() {
+            todo.push("the webhooks in src/webhooks/".into());
+        }
+        cx.plan.next = Some(Next {
+            lead: format!("fill in {}, then run", todo.join(", and ")),
+            run: test_commands(cx.root),
+            note: None,
+        });
         Ok(())
     }
     fn edit(&self, cx: &mut Cx, args: &EditArgs) -> Result<()> {
