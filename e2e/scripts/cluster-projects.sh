@@ -92,9 +92,11 @@ cluster_rust() {
 	ok "Rust manager pod $pod Ready under the ServiceAccount $sa (restricted Pod Security Standard)"
 
 	local as_sa=(--as="system:serviceaccount:$ns:$sa")
-	[[ $(k auth can-i "${as_sa[@]}" patch shelves.shop.example.com/status) == yes ]] ||
+	# A subresource by --subresource: `kubectl auth can-i VERB TYPE/NAME` reads the part after
+	# the slash as an object's name.
+	[[ $(k auth can-i "${as_sa[@]}" patch shelves.shop.example.com --subresource=status -n default) == yes ]] ||
 		fail "$sa may not patch shelves/status"
-	[[ $(k auth can-i "${as_sa[@]}" update shelves.shop.example.com/finalizers) == yes ]] ||
+	[[ $(k auth can-i "${as_sa[@]}" update shelves.shop.example.com --subresource=finalizers -n default) == yes ]] ||
 		fail "$sa may not update shelves/finalizers (owner references that block a Shelf's deletion)"
 	[[ $(k auth can-i "${as_sa[@]}" patch shelves.shop.example.com -n default 2>/dev/null || true) == no ]] ||
 		fail "$sa may patch shelves: the controller has no finalizer to add"
