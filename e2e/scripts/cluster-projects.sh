@@ -106,7 +106,7 @@ cluster_rust() {
 		fail "$sa may not create deployments (the Memcached controller's operand)"
 	[[ $(k auth can-i "${as_sa[@]}" delete deployments -n default 2>/dev/null || true) == no ]] ||
 		fail "$sa may delete deployments: its RBAC is more than make manifests wrote"
-	ok "$sa has the RBAC generated from the Rust source (patch shelves/status, create deployments) and no more (no secrets, no deleting deployments)"
+	ok "$sa has the RBAC generated from the Rust source (patch shelves/status, update shelves/finalizers, create deployments) and no more (no patching shelves, no secrets, no deleting deployments)"
 
 	local cert
 	for cert in serving-cert metrics-certs; do
