@@ -501,7 +501,10 @@ fn create_api_needs_a_project_and_intact_markers() {
             "--skip-post-steps",
         ],
         1,
-        &["cmd/main.go: must exist"],
+        &[
+            "cmd/main.go is missing, so the manager's setup of the new code has nowhere to go",
+            "--allow-missing-markers",
+        ],
     );
 }
 
@@ -617,6 +620,65 @@ fn webhook(dir: &Path, extra: &[&str]) -> std::process::Output {
     let mut args = vec!["create", "webhook", "--skip-post-steps"];
     args.extend_from_slice(extra);
     opbuilder(dir).args(&args).output().unwrap()
+}
+
+/// A project made before config/network-policy/ and test/e2e/ (or whose owner removed them):
+/// `create webhook` writes the rest, wired, and leaves those two parts out whole; with the
+/// manager's marker gone too, it refuses, and with --allow-missing-markers writes all but the
+/// manager's setup. The messages are pinned by the UI cases e2e/ui/degrade-*.
+#[test]
+fn create_webhook_in_an_older_layout_leaves_out_what_the_project_lacks() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    init_project(d, &[]);
+    let gvk = ["--group", "ingress", "--version", "v1", "--kind", "App"];
+    assert!(
+        api(d, &[&gvk[..], &["--resource", "--controller"]].concat())
+            .status
+            .success()
+    );
+    fs::remove_dir_all(d.join("config/network-policy")).unwrap();
+    fs::remove_dir_all(d.join("test/e2e")).unwrap();
+    let main = d.join("cmd/main.go");
+    let unmarked = fs::read_to_string(&main)
+        .unwrap()
+        .replace("\t// +kubebuilder:scaffold:builder\n", "");
+    fs::write(&main, &unmarked).unwrap();
+    fails_untouched(
+        d,
+        &[
+            &["create", "webhook", "--skip-post-steps", "--defaulting"][..],
+            &gvk[..],
+        ]
+        .concat(),
+        1,
+        &["the manager's setup of the new code has nowhere to go"],
+    );
+    let out = webhook(
+        d,
+        &[&gvk[..], &["--defaulting", "--allow-missing-markers"]].concat(),
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    for said in [
+        "note: left out the network policy for webhook traffic, because config/network-policy/kustomization.yaml is missing",
+        "note: left out the webhooks' e2e checks, because test/e2e/e2e_test.go is missing",
+        "warning: left out the manager's setup of the new code, because cmd/main.go has no line",
+        "SetupAppWebhookWithManager(mgr)",
+    ] {
+        assert!(err.contains(said), "{said:?} not in:\n{err}");
+    }
+    // Neither left-out part wrote anything; main.go is as it was; the rest is written and wired.
+    assert!(!d.join("config/network-policy").exists());
+    assert!(!d.join("test/e2e").exists());
+    assert_eq!(fs::read_to_string(&main).unwrap(), unmarked);
+    assert!(d.join("internal/webhook/v1/app_webhook.go").is_file());
+    let suite = fs::read_to_string(d.join("internal/webhook/v1/webhook_suite_test.go")).unwrap();
+    assert!(suite.contains("SetupAppWebhookWithManager(mgr)"), "{suite}");
+    let default = fs::read_to_string(d.join("config/default/kustomization.yaml")).unwrap();
+    assert!(default.contains("\n- ../webhook\n"), "{default}");
+    let project = fs::read_to_string(d.join("PROJECT")).unwrap();
+    assert!(project.contains("defaulting: true"), "{project}");
 }
 
 #[test]

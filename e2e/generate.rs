@@ -324,15 +324,68 @@ fn generate_keeps_projects_resource_order() {
     let out = t.path().join("out");
     assert!(generate(&src, &out).status.success());
     let (want, got) = (snapshot(&src), snapshot(&out));
-    // The webhook-only Pod stays first in PROJECT although its webhook is replayed last.
+    // The webhook-only Pod stays first in PROJECT although webhooks are replayed after the
+    // types, and cmd/main.go, which wires the webhook above the controller, tells the replay to
+    // create the webhook first: the same tree.
     assert_eq!(
         String::from_utf8_lossy(&want[Path::new("PROJECT")]),
         String::from_utf8_lossy(&got[Path::new("PROJECT")])
     );
-    // cmd/main.go wires the same things; only their order follows the replay.
-    assert_eq!(differing(&want, &got), ["cmd/main.go"]);
+    assert_eq!(differing(&want, &got), Vec::<String>::new());
+}
+
+/// The replay creates each webhook where cmd/main.go shows it was created: a type's webhook
+/// right after the type, before the next type, as a user often works.
+#[test]
+fn generate_replays_webhooks_in_the_order_main_go_wires_them() {
+    let t = tempfile::tempdir().unwrap();
+    let src = t.path().join("src");
+    fs::create_dir(&src).unwrap();
+    fn gvk(kind: &str) -> [&str; 6] {
+        ["--group", "crew", "--version", "v1", "--kind", kind]
+    }
+    let run = |args: Vec<&str>| {
+        let o = opbuilder(&src)
+            .args(&args)
+            .arg("--skip-post-steps")
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    };
+    run(vec![
+        "init",
+        "--domain",
+        "example.com",
+        "--repo",
+        "example.com/x",
+        "--project-name",
+        "x",
+    ]);
+    for kind in ["Captain", "Sailor"] {
+        let mut api = vec!["create", "api"];
+        api.extend(gvk(kind));
+        api.extend(["--resource", "--controller"]);
+        run(api);
+        let mut webhook = vec!["create", "webhook"];
+        webhook.extend(gvk(kind));
+        webhook.push("--defaulting");
+        run(webhook);
+    }
+    let out = t.path().join("out");
+    assert!(generate(&src, &out).status.success());
+    let (want, got) = (snapshot(&src), snapshot(&out));
     let main = Path::new("cmd/main.go");
-    assert_eq!(sorted_lines(&want[main]), sorted_lines(&got[main]));
+    let text = String::from_utf8_lossy(&want[main]).to_string();
+    let at = |needle: &str| text.find(needle).unwrap_or_else(|| panic!("{needle}"));
+    assert!(
+        at("SetupCaptainWebhookWithManager(") < at("SailorReconciler{"),
+        "the project wires the Captain webhook before the Sailor controller:\n{text}"
+    );
+    assert_eq!(differing(&want, &got), Vec::<String>::new());
 }
 
 /// The helm plugin replays from the input's manifests file, copied as it is (no make).

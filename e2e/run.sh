@@ -18,6 +18,8 @@
 #   bash e2e/run.sh helm         # the helm plugin's chart: helm lint/template/install (live plane)
 #   bash e2e/run.sh lint-logcheck  # make lint with golangci-lint built with .custom-gcl.yml's logcheck
 #   bash e2e/run.sh alpha-update # release 0.1.0 reproduced; 0.1.0 projects with user code updated
+#   bash e2e/run.sh kubebuilder-releases [RELEASE...]  # projects made by Kubebuilder v4.0.0, v4.6.0 and
+#                                # [e2e] kubebuilder: opbuilder's commands in them, alpha update, make build/test
 #   bash e2e/run.sh shapes       # the Go of a project whose PROJECT has the shapes of e2e/fixtures/shapes/groups builds
 #   bash e2e/run.sh install      # the crate as published: package, publish --dry-run, cargo install, use
 #   bash e2e/run.sh cluster      # a real one-node cluster (e2e/scripts/cluster.sh, root): go/v4 and Rust
@@ -77,10 +79,10 @@ all)
 	# the crate's install, the faults); then the longest first, so the last job to end is a short one.
 	mapfile -t golden < <(golden_jobs)
 	jobs=(control-plane cluster golden:rust install faults golden:deployimage smoke parity scenarios alpha-update
-		"${golden[@]:2}" rust-tutorial envtest-offline rust helm lint-logcheck tutorial shapes generate-parity)
+		kubebuilder-releases "${golden[@]:2}" rust-tutorial envtest-offline rust helm lint-logcheck tutorial shapes generate-parity)
 	;;
 golden) mapfile -t jobs < <(golden_jobs) ;;
-smoke | scenarios | rust | envtest-offline | tutorial | rust-tutorial | helm | alpha-update | lint-logcheck | cluster | shapes) jobs=("$what") ;;
+smoke | scenarios | rust | envtest-offline | tutorial | rust-tutorial | helm | alpha-update | kubebuilder-releases | lint-logcheck | cluster | shapes) jobs=("$what") ;;
 parity) jobs=(generate-parity parity) ;;
 generate-parity) jobs=(generate-parity) ;;
 *) die "unknown stage '$what' (see the usage at the top of e2e/run.sh)" ;;
@@ -118,6 +120,7 @@ run_job() {
 	cluster) "$s/cluster-e2e.sh" ;;
 	generate-parity) "$s/generate-parity.sh" "${job_args[@]}" ;;
 	alpha-update) "$s/alpha-update.sh" ;;
+	kubebuilder-releases) "$s/kubebuilder-releases.sh" "${job_args[@]}" ;;
 	shapes) "$s/shapes.sh" ;;
 	parity) "$s/parity.sh" "${job_args[@]}" ;;
 	faults) "$s/faults.sh" ;;

@@ -4,10 +4,13 @@
 //! - `commands`: one command per line (`#` comments). `opbuilder ...` must succeed;
 //!   `! opbuilder ...` must fail. Environment variables may come first (`NAME=value opbuilder
 //!   ...`); `[REPO]` in a value is the repository's root (for e2e/fixtures and docs/examples).
-//!   Three more steps set the scene, each printed in the transcripts as it is written:
+//!   More steps set the scene, each printed in the transcripts as it is written:
 //!   `cd DIR` (the directory the next commands run in, relative to the case's directory;
 //!   `cd .` goes back), `mkdir DIR` and `chmod MODE PATH` (an octal mode, as a user would
-//!   protect a file or a directory).
+//!   protect a file or a directory); and, to make a project as an earlier release or its owner
+//!   left it, `rm PATH...` (files or directories), `mv FROM TO`, `cp [REPO]/FILE TO` and
+//!   `drop-lines PATH TEXT` (every line of PATH holding TEXT; it fails the case when no line
+//!   does, as each of these does when it finds nothing to change).
 //! - `in/` (optional): the tree the commands start from (else an empty directory).
 //! - `stdout`, `stderr`: the expected output of all the commands, each command's part headed by
 //!   `$ <command>`; a failure adds `[exit N]` to stderr. The working directory reads `[ROOT]`.
@@ -44,7 +47,7 @@ fn transcript(script: &str, work: &Path) -> Result<(String, String), String> {
         if line.is_empty() || line.starts_with('#') {
             continue;
         }
-        if let Some(done) = scene(line, work, &mut cwd) {
+        if let Some(done) = scene(line, work, &mut cwd, repo) {
             done.map_err(|e| format!("line {}: `{line}`: {e}", n + 1))?;
             for text in [&mut out, &mut err] {
                 text.push_str(&format!("$ {line}\n"));
@@ -102,8 +105,14 @@ fn transcript(script: &str, work: &Path) -> Result<(String, String), String> {
     Ok((out, err))
 }
 
-/// A step that sets the scene (`cd`, `mkdir`, `chmod`), done; None for any other line.
-fn scene(line: &str, work: &Path, cwd: &mut std::path::PathBuf) -> Option<Result<(), String>> {
+/// A step that sets the scene (`cd`, `mkdir`, `chmod`, `rm`, `mv`, `cp`, `drop-lines`), done;
+/// None for any other line.
+fn scene(
+    line: &str,
+    work: &Path,
+    cwd: &mut std::path::PathBuf,
+    repo: &str,
+) -> Option<Result<(), String>> {
     use std::os::unix::fs::PermissionsExt;
     let words = split_words(line);
     let (first, rest) = words.split_first()?;
@@ -134,6 +143,43 @@ fn scene(line: &str, work: &Path, cwd: &mut std::path::PathBuf) -> Option<Result
                 })
             })
         }
+        ("rm", paths) if !paths.is_empty() => paths.iter().try_for_each(|rel| {
+            let p = path(rel)?;
+            if p.is_dir() {
+                fs::remove_dir_all(&p)
+            } else {
+                fs::remove_file(&p)
+            }
+            .map_err(|e| format!("{rel}: {e}"))
+        }),
+        ("mv", [from, to]) => path(from).and_then(|from| {
+            let to = path(to)?;
+            to.parent()
+                .map_or(Ok(()), fs::create_dir_all)
+                .and_then(|()| fs::rename(from, to))
+                .map_err(|e| e.to_string())
+        }),
+        ("cp", [from, to]) => match from.strip_prefix("[REPO]/") {
+            Some(rel) => path(to).and_then(|to| {
+                to.parent()
+                    .map_or(Ok(()), fs::create_dir_all)
+                    .and_then(|()| fs::copy(Path::new(repo).join(rel), to))
+                    .map(drop)
+                    .map_err(|e| format!("{from}: {e}"))
+            }),
+            None => Err("copies only from [REPO]/...".into()),
+        },
+        ("drop-lines", [file, text]) => path(file).and_then(|p| {
+            let old = fs::read_to_string(&p).map_err(|e| format!("{file}: {e}"))?;
+            let new: String = old
+                .split_inclusive('\n')
+                .filter(|l| !l.contains(text.as_str()))
+                .collect();
+            if new == old {
+                return Err(format!("{file} has no line holding {text:?}"));
+            }
+            fs::write(&p, new).map_err(|e| format!("{file}: {e}"))
+        }),
         _ => return None,
     })
 }

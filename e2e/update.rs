@@ -259,7 +259,8 @@ fn bad_input_is_refused_and_nothing_is_touched() {
         "{e}"
     );
     assert!(
-        e.contains("example of a valid value: --from-version 0.1.0"),
+        e.contains("or a Kubebuilder v4 release")
+            && e.contains("example of a valid value: --from-version v4.16.0"),
         "{e}"
     );
     let out = opbuilder(&old)
@@ -282,16 +283,62 @@ fn bad_input_is_refused_and_nothing_is_touched() {
         let e = stderr(&out);
         assert!(
             e.contains("PROJECT has no cliVersion")
-                && e.contains("opbuilder alpha generate --output-dir ../guestbook-opbuilder")
-                && e.contains("--from-version"),
+                && e.contains("opbuilder alpha update --from-version v4.5.0")
+                && e.contains("or an opbuilder release (0.1.0"),
             "{e}"
         );
         assert_eq!(full_snapshot(&old), before);
     }
-    // A project made by Kubebuilder, which records its own version.
+    // A project made by Kubebuilder (its cliVersion, or --from-version naming its release), where
+    // that Kubebuilder cannot be had: none on PATH, none built before, no Go to build it.
+    let bare = t.path().join("bare-path");
+    let cache = t.path().join("cache");
+    fs::create_dir_all(&bare).unwrap();
+    for (cli, from) in [
+        ("cliVersion: 4.15.0\n", None),
+        ("cliVersion: v4.15.0\n", None),
+        ("", Some("4.15.0")),
+    ] {
+        fs::write(
+            old.join("PROJECT"),
+            project.replace("cliVersion: 0.1.0\n", cli),
+        )
+        .unwrap();
+        let before = full_snapshot(&old);
+        for cmd in ["update", "check"] {
+            let mut c = opbuilder(&old);
+            c.args(["alpha", cmd])
+                .env("PATH", &bare)
+                .env("XDG_CACHE_HOME", &cache);
+            if let Some(v) = from {
+                c.args(["--from-version", v]);
+            }
+            let out = c.output().unwrap();
+            assert_eq!(out.status.code(), Some(1), "{cmd} {cli}");
+            let e = stderr(&out);
+            assert!(
+                e.contains("made by Kubebuilder v4.15.0")
+                    && e.contains("Go is not installed")
+                    && e.contains("nothing was written")
+                    && e.contains("put Kubebuilder v4.15.0 on PATH as `kubebuilder`")
+                    && e.contains("releases/tag/v4.15.0")
+                    && e.contains("install Go (https://go.dev/dl/)")
+                    && e.contains(
+                        &cache
+                            .join("opbuilder/kubebuilder/v4.15.0")
+                            .display()
+                            .to_string()
+                    ),
+                "{cmd} {cli}: {e}"
+            );
+            assert_eq!(full_snapshot(&old), before, "{cmd} {cli}");
+        }
+    }
+    assert!(!cache.exists(), "nothing was built or cached");
+    // A cliVersion that is neither opbuilder's nor Kubebuilder v4's.
     fs::write(
         old.join("PROJECT"),
-        project.replace("cliVersion: 0.1.0\n", "cliVersion: 4.15.0\n"),
+        project.replace("cliVersion: 0.1.0\n", "cliVersion: 3.15.1\n"),
     )
     .unwrap();
     let before = full_snapshot(&old);
@@ -299,7 +346,9 @@ fn bad_input_is_refused_and_nothing_is_touched() {
     assert_eq!(out.status.code(), Some(1));
     let e = stderr(&out);
     assert!(
-        e.contains("cliVersion 4.15.0") && e.contains("opbuilder alpha generate --output-dir"),
+        e.contains("cliVersion 3.15.1")
+            && e.contains("nor a Kubebuilder v4 release")
+            && e.contains("opbuilder alpha generate --output-dir"),
         "{e}"
     );
     assert_eq!(full_snapshot(&old), before);

@@ -251,6 +251,37 @@ pub fn scratch<T>(f: impl FnOnce() -> T) -> T {
     f()
 }
 
+/// Every regular file below `dir`, by path relative to it, with its text.
+pub fn read_tree(
+    dir: &Path,
+) -> anyhow::Result<std::collections::BTreeMap<std::path::PathBuf, String>> {
+    use anyhow::Context;
+    fn walk(
+        root: &Path,
+        dir: &Path,
+        out: &mut std::collections::BTreeMap<std::path::PathBuf, String>,
+    ) -> anyhow::Result<()> {
+        for e in std::fs::read_dir(dir).with_context(|| format!("reading {}", dir.display()))? {
+            let p = e?.path();
+            let m = std::fs::symlink_metadata(&p)?;
+            if m.is_dir() {
+                walk(root, &p, out)?;
+            } else if m.is_file() {
+                let text = std::fs::read_to_string(&p)
+                    .with_context(|| format!("reading {}", p.display()))?;
+                out.insert(
+                    p.strip_prefix(root).expect("below root").to_path_buf(),
+                    text,
+                );
+            }
+        }
+        Ok(())
+    }
+    let mut out = std::collections::BTreeMap::new();
+    walk(dir, dir, &mut out)?;
+    Ok(out)
+}
+
 /// One transaction step is about to happen: the failure-injection seam (debug builds only).
 #[cfg(debug_assertions)]
 pub fn step(what: &str, path: &Path) -> io::Result<()> {

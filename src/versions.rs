@@ -72,11 +72,22 @@ pub struct Rust {
     pub socket2: String,
 }
 
+/// How `alpha update` builds a Kubebuilder release (src/lifecycle/kubebuilder.rs). Absent from
+/// the versions.toml of the releases before 0.5.0.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct KubebuilderBuild {
+    /// The oldest golang.org/x/tools the release is built with.
+    pub x_tools: String,
+}
+
 #[derive(Debug, Clone, Deserialize)]
 pub struct Pins {
     pub scaffold: Scaffold,
     #[serde(default)]
     pub rust: Rust,
+    #[serde(default)]
+    pub kubebuilder: KubebuilderBuild,
     /// Read by the e2e scripts from versions.toml directly; parsed here so a typo fails the
     /// build's tests. Its `kubebuilder` (the parity oracle) is the release `opbuilder version`
     /// reports as the one it matches.
@@ -132,6 +143,7 @@ mod tests {
             &p.scaffold.logtools,
             &p.scaffold.cert_manager,
             &p.e2e.etcd,
+            &p.kubebuilder.x_tools,
         ] {
             assert!(v.starts_with('v') && v[1..].split('.').count() == 3, "{v}");
         }

@@ -167,13 +167,6 @@ same_as_release rust-app-0.4.0 "$work/rust-app.commands"
 export KUBEBUILDER_CONTROLPLANE_START_TIMEOUT=${KUBEBUILDER_CONTROLPLANE_START_TIMEOUT:-180s}
 "$here/build-control-plane.sh" >/dev/null
 
-# keep_yours FILE: resolve every conflict of FILE in favour of the user's side.
-keep_yours() {
-	awk '/^<<<<<<< yours$/ {s=1; next} /^=======$/ && s==1 {s=2; next} /^>>>>>>> opbuilder / && s==2 {s=0; next} s!=2 {print}' \
-		"$1" >"$1.resolved"
-	mv "$1.resolved" "$1"
-}
-
 # upgrade NAME COMMANDS USER_FILES_FN CHECK_FN [BEFORE_FN]: BEFORE_FN checks the old release's project
 # as it renders after its `make generate manifests`, before the update.
 upgrade() {

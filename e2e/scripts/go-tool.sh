@@ -10,10 +10,13 @@
 # Usage: go-tool.sh NAME          print the path of a tool known by name (building it when missing):
 #                                 kubebuilder, golangci-lint, helm
 #        go-tool.sh NAME MODULE VERSION PACKAGE [--ldflags FLAGS] [--gcflags FLAGS] [--main DIR]
+#                   [--require MODULE@VERSION]
 #                                 the same for any main package, linked with --ldflags and
 #                                 compiled with --gcflags (repeatable: one -gcflags each, the last
 #                                 pattern that matches a package wins; the cache key is the version
-#                                 all the same);
+#                                 all the same), with at least that version of another module
+#                                 (repeatable; an old release whose dependency no longer compiles
+#                                 with this Go, as src/lifecycle/kubebuilder.rs builds it);
 #                                 PACKAGE "." with --main DIR: a main package of our own (the .go
 #                                 files of DIR) built against MODULE@VERSION, cached under
 #                                 <name>-<version>-<hash of DIR's files>
@@ -36,13 +39,17 @@ fi
 (($# >= 4)) || die "usage: go-tool.sh NAME [MODULE VERSION PACKAGE [--ldflags FLAGS] [--gcflags FLAGS] [--main DIR]]"
 module=$2 version=$3 package=$4
 shift 4
-ldflags="" gcflags=() main_dir="" key=$version
+ldflags="" gcflags=() main_dir="" key=$version requires=""
 while (($#)); do
 	case "$1" in
 	--ldflags) ldflags=${2:?--ldflags needs a value} ;;
 	--gcflags) gcflags+=(-gcflags "${2:?--gcflags needs a value}") ;;
 	--main) main_dir=${2:?--main needs a directory} ;;
-	*) die "go-tool.sh: unknown option '$1' (known: --ldflags FLAGS, --gcflags FLAGS, --main DIR)" ;;
+	--require)
+		[[ ${2:-} == *@* ]] || die "go-tool.sh: --require needs MODULE@VERSION, e.g. golang.org/x/tools@v0.33.0; got '${2:-}'"
+		requires+="require ${2%@*} ${2#*@}"$'\n'
+		;;
+	*) die "go-tool.sh: unknown option '$1' (known: --ldflags FLAGS, --gcflags FLAGS, --main DIR, --require MODULE@VERSION)" ;;
 	esac
 	shift 2
 done
@@ -70,7 +77,7 @@ if [[ ! -x $bin ]]; then
 	trap 'rm -rf "$work"' EXIT
 	(
 		cd "$work"
-		printf 'module opbuilder.invalid/tool\n\ngo 1.26.0\n\nrequire %s %s\n' "$module" "$version" >go.mod
+		printf 'module opbuilder.invalid/tool\n\ngo 1.26.0\n\nrequire %s %s\n%s' "$module" "$version" "$requires" >go.mod
 		if [[ -n $main_dir ]]; then
 			cp "$main_dir"/*.go .
 		else

@@ -18,6 +18,8 @@
 #   need_cmd NAME...      fail early when a required tool is missing
 #   rust_target_dir, use_rust_target   the cargo target of the generated Rust projects
 #   manager_identity, token_kubeconfig  a manager's ServiceAccount and RBAC, and a kubeconfig as it
+#   keep_yours/keep_theirs FILE  resolve every conflict `opbuilder alpha update` marked in FILE for
+#                         the user, or for the new templates
 #
 # Nothing here talks to the network.
 
@@ -270,4 +272,15 @@ wait_for() {
 fmt_duration() {
 	local s=$1
 	printf '%dm%02ds' $((s / 60)) $((s % 60))
+}
+
+# keep_yours FILE, keep_theirs FILE: resolve every conflict of FILE that `opbuilder alpha update`
+# marked (<<<<<<< yours / ======= / >>>>>>> opbuilder ...) in favour of the user's side, or of
+# the new templates' side.
+keep_yours() { _keep_side "$1" 2; }
+keep_theirs() { _keep_side "$1" 1; }
+_keep_side() {
+	awk -v drop="$2" '/^<<<<<<< yours$/ {s=1; next} /^=======$/ && s==1 {s=2; next} /^>>>>>>> opbuilder / && s==2 {s=0; next} s!=drop {print}' \
+		"$1" >"$1.resolved"
+	mv "$1.resolved" "$1"
 }

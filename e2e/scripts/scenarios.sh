@@ -19,6 +19,10 @@
 #              Deployment controller (sets the Deployment's status), and the Foo's
 #              status.availableReplicas follows through the generated clientset; scaling the
 #              Foo scales the Deployment.
+#   webhooks   init + `create api` + `create webhook` App with seed 000's rules; `make test`
+#              runs them on envtest. First, a copy without config/network-policy/ and
+#              test/e2e/ (an earlier release's layout) gets the same `create webhook`: the
+#              two parts are left out and said, the rest passes `make build` and kustomize.
 #   deploy     init + one `create api`; `make deploy IMG=example.com/app:v0.0.1`;
 #              checks namespace, service account, RBAC, CRD, Deployment image and
 #              metrics Service with kubectl. Pods never run (no kubelet), and
@@ -191,6 +195,7 @@ scenario_webhooks() {
 		"$OPBUILDER_BIN" init --domain example.com --repo example.com/app-operator --project-name app-operator
 	step "$STEP_TIMEOUT" "opbuilder create api App" \
 		"$OPBUILDER_BIN" create api --group ingress --version v1beta1 --kind App --resource --controller
+	webhooks_in_an_older_layout "$proj"
 	step "$STEP_TIMEOUT" "opbuilder create webhook App" \
 		"$OPBUILDER_BIN" create webhook --group ingress --version v1beta1 --kind App --defaulting --programmatic-validation
 
@@ -211,6 +216,34 @@ scenario_webhooks() {
 	grep -q 'defaults enable_ingress to true through the API server' "$out" || fail "the defaulting spec did not run"
 	grep -Eq 'SUCCESS! -- 4 Passed' "$out" || { tail -20 "$out"; fail "expected 4 passed seed specs"; }
 	pass "defaulting applied and invalid App rejected through the API server"
+}
+
+# webhooks_in_an_older_layout PROJ: a copy of PROJ as an earlier release made it (or its owner
+# left it), without config/network-policy/ and test/e2e/. `create webhook` leaves those two parts
+# out and says so; everything else is written, builds (make build: manifests, generate, fmt, vet,
+# go build) and renders with kustomize.
+webhooks_in_an_older_layout() {
+	local old="$SC_DIR/older" out="$SC_DIR/older-webhook.log" said
+	cp -R "$1" "$old"
+	rm -r "$old/config/network-policy" "$old/test/e2e"
+	cd "$old"
+	log_info "[$SC_NAME] opbuilder create webhook App (older layout)"
+	timeout "$STEP_TIMEOUT" "$OPBUILDER_BIN" create webhook --group ingress --version v1beta1 --kind App \
+		--defaulting --programmatic-validation >"$out" 2>&1 ||
+		{ cat "$out" >&2; fail "opbuilder create webhook in the older layout"; }
+	said=$(<"$out")
+	for part in "the network policy for webhook traffic, because config/network-policy/kustomization.yaml is missing" \
+		"the webhooks' e2e checks, because test/e2e/e2e_test.go is missing"; do
+		[[ $said == *"note: left out $part."* ]] || { cat "$out" >&2; fail "not said: left out $part"; }
+	done
+	[[ ! -e config/network-policy && ! -e test/e2e ]] || fail "a part left out wrote its files"
+	step "$STEP_TIMEOUT" "make build (older layout)" make build
+	kubectl kustomize config/default >"$SC_DIR/older-default.yaml" || fail "kubectl kustomize config/default (older layout)"
+	said=$(<"$SC_DIR/older-default.yaml")
+	[[ $said == *"kind: ValidatingWebhookConfiguration"* && $said == *"kind: Certificate"* ]] ||
+		fail "config/default of the older layout renders without the webhooks or cert-manager"
+	pass "older layout: the network policy and e2e checks left out and said; make build and kustomize pass"
+	cd "$1"
 }
 
 scenario_deploy() {

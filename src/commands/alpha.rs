@@ -20,10 +20,15 @@ pub enum AlphaCommand {
   opbuilder alpha update --dry-run
   opbuilder alpha update
   opbuilder alpha update --from-version 0.2.0 --to-version 0.3.0
+  opbuilder alpha update --from-version v4.5.0
 
-The ancestor is the project scaffolded again with the templates of the release that made it
-(PROJECT cliVersion, or --from-version). Files that merge cleanly are written; files with
-conflicts get <<<<<<< yours / ======= / >>>>>>> markers and the exit code is 1.")]
+The ancestor is the project scaffolded again by the release that made it
+(PROJECT cliVersion, or --from-version; Kubebuilder records none before v4.6):
+opbuilder's own templates of that release, or for a Kubebuilder release that
+Kubebuilder, a `kubebuilder` on PATH that reports it, or one built once with Go
+from the module proxy and kept in ~/.cache/opbuilder/kubebuilder. Files that
+merge cleanly are written; files with conflicts get <<<<<<< yours / ======= /
+>>>>>>> markers and the exit code is 1.")]
     Update(UpdateArgs),
     /// Exit 0 when the project is on the current templates, 1 (with the files) when not
     #[command(after_help = "Example (a CI step):\n  opbuilder alpha check")]

@@ -8,7 +8,14 @@ use std::path::Path;
 
 pub fn run(root: &Path, args: &EditArgs) -> Result<()> {
     let (plan, notes) = plugins::plan_edit(root, args)?;
-    if !super::execute(root, &plan, args.dry_run, "edit", "Edited the project:")? {
+    if !super::execute(
+        root,
+        &plan,
+        args.dry_run,
+        false,
+        "edit",
+        "Edited the project:",
+    )? {
         return Ok(());
     }
     for n in notes {

@@ -43,6 +43,7 @@ pub fn run(root: &Path, args: &InitArgs) -> Result<()> {
         root,
         &plan,
         args.dry_run,
+        false,
         "init",
         &if rust {
             format!(

@@ -18,11 +18,12 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 /// Apply `plan`; on a dry run print the plan and return false, else print `heading` and what
-/// was written and return true.
+/// was written and return true. `leave_out_essential`: `--allow-missing-markers`.
 pub fn execute(
     root: &Path,
     plan: &Plan,
     dry_run: bool,
+    leave_out_essential: bool,
     command: &str,
     heading: &str,
 ) -> Result<bool> {
@@ -31,6 +32,7 @@ pub fn execute(
         plan,
         &ApplyOptions {
             dry_run,
+            leave_out_essential,
             ..Default::default()
         },
     );
@@ -62,7 +64,8 @@ pub fn execute_create(
     let post_steps = !run.skip_post_steps && !run.dry_run;
     let imports_before = post_steps.then(|| crate::planning::post::project_imports(root));
     let heading = format!("{verb} {}/{} {}:", res.group, res.version, res.kind);
-    Ok(execute(root, plan, run.dry_run, command, &heading)?.then_some(imports_before))
+    let leave_out = run.allow_missing_markers;
+    Ok(execute(root, plan, run.dry_run, leave_out, command, &heading)?.then_some(imports_before))
 }
 
 /// A post-step that did not run: its command line and the flag that skipped it.
@@ -257,6 +260,7 @@ mod tests {
             make,
             skip_post_steps,
             dry_run: false,
+            allow_missing_markers: false,
             plugins: None,
             plugin_args: vec![],
         }

@@ -40,10 +40,19 @@ pub struct GenerateArgs {
 }
 
 /// One replayed command: its words (for the report) and its plan function.
-struct Step {
-    words: Vec<String>,
+pub(super) struct Step {
+    pub(super) words: Vec<String>,
     /// A file to copy from the input project before the command runs (the user's grafana config).
-    copy_first: Option<String>,
+    pub(super) copy_first: Option<String>,
+}
+
+/// Who replays PROJECT: opbuilder, or a Kubebuilder release (the base of `alpha update` for a
+/// project Kubebuilder made, see [`super::kubebuilder`]), which runs the plugins of its own
+/// (`*.kubebuilder.io`) that opbuilder does not, and to which another tool's records mean nothing.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Replayer {
+    Opbuilder,
+    Kubebuilder,
 }
 
 fn flag(name: &str, value: impl AsRef<str>) -> String {
@@ -92,7 +101,12 @@ pub fn layout_for_templates(layout: &[String]) -> Vec<String> {
 
 /// The commands that rebuild `project` (input boilerplate at `license_file`, if any), in order,
 /// leaving out of the chain the layout plugins in `skip` (external plugins not installed).
-fn replay(project: &Project, license_file: Option<&Path>, skip: &[String]) -> Result<Vec<Step>> {
+pub(super) fn replay(
+    project: &Project,
+    license_file: Option<&Path>,
+    skip: &[String],
+    by: Replayer,
+) -> Result<Vec<Step>> {
     let mut steps = vec![];
     let mut s = |words: Vec<String>| {
         steps.push(Step {
@@ -271,7 +285,10 @@ fn replay(project: &Project, license_file: Option<&Path>, skip: &[String]) -> Re
                 }
                 let cfg: Section = project.plugin_config(&key)?.unwrap_or_default();
                 let mut c = vec!["edit".into(), flag("plugins", &key)];
-                if cfg.use_gh_models && plugins::autoupdate::gh_models_offered() {
+                // A Kubebuilder release that recorded the flag offers it.
+                if cfg.use_gh_models
+                    && (by == Replayer::Kubebuilder || plugins::autoupdate::gh_models_offered())
+                {
                     c.push("--use-gh-models".into());
                 }
                 steps.push(Step {
@@ -295,16 +312,30 @@ fn replay(project: &Project, license_file: Option<&Path>, skip: &[String]) -> Re
                 if !cfg.output.is_empty() && cfg.output != plugins::helm::DEFAULT_OUTPUT {
                     c.push(flag("output-dir", &cfg.output));
                 }
-                c.push("--skip-build-installer".into());
+                // Kubebuilder has no such flag: its edit runs `make build-installer` first
+                // (see super::kubebuilder for how that is kept from running).
+                if by == Replayer::Opbuilder {
+                    c.push("--skip-build-installer".into());
+                }
                 steps.push(Step {
                     words: c,
                     copy_first: Some(manifests),
                 });
             }
+            // opbuilder's own plugin: Kubebuilder has none of its files.
+            plugins::typed_clients::KEY if by == Replayer::Kubebuilder => {}
             plugins::typed_clients::KEY => steps.push(Step {
                 words: vec!["edit".into(), flag("plugins", &key)],
                 copy_first: None,
             }),
+            other if by == Replayer::Kubebuilder => {
+                if other.contains(".kubebuilder.io/") {
+                    steps.push(Step {
+                        words: vec!["edit".into(), flag("plugins", other)],
+                        copy_first: None,
+                    });
+                }
+            }
             // Kept in PROJECT without being run (the Operator SDK's bundle plugins): `carry`
             // copied their records, and says so.
             k if is_kept(k) => {}
@@ -315,6 +346,119 @@ fn replay(project: &Project, license_file: Option<&Path>, skip: &[String]) -> Re
         }
     }
     Ok(steps)
+}
+
+/// The value of `--name=value` among a replayed command's words.
+fn word_value<'a>(words: &'a [String], name: &str) -> Option<&'a str> {
+    let prefix = format!("--{name}=");
+    words.iter().find_map(|w| w.strip_prefix(prefix.as_str()))
+}
+
+/// Where `cmd/main.go` registers what a replayed command wired there (the byte offset), if
+/// it can be told: a controller by its reconciler (`<Kind>Reconciler{`), a webhook by its setup
+/// call (`Setup<Kind>WebhookWithManager(`, or `<Kind>{}).SetupWebhookWithManager(` as
+/// Kubebuilder wrote it before v4.3), on the line naming its version where several versions of
+/// the kind have one.
+fn wired_at(words: &[String], main_go: &str) -> Option<usize> {
+    if words.len() < 2 || words[0] != "create" {
+        return None;
+    }
+    let kind = word_value(words, "kind")?;
+    let version = word_value(words, "version").unwrap_or_default();
+    let lines = || {
+        main_go.split_inclusive('\n').scan(0, |at, l| {
+            let start = *at;
+            *at += l.len();
+            Some((start, l))
+        })
+    };
+    match words[1].as_str() {
+        "api" => {
+            let controller = words
+                .iter()
+                .any(|w| w == "--controller" || w == "--controller=true")
+                || word_value(words, "plugins").is_some();
+            if !controller || word_value(words, "controller-name").is_some() {
+                return None;
+            }
+            let needle = format!("{kind}Reconciler{{");
+            lines().find(|(_, l)| l.contains(&needle)).map(|(at, _)| at)
+        }
+        "webhook" => {
+            let new = format!("Setup{kind}WebhookWithManager(");
+            let old = format!("{kind}{{}}).SetupWebhookWithManager(");
+            let found: Vec<(usize, &str)> = lines()
+                .filter(|(_, l)| l.contains(&new) || l.contains(&old))
+                .collect();
+            let of_version = format!("{version}.");
+            found
+                .iter()
+                .find(|(_, l)| l.contains(&of_version))
+                .or(found.first())
+                .map(|(at, _)| *at)
+        }
+        _ => None,
+    }
+}
+
+/// The replayed commands in the order the project's `cmd/main.go` shows they were run.
+/// PROJECT lists the types in the order they were created, but not when each webhook was:
+/// [`replay`] creates the webhooks after every type, where a user often creates a type's
+/// webhook right after the type. main.go wires both in the order they were created, so each
+/// webhook found there moves to just after the last type whose controller is wired above it.
+/// Scaffolding the project again in its own order matters to `alpha update`: a base or a new
+/// tree that wires main.go in another order than the user's conflicts wherever the new
+/// templates changed those lines.
+pub(super) fn order_like_main(steps: Vec<Step>, main_go: &str) -> Vec<Step> {
+    let is_webhook = |s: &Step| s.words.get(1).is_some_and(|w| w == "webhook");
+    let (webhooks, mut out): (Vec<Step>, Vec<Step>) = steps.into_iter().partition(is_webhook);
+    let mut last_placed: Option<usize> = None;
+    let mut tail = vec![];
+    for w in webhooks {
+        let Some(at) = wired_at(&w.words, main_go) else {
+            tail.push(w);
+            continue;
+        };
+        // After the last type wired above it (and after the webhooks already placed there).
+        let after_type = out
+            .iter()
+            .rposition(|s| {
+                s.words.get(1).is_some_and(|c| c == "api")
+                    && wired_at(&s.words, main_go).is_some_and(|a| a < at)
+            })
+            .map_or(0, |i| i + 1);
+        let after_webhook = last_placed.filter(|&i| i >= after_type).map(|i| i + 1);
+        // Never before the commands that create its own type and the spokes it converts to.
+        fn group_kind(s: &Step) -> (Option<&str>, Option<&str>) {
+            (word_value(&s.words, "group"), word_value(&s.words, "kind"))
+        }
+        let mut versions: Vec<&str> = word_value(&w.words, "spoke")
+            .map(|v| v.split(',').collect())
+            .unwrap_or_default();
+        versions.extend(word_value(&w.words, "version"));
+        let after_own = out
+            .iter()
+            .rposition(|s| {
+                s.words.get(1).is_some_and(|c| c == "api")
+                    && group_kind(s) == group_kind(&w)
+                    && word_value(&s.words, "version").is_some_and(|v| versions.contains(&v))
+            })
+            .map_or(1, |i| i + 1);
+        let i = after_webhook
+            .unwrap_or(after_type)
+            .max(after_own)
+            .min(out.len());
+        out.insert(i, w);
+        last_placed = Some(i);
+    }
+    // Webhooks main.go does not show: after the last command that creates something, as replay
+    // put them (before the plugins' edits).
+    let end = out
+        .iter()
+        .rposition(|s| s.words.first().is_some_and(|c| c == "create"))
+        .map_or(out.len(), |i| i + 1);
+    out.splice(end..end, tail);
+    out
 }
 
 #[derive(Parser)]
@@ -598,7 +742,13 @@ pub fn generate(input: &Path, output: &Path) -> Result<Generated> {
     let license = boilerplate.is_file().then_some(boilerplate.as_path());
     let not_run = missing_externals(&project.layout);
     let skip: Vec<String> = not_run.iter().map(|(k, _)| k.clone()).collect();
-    let steps = replay(&project, license, &skip)?;
+    let mut steps = replay(&project, license, &skip, Replayer::Opbuilder)?;
+    if let Some(main_go) = crate::fsx::read_text(&input.join(crate::context::MAIN_GO), 1 << 24)
+        .ok()
+        .flatten()
+    {
+        steps = order_like_main(steps, &main_go);
+    }
     check_output_empty(output)?;
     let made = output.symlink_metadata().is_err();
     std::fs::create_dir_all(output).with_context(|| format!("creating {}", output.display()))?;
@@ -878,5 +1028,69 @@ fn report(done: &[String]) {
     outln!("Replayed from PROJECT:");
     for d in done {
         outln!("  {d}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn step(words: &str) -> Step {
+        Step {
+            words: words.split(' ').map(String::from).collect(),
+            copy_first: None,
+        }
+    }
+
+    fn order(steps: &[&str], main_go: &str) -> Vec<String> {
+        order_like_main(steps.iter().map(|s| step(s)).collect(), main_go)
+            .into_iter()
+            .map(|s| s.words.join(" "))
+            .collect()
+    }
+
+    const API_A: &str = "create api --group=g --version=v1 --kind=A --resource --controller=true";
+    const API_A2: &str = "create api --group=g --version=v2 --kind=A --resource --controller=false";
+    const API_B: &str = "create api --group=g --version=v1 --kind=B --resource --controller=true";
+    const HOOK_A: &str = "create webhook --group=g --version=v1 --kind=A --defaulting";
+    const CONV_A: &str = "create webhook --group=g --version=v1 --kind=A --conversion --spoke=v2";
+    const HOOK_B: &str = "create webhook --group=g --version=v1 --kind=B --defaulting";
+    const EDIT: &str = "edit --plugins=grafana.kubebuilder.io/v1-alpha";
+
+    #[test]
+    fn webhooks_are_replayed_where_main_go_wires_them() {
+        // A's webhook was made right after A, before B; B's after B. Old and new style calls.
+        let main_go = "\tif err := (&controller.AReconciler{\n\
+                       \tif err := webhookv1.SetupAWebhookWithManager(mgr); err != nil {\n\
+                       \tif err = (&controller.BReconciler{\n\
+                       \tif err = (&gv1.B{}).SetupWebhookWithManager(mgr); err != nil {\n\
+                       \t// +kubebuilder:scaffold:builder\n";
+        let steps = ["init", API_A, API_B, HOOK_A, HOOK_B, EDIT];
+        assert_eq!(
+            order(&steps, main_go),
+            ["init", API_A, HOOK_A, API_B, HOOK_B, EDIT]
+        );
+        // Webhooks main.go does not show keep their place after the types, before the edits.
+        assert_eq!(order(&steps, "package main\n"), steps);
+    }
+
+    #[test]
+    fn a_webhook_comes_after_its_own_type_and_the_spokes_it_converts_to() {
+        // main.go wires A's conversion webhook above B's controller, but the webhook needs A's
+        // v2 spoke, created after B.
+        let main_go =
+            "(&controller.AReconciler{\nSetupAWebhookWithManager(mgr)\n(&controller.BReconciler{\n";
+        assert_eq!(
+            order(&["init", API_A, API_B, API_A2, CONV_A], main_go),
+            ["init", API_A, API_B, API_A2, CONV_A]
+        );
+        // A webhook wired above every controller (a core type's, with no type of its own to
+        // create) comes right after init.
+        let core = "create webhook --group=core --version=v1 --kind=Pod --defaulting";
+        let main_go = "SetupPodWebhookWithManager(mgr)\n(&controller.AReconciler{\n";
+        assert_eq!(
+            order(&["init", API_A, core], main_go),
+            ["init", core, API_A]
+        );
     }
 }

@@ -3,6 +3,7 @@
 //! it is current. Generating replays PROJECT through the plugin chain, as the commands run it.
 
 pub mod generate;
+pub mod kubebuilder;
 pub mod update;
 
 use anyhow::{Context, Result};
@@ -14,7 +15,13 @@ pub struct Scratch(pub PathBuf);
 
 impl Scratch {
     pub fn new(what: &str) -> Result<Scratch> {
-        let dir = std::env::temp_dir().join(format!(
+        Scratch::new_in(&std::env::temp_dir(), what)
+    }
+
+    /// One in `parent` (created if missing): where a Kubebuilder release is built, beside the
+    /// cache it goes to (see [`kubebuilder`]).
+    pub fn new_in(parent: &std::path::Path, what: &str) -> Result<Scratch> {
+        let dir = parent.join(format!(
             "opbuilder-{what}-{}-{}",
             std::process::id(),
             crate::fsx::random_token()

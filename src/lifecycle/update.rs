@@ -3,7 +3,8 @@
 //!
 //! The ancestor is the project scaffolded again (from its own PROJECT, see
 //! [`super::generate::generate`]) with the templates of the release that made it (PROJECT
-//! `cliVersion`, or `--from-version`); "theirs" is the same with the templates of
+//! `cliVersion`, or `--from-version`), or, for a project a Kubebuilder release made, by that
+//! release of Kubebuilder ([`super::kubebuilder`]); "theirs" is the same with the templates of
 //! `--to-version` (default: this binary's); "ours" is the user's tree. Each file is merged
 //! line by line ([`crate::merge`]); the results go to disk as one [`Plan`], so the update
 //! writes everything or nothing.
@@ -21,7 +22,9 @@ use std::path::{Path, PathBuf};
 
 #[derive(Debug, Args)]
 pub struct UpdateArgs {
-    /// The release the project was made with [default: PROJECT's cliVersion]
+    /// The release that made the project: an opbuilder release, or a Kubebuilder v4 release
+    /// such as v4.16.0 (built from the Go module proxy when not on PATH) [default: PROJECT's
+    /// cliVersion]
     #[arg(long, value_name = "VERSION")]
     pub from_version: Option<String>,
     /// The release to update to [default: this opbuilder's version]
@@ -41,7 +44,8 @@ pub struct UpdateArgs {
 
 #[derive(Debug, Args)]
 pub struct CheckArgs {
-    /// The release the project was made with [default: PROJECT's cliVersion]
+    /// The release that made the project: an opbuilder release, or a Kubebuilder v4 release
+    /// such as v4.16.0 [default: PROJECT's cliVersion]
     #[arg(long, value_name = "VERSION")]
     pub from_version: Option<String>,
 }
@@ -55,6 +59,26 @@ enum Change {
     Conflict(String, usize),
     /// The template dropped the file and the user had not changed it.
     Remove,
+}
+
+/// What made the project: the templates the update merges from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Origin {
+    /// An opbuilder release (its templates are embedded).
+    Opbuilder(String),
+    /// A Kubebuilder release, `v4.x.y` (its binary scaffolds the base, see
+    /// [`super::kubebuilder`]).
+    Kubebuilder(String),
+}
+
+impl Origin {
+    /// As the report names it: `0.2.0`, `Kubebuilder v4.16.0`.
+    fn shown(&self) -> String {
+        match self {
+            Origin::Opbuilder(v) => v.clone(),
+            Origin::Kubebuilder(v) => format!("Kubebuilder {v}"),
+        }
+    }
 }
 
 /// Notes on files left alone (deleted by the user, changed by the user and dropped by the
@@ -71,32 +95,9 @@ struct Outcome {
     layout: Vec<String>,
 }
 
-/// Every regular file below `dir`, by path relative to it, with its text.
-fn read_tree(dir: &Path) -> Result<BTreeMap<PathBuf, String>> {
-    fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<PathBuf, String>) -> Result<()> {
-        for e in std::fs::read_dir(dir).with_context(|| format!("reading {}", dir.display()))? {
-            let p = e?.path();
-            let m = std::fs::symlink_metadata(&p)?;
-            if m.is_dir() {
-                walk(root, &p, out)?;
-            } else if m.is_file() {
-                let text = std::fs::read_to_string(&p)
-                    .with_context(|| format!("reading {}", p.display()))?;
-                out.insert(
-                    p.strip_prefix(root).expect("below root").to_path_buf(),
-                    text,
-                );
-            }
-        }
-        Ok(())
-    }
-    let mut out = BTreeMap::new();
-    walk(dir, dir, &mut out)?;
-    Ok(out)
-}
-
 /// A tree's files by path, with their text.
 type Files = BTreeMap<PathBuf, String>;
+use crate::fsx::read_tree;
 
 /// The project `root` scaffolded again with the templates of `version`, and the external
 /// plugins of its layout that could not run (not installed), with where they were looked for.
@@ -132,96 +133,155 @@ fn check_version(flag: &str, v: &str) -> Result<()> {
     ))
 }
 
+/// What `--from-version` names: an opbuilder release this binary holds, or a Kubebuilder v4
+/// release.
+fn origin_flag(v: &str) -> Result<Origin> {
+    if releases::is_known(v) {
+        return Ok(Origin::Opbuilder(v.to_string()));
+    }
+    if let Some(kb) = super::kubebuilder::release(v) {
+        return Ok(Origin::Kubebuilder(kb));
+    }
+    Err(bad_flag(
+        "--from-version",
+        v,
+        &format!(
+            "name the release that made the project: an opbuilder release this binary holds ({}), or a Kubebuilder \
+             v4 release (4.x.y, with or without a leading v)",
+            releases::known().join(", ")
+        ),
+        "v4.16.0",
+    ))
+}
+
 /// The project's PROJECT with the releases to go from and to, checked.
 fn versions(
     root: &Path,
     from: Option<&str>,
     to: Option<&str>,
-) -> Result<(Project, String, String)> {
+) -> Result<(Project, Origin, String)> {
     if !root.join(project::FILE).is_file() {
         bail!(
-            "no PROJECT file in {}: alpha update and alpha check work on a project made by `opbuilder init`; \
-             run them inside one (any subdirectory works)",
+            "no PROJECT file in {}: alpha update and alpha check work on a project made by `opbuilder init` or \
+             Kubebuilder; run them inside one (any subdirectory works)",
             root.display()
         );
     }
     let project = Project::load(root)?;
-    if let Some(v) = from {
-        check_version("--from-version", v)?;
-    }
+    let from = from.map(origin_flag).transpose()?;
     if let Some(v) = to {
         check_version("--to-version", v)?;
     }
     let from = match from {
-        Some(v) => v.to_string(),
+        Some(o) => o,
         None if project.cli_version.is_empty() => bail!(
-            "PROJECT has no cliVersion, so nothing records which templates made this project: there is \
-             no ancestor to update from or check against; nothing was written.\n  For a project made by Kubebuilder \
-             (or any other tool), scaffold it again with opbuilder's templates from its PROJECT and copy your \
-             code over:\n    opbuilder alpha generate --output-dir ../{}-opbuilder\n  \
-             If opbuilder made it, name the release with --from-version (known: {})",
-            if project.project_name.is_empty() { "project" } else { &project.project_name },
+            "PROJECT has no cliVersion, so nothing records which release made this project: there is no ancestor \
+             to update from or check against; nothing was written.\n  Name that release with --from-version: a \
+             Kubebuilder release (Kubebuilder records none before v4.6), for example\n    opbuilder alpha update \
+             --from-version v4.5.0\n  or an opbuilder release ({})",
             releases::known().join(", ")
         ),
-        None if !releases::is_known(&project.cli_version) => bail!(
-            "PROJECT records cliVersion {}, which is not an opbuilder release this binary holds templates for \
-             ({}); nothing was written.\n  If Kubebuilder made the project (its cliVersion is Kubebuilder's \
-             version, such as 4.15.0), scaffold it again with opbuilder's templates and copy your code over:\n    \
-             opbuilder alpha generate --output-dir ../{}-opbuilder\n  If an opbuilder release made it, \
-             name that release with --from-version",
-            project.cli_version,
-            releases::known().join(", "),
-            if project.project_name.is_empty() { "project" } else { &project.project_name }
-        ),
-        None => project.cli_version.clone(),
+        None if releases::is_known(&project.cli_version) => {
+            Origin::Opbuilder(project.cli_version.clone())
+        }
+        None => match super::kubebuilder::release(&project.cli_version) {
+            Some(kb) => Origin::Kubebuilder(kb),
+            None => bail!(
+                "PROJECT records cliVersion {}, which is neither an opbuilder release this binary holds templates \
+                 for ({}) nor a Kubebuilder v4 release (4.x.y); nothing was written.\n  Name the release that made \
+                 the project with --from-version, or scaffold it again with opbuilder's templates from its PROJECT \
+                 and copy your code over:\n    opbuilder alpha generate --output-dir ../{}-opbuilder",
+                project.cli_version,
+                releases::known().join(", "),
+                if project.project_name.is_empty() { "project" } else { &project.project_name }
+            ),
+        },
     };
     let to = to
         .map(str::to_string)
         .unwrap_or_else(releases::current_version);
-    let known = releases::known();
-    let rank = |v: &str| known.iter().position(|k| k == v);
-    if rank(&to) < rank(&from) {
-        return Err(usage(format!(
-            "--to-version {to} is older than the project's templates ({from}); alpha update only moves forward\n  \
-             example: opbuilder alpha update --to-version {}",
-            releases::current_version()
-        )));
+    if let Origin::Opbuilder(from) = &from {
+        let known = releases::known();
+        let rank = |v: &str| known.iter().position(|k| k == v);
+        if rank(&to) < rank(from) {
+            return Err(usage(format!(
+                "--to-version {to} is older than the project's templates ({from}); alpha update only moves forward\n  \
+                 example: opbuilder alpha update --to-version {}",
+                releases::current_version()
+            )));
+        }
     }
     Ok((project, from, to))
 }
 
+/// The project `root` scaffolded again by Kubebuilder `version` (see [`super::kubebuilder`]):
+/// the base of the merge for a project Kubebuilder made.
+fn regenerate_kubebuilder(
+    root: &Path,
+    version: &str,
+    scratch: &Path,
+    kept: &mut Vec<String>,
+) -> Result<Files> {
+    let (kb, whence) = super::kubebuilder::binary(version)?;
+    errln!(
+        "note: the base of the merge is this project scaffolded again from PROJECT by Kubebuilder {version} ({whence})"
+    );
+    let out = scratch.join(format!("kubebuilder-{version}"));
+    kept.extend(super::kubebuilder::scaffold(
+        &kb, version, root, &out, scratch,
+    )?);
+    let mut files = read_tree(&out)?;
+    files.remove(Path::new(project::FILE));
+    Ok(files)
+}
+
 /// Compute the merge of every file; writes nothing (only the scratch trees).
-fn compute(root: &Path, from: &str, to: &str, project: Project) -> Result<Outcome> {
+fn compute(root: &Path, origin: &Origin, to: &str, project: Project) -> Result<Outcome> {
     let layout = releases::with(to, || {
         super::generate::layout_for_templates(&project.layout)
     });
-    if from == to {
+    let from = origin.shown();
+    if *origin == Origin::Opbuilder(to.to_string()) {
         return Ok(Outcome {
             changes: BTreeMap::new(),
             before: BTreeMap::new(),
             kept: vec![],
             project,
-            from: from.to_string(),
+            from,
             to: to.to_string(),
             layout,
         });
     }
     let scratch = super::Scratch::new("update")?;
-    let (base, _) = regenerate(root, from, &scratch.0)?;
+    let mut kept = vec![];
+    let base = match origin {
+        Origin::Opbuilder(v) => regenerate(root, v, &scratch.0)?.0,
+        Origin::Kubebuilder(v) => regenerate_kubebuilder(root, v, &scratch.0, &mut kept)?,
+    };
     let (theirs, not_run) = regenerate(root, to, &scratch.0)?;
+    let helm_v1 = crate::plugins::helm::DEPRECATED_KEY;
+    if project.layout.iter().any(|k| k == helm_v1)
+        || project.plugin_keys().iter().any(|k| k == helm_v1)
+    {
+        kept.push(format!(
+            "{helm_v1} (deprecated) is not run by opbuilder, so the {to} templates have no chart of it: the chart \
+             files it wrote that you did not change are removed; \
+             `opbuilder edit --plugins=helm/v2-alpha` makes a chart from the kustomize output"
+        ));
+    }
+    // Files the new templates add: where one has the name of a file they no longer write, they
+    // moved it (Kubebuilder v4.3 moved the webhooks from api/ to internal/webhook/).
+    let added: Vec<&PathBuf> = theirs.keys().filter(|p| !base.contains_key(*p)).collect();
     let paths: BTreeSet<&PathBuf> = base.keys().chain(theirs.keys()).collect();
     let label = format!("opbuilder {to} templates");
     let mut changes = BTreeMap::new();
     let mut before = BTreeMap::new();
-    let mut kept: Vec<String> = not_run
-        .iter()
-        .map(|(key, why)| {
+    kept.extend(not_run.iter().map(|(key, why)| {
             format!(
                 "the external plugin {key} of PROJECT's layout did not run, so its files were left as they are: \
                  {why}\n  Install it and update again to have its changes too"
             )
-        })
-        .collect();
+    }));
     for path in paths {
         let (b, t) = (base.get(path), theirs.get(path));
         if b == t {
@@ -235,7 +295,14 @@ fn compute(root: &Path, from: &str, to: &str, project: Project) -> Result<Outcom
                 path.display()
             ),
         };
-        let change = merge_file(path, b, t, ours.as_ref(), to, &label, &mut kept);
+        let moved_to = match (b, t) {
+            (Some(_), None) => added
+                .iter()
+                .find(|a| a.file_name() == path.file_name())
+                .map(|a| a.as_path()),
+            _ => None,
+        };
+        let change = merge_file(path, b, t, ours.as_ref(), moved_to, to, &label, &mut kept);
         if let Some(c) = change {
             before.insert(path.clone(), ours);
             changes.insert(path.clone(), c);
@@ -246,19 +313,22 @@ fn compute(root: &Path, from: &str, to: &str, project: Project) -> Result<Outcom
         before,
         kept,
         project,
-        from: from.to_string(),
+        from,
         to: to.to_string(),
         layout,
     })
 }
 
 /// What the update does to one file the templates changed: `b` and `t` are the file as the old
-/// and the new templates write it, `ours` the project's.
+/// and the new templates write it, `ours` the project's; `moved_to`, a file of the same name
+/// that the new templates add where they no longer write this one.
+#[allow(clippy::too_many_arguments)]
 fn merge_file(
     path: &Path,
     b: Option<&String>,
     t: Option<&String>,
     ours: Option<&String>,
+    moved_to: Option<&Path>,
     to: &str,
     label: &str,
     kept: &mut Vec<String>,
@@ -271,9 +341,17 @@ fn merge_file(
         }
         (Some(b), None, Some(o)) if o == b => Some(Change::Remove),
         (Some(_), None, Some(_)) => {
-            kept.push(format!(
-                "{show}: the {to} templates no longer write it, but you changed it; it is kept"
-            ));
+            kept.push(match moved_to {
+                Some(new) => format!(
+                    "{show}: the {to} templates no longer write it but {} instead, and you changed it; it is kept: \
+                     move your code into {}, then delete this file",
+                    new.display(),
+                    new.display()
+                ),
+                None => format!(
+                    "{show}: the {to} templates no longer write it, but you changed it; it is kept"
+                ),
+            });
             None
         }
         (_, None, _) => None,
@@ -302,6 +380,13 @@ fn merge_file(
         }
         (b, Some(t), Some(o)) => {
             let m = merge::merge3(b.map_or("", String::as_str), o, t, "yours", label);
+            if m.conflicts > 0 && MADE_BY_MAKE.contains(&show.to_string().as_str()) {
+                kept.push(format!(
+                    "{show}: `make manifests` writes it from your code's markers, and the {to} templates changed \
+                     what it is before that; yours is kept (run `make manifests` after the update)"
+                ));
+                return None;
+            }
             if let Some(note) = markers_left_out(&show.to_string(), t, &m.text, m.conflicts, to) {
                 kept.push(note);
             }
@@ -313,6 +398,10 @@ fn merge_file(
         }
     }
 }
+
+/// Files the templates write once that `make manifests` then writes from the code's markers
+/// (the manager's ClusterRole): one whose merge conflicts is the project's own, kept.
+const MADE_BY_MAKE: &[&str] = &["config/rbac/role.yaml"];
 
 /// The `+kubebuilder:scaffold:<name>` marker lines of `text`, by name.
 fn scaffold_markers(text: &str) -> BTreeSet<&str> {
@@ -688,6 +777,7 @@ mod tests {
                 Some(&base),
                 Some(&theirs),
                 Some(&ours),
+                None,
                 "9.9.9",
                 label,
                 &mut kept
@@ -700,6 +790,7 @@ mod tests {
             Some(&base),
             Some(&theirs),
             Some(&ours),
+            None,
             "9.9.9",
             label,
             &mut kept,
@@ -721,6 +812,7 @@ mod tests {
             Some(&base),
             Some(&theirs),
             Some(&newer),
+            None,
             "9.9.9",
             label,
             &mut kept

@@ -23,6 +23,38 @@ pub fn comment_token(path: &Path) -> Option<&'static str> {
     }
 }
 
+/// Where the text inserted above marker `name` belongs, in words, for someone who puts it there
+/// by hand in a file that lost the marker (Kubebuilder's markers and the Rust layout's).
+pub fn purpose(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "imports" => "in the import block",
+        "scheme" => "with the other AddToScheme calls",
+        "builder" => {
+            "in main(), where the controllers and webhooks are set up with the manager, before it starts"
+        }
+        "webhook" => "in BeforeSuite, where the webhooks are set up with the test manager",
+        "e2e-webhooks-checks" => "among the specs of the Manager context",
+        "e2e-metrics-webhooks-readiness" => {
+            "in the metrics spec, before the pod that scrapes the metrics is created"
+        }
+        "crdkustomizeresource" | "manifestskustomizesamples" => "at the end of `resources:`",
+        "crdkustomizewebhookpatch" => "at the end of `patches:`",
+        "crdkustomizecainjectionns" | "crdkustomizecainjectionname" => {
+            "among the targets of the replacement that copies the serving Certificate's namespace (ns) or name"
+        }
+        "api-groups" | "versions" | "kinds" | "controller-modules" | "webhook-modules" => {
+            "with the other module declarations"
+        }
+        "crds" => "in the list that crds() merges",
+        "controllers" => "in the list of controllers that run_all() starts",
+        "rbac" => "in the list that rbac() returns",
+        "webhook-routes" => "in the list of routes that routes() flattens",
+        "conversions" => "in the list that conversions() returns",
+        "webhook-configurations" => "in the list that webhooks() flattens",
+        _ => return None,
+    })
+}
+
 /// Whether `line` is the marker `name` for the comment token `token`.
 pub fn is_marker(line: &str, token: &str, name: &str) -> bool {
     line.trim()
@@ -162,7 +194,7 @@ pub(super) fn find_marker_direct(
 /// Whether `fragment` is already in `content`. In `#`-comment files a fragment counts as present
 /// whether it is commented out or not: YAML fragments are inserted commented and enabled
 /// afterwards.
-fn fragment_present(content: &str, token: &str, fragment: &str) -> bool {
+pub fn fragment_present(content: &str, token: &str, fragment: &str) -> bool {
     if token == "#" {
         fragment_in(content, fragment, uncommented)
     } else {

@@ -1,10 +1,12 @@
-//! [`apply`]: stage every file of a plan in memory, op by op, collect every conflict before
-//! writing a byte, report, and hand what changes to the transaction.
+//! [`apply`]: stage every file of a plan in memory, op by op, leave out the parts whose file or
+//! marker is missing (staging again without them), collect every conflict before writing a
+//! byte, report, and hand what changes to the transaction.
 
-use super::data::{IfExists, Op, Plan};
-use super::edit::apply_edit;
+use super::data::{IfExists, Op, Part, Plan};
+use super::edit::{apply_edit, EditError};
+use super::manual::pieces;
 use super::paths::{resolve_final_link, Found, Paths};
-use super::report::{Action, Conflicts, Report};
+use super::report::{Action, Conflicts, Missing, Report, Skipped};
 use super::transaction::{Change, Transaction};
 use crate::fsx;
 use anyhow::{anyhow, Result};
@@ -25,6 +27,9 @@ pub struct ApplyOptions {
     /// On a dry run, hand back every planned file's resulting content in the report (what an
     /// external plugin is shown of the plan so far).
     pub contents: bool,
+    /// Leave out an essential [`Part`] whose file or marker is missing, as an optional one is,
+    /// instead of refusing the plan (`--allow-missing-markers`).
+    pub leave_out_essential: bool,
 }
 
 struct Staged<'a> {
@@ -73,6 +78,16 @@ impl Staged<'_> {
     }
 }
 
+/// A reason the plan cannot be applied as it is.
+struct Problem {
+    /// The conflict, in full.
+    text: String,
+    /// Set when a file or something in it that an op needs is missing: which.
+    missing: Option<Missing>,
+    /// The part of the op.
+    part: Option<Part>,
+}
+
 /// What staging collects on the way: each file named by the plan, as it will be, and every
 /// reason the plan cannot be applied.
 struct Stage<'a> {
@@ -81,7 +96,9 @@ struct Stage<'a> {
     files: HashMap<PathBuf, Staged<'a>>,
     /// The paths in the order the plan first names them.
     order: Vec<PathBuf>,
-    conflicts: Vec<String>,
+    problems: Vec<Problem>,
+    /// The part of the op being staged.
+    part: Option<Part>,
     report: Report,
 }
 
@@ -92,8 +109,45 @@ impl<'a> Stage<'a> {
             paths: Paths::new(root, root_canon),
             files: HashMap::new(),
             order: vec![],
-            conflicts: vec![],
+            problems: vec![],
+            part: None,
             report: Report::default(),
+        }
+    }
+
+    fn conflict(&mut self, text: String) {
+        self.problems.push(Problem {
+            text,
+            missing: None,
+            part: self.part,
+        });
+    }
+
+    fn edit_failed(&mut self, path: &Path, e: EditError) {
+        self.problems.push(Problem {
+            text: e.text,
+            missing: e.missing.map(|what| Missing {
+                file: path.to_path_buf(),
+                what: Some(what),
+            }),
+            part: self.part,
+        });
+    }
+
+    /// The text of `path` as the plan staged so far leaves it, or on disk; None when it is
+    /// missing (or cannot be read: then the plan reports why).
+    fn text(&mut self, path: &Path) -> Option<String> {
+        if let Some(st) = self.files.get(path) {
+            return st
+                .present
+                .then(|| String::from_utf8_lossy(st.bytes()).into_owned());
+        }
+        match self.paths.check(path) {
+            Ok(Found::Present { .. }) => fsx::read_regular(&fsx::join(self.root, path), MAX_FILE)
+                .ok()
+                .flatten()
+                .map(|b| String::from_utf8_lossy(&b).into_owned()),
+            _ => None,
         }
     }
 
@@ -106,7 +160,7 @@ impl<'a> Stage<'a> {
         let found = match self.paths.check(path) {
             Ok(f) => f,
             Err(e) => {
-                self.conflicts.push(e);
+                self.conflict(e);
                 return false;
             }
         };
@@ -117,8 +171,7 @@ impl<'a> Stage<'a> {
                 match fsx::read_regular(&fsx::join(self.root, path), MAX_FILE) {
                     Ok(b) => b,
                     Err(e) => {
-                        self.conflicts
-                            .push(format!("{}: cannot read: {e}", path.display()));
+                        self.conflict(format!("{}: cannot read: {e}", path.display()));
                         return false;
                     }
                 }
@@ -157,7 +210,8 @@ impl<'a> Stage<'a> {
 
     /// Apply one operation of the plan to the staged view.
     fn op(&mut self, op: &'a Op) {
-        let (Op::Create { path, .. } | Op::Update { path, .. } | Op::Remove { path }) = op;
+        let path = op.path();
+        self.part = op.part();
         if !self.read(path) {
             return;
         }
@@ -174,7 +228,7 @@ impl<'a> Stage<'a> {
                     return;
                 }
                 match if_exists {
-                    IfExists::Error => self.conflicts.push(format!(
+                    IfExists::Error => self.conflict(format!(
                         "{}: already exists (use --force to replace it, or remove it)",
                         path.display()
                     )),
@@ -202,19 +256,26 @@ impl<'a> Stage<'a> {
             }
             Op::Update { edits, .. } => {
                 if !st.present {
-                    self.conflicts.push(format!(
-                        "{}: must exist to be updated but is missing; restore it (for example from version control)",
-                        path.display()
-                    ));
+                    self.problems.push(Problem {
+                        text: format!(
+                            "{}: must exist to be updated but is missing; restore it (for example from version control)",
+                            path.display()
+                        ),
+                        missing: Some(Missing {
+                            file: path.to_path_buf(),
+                            what: None,
+                        }),
+                        part: self.part,
+                    });
                     return;
                 }
                 let Ok(start) = std::str::from_utf8(st.bytes()) else {
-                    self.conflicts
-                        .push(format!("{}: is not UTF-8 text", path.display()));
+                    self.conflict(format!("{}: is not UTF-8 text", path.display()));
                     return;
                 };
                 // Each edit reads the text and returns a new one; nothing is copied beforehand.
                 let mut text: Option<String> = None;
+                let mut failed = vec![];
                 for edit in edits {
                     let current = text.as_deref().unwrap_or(start);
                     match apply_edit(
@@ -226,9 +287,13 @@ impl<'a> Stage<'a> {
                     ) {
                         Ok(Cow::Owned(t)) => text = Some(t),
                         Ok(Cow::Borrowed(_)) => {}
-                        Err(c) => self.conflicts.push(c),
+                        Err(e) => failed.push(e),
                     }
                 }
+                for e in failed {
+                    self.edit_failed(path, e);
+                }
+                let st = self.files.get_mut(path).expect("staged above");
                 if let Some(t) = text {
                     st.content = Content::Edited(t.into_bytes());
                 }
@@ -237,9 +302,50 @@ impl<'a> Stage<'a> {
         }
     }
 
+    /// The parts this staging finds a file or marker missing for that are to be left out, each
+    /// with what is missing (in plan order, each once).
+    fn to_leave_out(&self, essential_too: bool) -> Vec<(Part, Vec<Missing>)> {
+        let mut out: Vec<(Part, Vec<Missing>)> = vec![];
+        for p in &self.problems {
+            let (Some(part), Some(missing)) = (p.part, &p.missing) else {
+                continue;
+            };
+            if part.essential && !essential_too {
+                continue;
+            }
+            match out.iter_mut().find(|(q, _)| *q == part) {
+                Some((_, m)) if !m.contains(missing) => m.push(missing.clone()),
+                Some(_) => {}
+                None => out.push((part, vec![missing.clone()])),
+            }
+        }
+        out
+    }
+
+    /// What each of `parts` would have written, less what the files hold as the rest of the
+    /// plan leaves them.
+    fn skipped(&mut self, plan: &Plan, parts: Vec<(Part, Vec<Missing>)>) -> Vec<Skipped> {
+        parts
+            .into_iter()
+            .map(|(part, missing)| {
+                let mut all = vec![];
+                for op in plan.ops.iter().filter(|op| op.part() == Some(part)) {
+                    let current = self.text(op.path());
+                    all.extend(pieces(op, current.as_deref()));
+                }
+                Skipped {
+                    part,
+                    missing,
+                    pieces: all,
+                }
+            })
+            .collect()
+    }
+
     /// Every conflict (each once), or the staged files and the report: one entry per path, in
-    /// plan order, PROJECT last.
-    fn finish(mut self) -> Result<(HashMap<PathBuf, Staged<'a>>, Report)> {
+    /// plan order, PROJECT last. `manual`: the essential parts refused, with what they would
+    /// have written.
+    fn finish(mut self, manual: Vec<Skipped>) -> Result<(HashMap<PathBuf, Staged<'a>>, Report)> {
         self.order
             .sort_by_key(|p| p == Path::new(crate::project::FILE));
         let mut written = vec![];
@@ -254,11 +360,19 @@ impl<'a> Stage<'a> {
             }
             self.report.entries.push((path.clone(), action));
         }
+        self.part = None;
         self.check_writable(&written);
+        // The missing files and markers of the essential parts refused are said with them.
         let mut seen = std::collections::HashSet::new();
-        self.conflicts.retain(|c| seen.insert(c.clone()));
-        if !self.conflicts.is_empty() {
-            return Err(Conflicts(self.conflicts).into());
+        let conflicts: Vec<String> = self
+            .problems
+            .iter()
+            .filter(|p| p.part.is_none() || p.missing.is_none())
+            .map(|p| p.text.clone())
+            .filter(|c| seen.insert(c.clone()))
+            .collect();
+        if !conflicts.is_empty() || !manual.is_empty() {
+            return Err(Conflicts(conflicts, manual).into());
         }
         Ok((self.files, self.report))
     }
@@ -284,7 +398,7 @@ impl<'a> Stage<'a> {
             let full = fsx::join(self.root, path);
             if *exists {
                 if let Some(mode) = protected(&full) {
-                    self.conflicts.push(format!(
+                    self.conflict(format!(
                         "{}: write-protected (mode {mode:o}), and opbuilder does not replace a file you protected; \
                          make it writable (chmod u+w {}) and run the command again",
                         path.display(),
@@ -317,7 +431,7 @@ impl<'a> Stage<'a> {
                 } else {
                     (format!("{}/", dir.display()), dir.display().to_string())
                 };
-                self.conflicts.push(format!(
+                self.conflict(format!(
                     "{name}: a write-protected directory (mode {mode:o}) that the plan writes in; \
                      make it writable (chmod u+w {shown}) and run the command again"
                 ));
@@ -329,17 +443,55 @@ impl<'a> Stage<'a> {
     fn check_writable(&mut self, _written: &[(PathBuf, bool)]) {}
 }
 
-/// Compute, check and (unless dry-run) write the plan under `root`.
-pub fn apply(root: &Path, plan: &Plan, opts: &ApplyOptions) -> Result<Report> {
-    let root_canon = fs::canonicalize(root).map_err(|e| anyhow!("{}: {e}", root.display()))?;
-    let mut stage = Stage::new(root, &root_canon);
+/// Stage `plan` but for the parts in `without`.
+fn stage_without<'a>(
+    root: &'a Path,
+    root_canon: &'a Path,
+    plan: &'a Plan,
+    without: &[(Part, Vec<Missing>)],
+) -> Stage<'a> {
+    let mut stage = Stage::new(root, root_canon);
     for op in &plan.ops {
-        stage.op(op);
+        if !op
+            .part()
+            .is_some_and(|p| without.iter().any(|(q, _)| *q == p))
+        {
+            stage.op(op);
+        }
     }
     if let Some(text) = plan.project.as_deref() {
         stage.project(text);
     }
-    let (staged, mut report) = stage.finish()?;
+    stage
+}
+
+/// Compute, check and (unless dry-run) write the plan under `root`.
+pub fn apply(root: &Path, plan: &Plan, opts: &ApplyOptions) -> Result<Report> {
+    let root_canon = fs::canonicalize(root).map_err(|e| anyhow!("{}: {e}", root.display()))?;
+    // Stage the plan; when a part finds its file or marker missing, stage it again without that
+    // part (another part may need what it would have written), until no part is left out anew.
+    let mut left_out: Vec<(Part, Vec<Missing>)> = vec![];
+    let mut stage = loop {
+        let stage = stage_without(root, &root_canon, plan, &left_out);
+        let more = stage.to_leave_out(opts.leave_out_essential);
+        if more.is_empty() {
+            break stage;
+        }
+        left_out.extend(more);
+    };
+    // An essential part whose file or marker is missing refuses the plan (what it would have
+    // written is said as the rest of the plan leaves the files).
+    let refused = stage.to_leave_out(true);
+    let manual = if refused.is_empty() {
+        vec![]
+    } else {
+        let mut without = left_out.clone();
+        without.extend(refused.iter().cloned());
+        stage_without(root, &root_canon, plan, &without).skipped(plan, refused)
+    };
+    let skipped = stage.skipped(plan, left_out);
+    let (staged, mut report) = stage.finish(manual)?;
+    report.skipped = skipped;
     if opts.dry_run {
         if opts.contents {
             report.contents = report

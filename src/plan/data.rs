@@ -1,5 +1,6 @@
 //! The plan as data: what a command asks for, file by file (create with an if-exists policy,
-//! edits of an existing or earlier planned file, removal), and the new PROJECT.
+//! edits of an existing or earlier planned file, removal), each perhaps belonging to a named
+//! [`Part`], and the new PROJECT.
 
 use crate::markers::go::imports::ImportSpec;
 use std::path::PathBuf;
@@ -51,21 +52,68 @@ pub enum Edit {
     AfterRecipe { target: String, text: String },
 }
 
+/// A named piece of a command's plan that works only whole (a kind's e2e checks, its entry in a
+/// kustomization, its setup in the manager), so that it can be left out whole when the file or
+/// marker it needs is missing: the project predates it, or its owner removed it. `apply` then
+/// writes the rest and reports the part with the text to add by hand ([`super::report::Skipped`]).
+/// An optional part is left out of its own accord; an essential one (without it the project
+/// builds but does not work: the manager's setup, the scheme, the envtest suite) only when the
+/// command is told to ([`super::ApplyOptions::leave_out_essential`]), else the plan is refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Part {
+    /// What it is, as it reads after "left out": "the webhooks' e2e checks".
+    pub name: &'static str,
+    pub essential: bool,
+}
+
+impl Part {
+    pub const fn optional(name: &'static str) -> Self {
+        Part {
+            name,
+            essential: false,
+        }
+    }
+
+    pub const fn essential(name: &'static str) -> Self {
+        Part {
+            name,
+            essential: true,
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub enum Op {
     Create {
         path: PathBuf,
         content: String,
         if_exists: IfExists,
+        /// The part the file belongs to, if any.
+        part: Option<Part>,
     },
     Update {
         path: PathBuf,
         edits: Vec<Edit>,
+        /// The part the edits belong to, if any.
+        part: Option<Part>,
     },
     /// Delete a file if it exists.
-    Remove {
-        path: PathBuf,
-    },
+    Remove { path: PathBuf },
+}
+
+impl Op {
+    pub fn path(&self) -> &PathBuf {
+        match self {
+            Op::Create { path, .. } | Op::Update { path, .. } | Op::Remove { path } => path,
+        }
+    }
+
+    pub fn part(&self) -> Option<Part> {
+        match self {
+            Op::Create { part, .. } | Op::Update { part, .. } => *part,
+            Op::Remove { .. } => None,
+        }
+    }
 }
 
 /// The data a command produces: file operations in order, the new PROJECT (written last), and
@@ -73,6 +121,8 @@ pub enum Op {
 #[derive(Debug, Default, Clone)]
 pub struct Plan {
     pub ops: Vec<Op>,
+    /// The part that operations planned now belong to: set only through [`Plan::part`].
+    pub(crate) current: Option<Part>,
     pub project: Option<String>,
     /// What comes next, in the words of the plugin that planned the files (a later plugin of the
     /// chain may replace it: deploy-image replaces go/v4's); the command prints it last. No part
@@ -104,6 +154,14 @@ impl Next {
 }
 
 impl Plan {
+    /// Plan with `f`, every file and edit it adds belonging to `part`.
+    pub fn part<T>(&mut self, part: Part, f: impl FnOnce(&mut Plan) -> T) -> T {
+        let outer = self.current.replace(part);
+        let out = f(self);
+        self.current = outer;
+        out
+    }
+
     pub fn create(
         &mut self,
         path: impl Into<PathBuf>,
@@ -114,14 +172,20 @@ impl Plan {
             path: path.into(),
             content: content.into(),
             if_exists,
+            part: self.current,
         });
     }
 
     pub fn update(&mut self, path: impl Into<PathBuf>, edit: Edit) {
         let path = path.into();
-        // Consecutive edits of one file are kept together for readable dry-run output.
-        if let Some(Op::Update { path: p, edits }) = self.ops.last_mut() {
-            if *p == path {
+        // Consecutive edits of one file (and one part) are kept together.
+        if let Some(Op::Update {
+            path: p,
+            edits,
+            part,
+        }) = self.ops.last_mut()
+        {
+            if *p == path && *part == self.current {
                 edits.push(edit);
                 return;
             }
@@ -129,6 +193,7 @@ impl Plan {
         self.ops.push(Op::Update {
             path,
             edits: vec![edit],
+            part: self.current,
         });
     }
 

@@ -80,6 +80,10 @@ pub struct RunFlags {
     /// Show what would be written, write nothing
     #[arg(long)]
     pub dry_run: bool,
+    /// Where a marker that wires the new code in is missing (or its file, such as cmd/main.go),
+    /// write everything else and print that wiring to add by hand, instead of refusing
+    #[arg(long)]
+    pub allow_missing_markers: bool,
     /// Plugins to run instead of PROJECT's layout, comma-separated (Kubebuilder's keys), such as
     /// deploy-image/v1-alpha; a layout named must be the project's own
     #[arg(long, value_name = "KEYS")]

@@ -9,6 +9,7 @@ pub mod api;
 pub mod edit;
 pub mod flags;
 pub mod init;
+pub mod parts;
 pub mod plugin;
 pub mod post;
 pub mod release;

@@ -288,7 +288,7 @@ pub(crate) fn replace_created(plan: &mut Plan, path: &str, new: String) -> Resul
 /// Replace one fragment that the plan inserts above a marker of `path`.
 fn replace_fragment(plan: &mut Plan, path: &str, old: &str, new: String) -> Result<()> {
     for op in plan.ops.iter_mut() {
-        let Op::Update { path: p, edits } = op else {
+        let Op::Update { path: p, edits, .. } = op else {
             continue;
         };
         if p.as_path() != std::path::Path::new(path) {

@@ -82,6 +82,9 @@ pub fn current(root: &Path, plan: &Plan) -> Result<BTreeMap<String, String>> {
         &ApplyOptions {
             dry_run: true,
             contents: true,
+            // What the plugin is shown: the plan as it stands; the command's own apply refuses
+            // an essential part that cannot be written.
+            leave_out_essential: true,
             ..Default::default()
         },
     )?;

@@ -4,6 +4,7 @@
 use crate::context::{ProjectCtx, MAIN_GO};
 use crate::plan::{Edit, IfExists, Next, Plan};
 use crate::planning::api::ResolvedResource;
+use crate::planning::parts;
 use crate::project::{Project, Resource};
 use crate::resource::{CtxInput, Gvk, ResourceCtx};
 use crate::templates;
@@ -78,19 +79,9 @@ pub fn plan_files(
             plan_ssa(root, project, &ctx, plan, notes)?;
         }
         plan_kustomize_entries(plan, &ctx)?;
-        plan.go_import(MAIN_GO, Some(&ctx.import_alias), api_path, &repo);
-        plan.above_marker(
-            MAIN_GO,
-            "scheme",
-            vec![templates::render("fragments/main_scheme.go", &ctx)?],
-        );
-    } else if external {
-        plan.go_import(MAIN_GO, Some(&ctx.import_alias), api_path, &repo);
-        plan.above_marker(
-            MAIN_GO,
-            "scheme",
-            vec![templates::render("fragments/main_scheme.go", &ctx)?],
-        );
+    }
+    if do_resource || external {
+        plan_main_scheme(plan, &ctx, api_path, &repo)?;
     }
 
     if do_controller {
@@ -106,12 +97,15 @@ pub fn plan_files(
         }
         let suite = format!("{}/suite_test.go", ctx.controller_dir);
         if (do_resource || in_project_api || external) && !api_path.is_empty() {
-            plan.go_import(&suite, Some(&ctx.import_alias), api_path, &repo);
-            plan.above_marker(
-                &suite,
-                "scheme",
-                vec![templates::render("fragments/suite_scheme.go", &ctx)?],
-            );
+            plan.part(parts::ENVTEST_SUITE, |plan| -> Result<()> {
+                plan.go_import(&suite, Some(&ctx.import_alias), api_path, &repo);
+                plan.above_marker(
+                    &suite,
+                    "scheme",
+                    vec![templates::render("fragments/suite_scheme.go", &ctx)?],
+                );
+                Ok(())
+            })?;
         }
         let (name, import) = if ctx.controller_pkg == "controller" {
             (None, format!("{repo}/internal/controller"))
@@ -121,17 +115,31 @@ pub fn plan_files(
                 format!("{repo}/{}", ctx.controller_dir),
             )
         };
-        plan.go_import(MAIN_GO, name.as_deref(), &import, &repo);
         let mut c = ctx.clone();
         if let Some(n) = &name {
             c.controller_pkg = n.clone();
         }
-        plan.above_marker(
-            MAIN_GO,
-            "builder",
-            vec![templates::render("fragments/main_controller.go", &c)?],
-        );
+        let setup = templates::render("fragments/main_controller.go", &c)?;
+        plan.part(parts::MANAGER_SETUP, |plan| {
+            plan.go_import(MAIN_GO, name.as_deref(), &import, &repo);
+            plan.above_marker(MAIN_GO, "builder", vec![setup]);
+        });
     }
+    Ok(())
+}
+
+/// The API package in cmd/main.go's scheme (shared with `create webhook` for an external type).
+pub fn plan_main_scheme(
+    plan: &mut Plan,
+    ctx: &ResourceCtx,
+    api_path: &str,
+    repo: &str,
+) -> Result<()> {
+    let scheme = templates::render("fragments/main_scheme.go", ctx)?;
+    plan.part(parts::SCHEME, |plan| {
+        plan.go_import(MAIN_GO, Some(&ctx.import_alias), api_path, repo);
+        plan.above_marker(MAIN_GO, "scheme", vec![scheme]);
+    });
     Ok(())
 }
 
@@ -166,30 +174,30 @@ pub fn next_step(plan: &Plan, res: &ResolvedResource) -> Option<Next> {
 /// The kustomize entries of a new kind, for every layout: its CRD base and sample in their
 /// kustomizations, the CRDs in the default kustomization, and its helper roles in the RBAC one.
 pub fn plan_kustomize_entries(plan: &mut Plan, ctx: &ResourceCtx) -> Result<()> {
-    plan.above_marker(
-        "config/crd/kustomization.yaml",
-        "crdkustomizeresource",
-        vec![format!("- bases/{}_{}.yaml", ctx.qgroup, ctx.plural)],
-    );
-    plan.above_marker(
-        "config/samples/kustomization.yaml",
-        "manifestskustomizesamples",
-        vec![format!("- {}", ctx.sample_file)],
-    );
-    plan.update(
-        "config/default/kustomization.yaml",
-        Edit::Uncomment {
-            block: "- ../crd".into(),
-            required: false,
-        },
-    );
+    plan.part(parts::CRD_KUSTOMIZATION, |plan| {
+        plan.above_marker(
+            "config/crd/kustomization.yaml",
+            "crdkustomizeresource",
+            vec![format!("- bases/{}_{}.yaml", ctx.qgroup, ctx.plural)],
+        )
+    });
+    plan.part(parts::SAMPLES_KUSTOMIZATION, |plan| {
+        plan.above_marker(
+            "config/samples/kustomization.yaml",
+            "manifestskustomizesamples",
+            vec![format!("- {}", ctx.sample_file)],
+        )
+    });
+    plan.part(parts::DEFAULT_CRDS, |plan| {
+        plan.update(
+            "config/default/kustomization.yaml",
+            Edit::Uncomment {
+                block: "- ../crd".into(),
+                required: false,
+            },
+        )
+    });
     let anchor = templates::render("fragments/api/rbac_kustomization_comment.yaml", ctx)?;
-    plan.update(
-        "config/rbac/kustomization.yaml",
-        Edit::Append {
-            text: anchor.clone(),
-        },
-    );
     let last = anchor
         .trim_end()
         .lines()
@@ -199,13 +207,19 @@ pub fn plan_kustomize_entries(plan: &mut Plan, ctx: &ResourceCtx) -> Result<()> 
     let roles = ["admin", "editor", "viewer"]
         .map(|r| format!("- {}{}_{r}_role.yaml", ctx.role_file_prefix, ctx.kind_lower))
         .join("\n");
-    plan.update(
-        "config/rbac/kustomization.yaml",
-        Edit::AfterLine {
-            anchor: last,
-            text: roles,
-        },
-    );
+    plan.part(parts::RBAC_HELPER_ROLES, |plan| {
+        plan.update(
+            "config/rbac/kustomization.yaml",
+            Edit::Append { text: anchor },
+        );
+        plan.update(
+            "config/rbac/kustomization.yaml",
+            Edit::AfterLine {
+                anchor: last,
+                text: roles,
+            },
+        );
+    });
     Ok(())
 }
 

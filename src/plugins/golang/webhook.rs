@@ -3,6 +3,7 @@
 
 use crate::context::{ProjectCtx, MAIN_GO};
 use crate::plan::{Edit, IfExists, Next, Plan};
+use crate::planning::parts;
 use crate::planning::webhook::ResolvedWebhook;
 use crate::project::Project;
 use crate::resource::{self, CtxInput, ResourceCtx};
@@ -103,6 +104,10 @@ pub fn plan_files(
         if is_code && merge {
             continue;
         }
+        if t == NETWORK_POLICY_FILE {
+            network_policy(plan, f.content);
+            continue;
+        }
         let policy = match t {
             _ if is_code => {
                 if hook.force {
@@ -122,50 +127,40 @@ pub fn plan_files(
 
     // Webhook suite: the API scheme and the setup call.
     let suite = format!("{}/webhook_suite_test.go", ctx.webhook_dir);
-    if !core {
-        plan.go_import(&suite, Some(&ctx.import_alias), api_path, &repo);
-        plan.above_marker(
-            &suite,
-            "scheme",
-            vec![templates::render("fragments/suite_scheme.go", &ctx)?],
-        );
-    }
-    plan.above_marker(
-        &suite,
-        "webhook",
-        vec![templates::render("fragments/webhook_suite_setup.go", &ctx)?],
-    );
+    let suite_scheme = templates::render("fragments/suite_scheme.go", &ctx)?;
+    let suite_setup = templates::render("fragments/webhook_suite_setup.go", &ctx)?;
+    plan.part(parts::ENVTEST_SUITE, |plan| {
+        if !core {
+            plan.go_import(&suite, Some(&ctx.import_alias), api_path, &repo);
+            plan.above_marker(&suite, "scheme", vec![suite_scheme]);
+        }
+        plan.above_marker(&suite, "webhook", vec![suite_setup]);
+    });
 
     // cmd/main.go.
     let hook_alias = ctx.webhook_alias.clone();
     if external && existing.is_none() {
-        plan.go_import(MAIN_GO, Some(&ctx.import_alias), api_path, &repo);
-        plan.above_marker(
-            MAIN_GO,
-            "scheme",
-            vec![templates::render("fragments/main_scheme.go", &ctx)?],
-        );
+        super::api::plan_main_scheme(plan, &ctx, api_path, &repo)?;
     }
-    plan.go_import(
-        MAIN_GO,
-        Some(&hook_alias),
-        &format!("{repo}/{}", ctx.webhook_dir),
-        &repo,
-    );
     // The readiness check comes with the first webhook (a fragment already present is not
     // inserted again), above every webhook's setup.
-    plan.above_marker(
-        MAIN_GO,
-        "builder",
-        vec![
-            templates::render("fragments/main_webhook_readiness.go", &ctx)?,
-            templates::render("fragments/main_setup_webhook.go", &ctx)?,
-        ],
-    );
+    let setup = vec![
+        templates::render("fragments/main_webhook_readiness.go", &ctx)?,
+        templates::render("fragments/main_setup_webhook.go", &ctx)?,
+    ];
+    plan.part(parts::MANAGER_SETUP, |plan| {
+        plan.go_import(
+            MAIN_GO,
+            Some(&hook_alias),
+            &format!("{repo}/{}", ctx.webhook_dir),
+            &repo,
+        );
+        plan.above_marker(MAIN_GO, "builder", setup);
+    });
 
-    // test/e2e checks (the file may have been removed by the user: then only warn).
+    // test/e2e checks: left out, and said, when the project has no such file or markers.
     let e2e = "test/e2e/e2e_test.go";
-    if root.join(e2e).exists() {
+    {
         let fragment = |name: &str| templates::render(&format!("fragments/{name}.go"), &ctx);
         let mut checks = vec![fragment("e2e_webhooks_checks_cert")?];
         let mut ready = vec![];
@@ -193,10 +188,12 @@ pub fn plan_files(
                 }
             }
         }
-        plan.above_marker(e2e, "e2e-webhooks-checks", checks);
-        if !ready.is_empty() {
-            plan.above_marker(e2e, "e2e-metrics-webhooks-readiness", ready);
-        }
+        plan.part(parts::E2E_TESTS, |plan| {
+            plan.above_marker(e2e, "e2e-webhooks-checks", checks);
+            if !ready.is_empty() {
+                plan.above_marker(e2e, "e2e-metrics-webhooks-readiness", ready);
+            }
+        });
     }
 
     // Kustomize: switch webhooks and cert-manager on in config/default.
@@ -206,28 +203,10 @@ pub fn plan_files(
     } else {
         enable_default_kustomize(plan, &ctx)?;
     }
-    plan.update(
-        "config/network-policy/kustomization.yaml",
-        Edit::AfterLine {
-            anchor: "resources:".into(),
-            text: "- allow-webhook-traffic.yaml".into(),
-        },
-    );
+    network_policy_entry(plan);
 
     if hook.conversion {
-        let crd_patch = templates::render("fragments/kustomize_crd_webhook_patch.yaml", &ctx)?;
-        plan.above_marker(
-            "config/crd/kustomization.yaml",
-            "crdkustomizewebhookpatch",
-            vec![crd_patch],
-        );
-        plan.update(
-            "config/crd/kustomization.yaml",
-            Edit::Uncomment {
-                block: "configurations:\n- kustomizeconfig.yaml".into(),
-                required: false,
-            },
-        );
+        plan_crd_conversion_patch(plan, &ctx)?;
         conversion_files(plan, project, &ctx, &hook.spoke, hook.force)?;
         notes.push(format!(
             "Conversion: {kind} {version} is now the hub (storage version). Fill in ConvertTo and ConvertFrom \
@@ -246,12 +225,62 @@ pub fn plan_files(
     Ok(())
 }
 
-/// Switch webhooks and cert-manager on in config/default/kustomization.yaml. The blocks are
-/// found by their YAML, whether the file is opbuilder's or Kubebuilder's.
+/// The webhook tree's network policy, as a template file.
+pub const NETWORK_POLICY_FILE: &str = "config/network-policy/allow-webhook-traffic.yaml";
+
+/// The network policy that lets webhook traffic in (shared with the Rust layout); with its
+/// entry ([`network_policy_entry`]), left out whole in a project without config/network-policy.
+pub fn network_policy(plan: &mut Plan, content: String) {
+    plan.part(parts::NETWORK_POLICY, |plan| {
+        plan.create(NETWORK_POLICY_FILE, content, IfExists::Skip)
+    });
+}
+
+/// The network policy's entry in config/network-policy/kustomization.yaml.
+pub fn network_policy_entry(plan: &mut Plan) {
+    plan.part(parts::NETWORK_POLICY, |plan| {
+        plan.update(
+            "config/network-policy/kustomization.yaml",
+            Edit::AfterLine {
+                anchor: "resources:".into(),
+                text: "- allow-webhook-traffic.yaml".into(),
+            },
+        )
+    });
+}
+
+/// The conversion webhook's patch of the CRD in config/crd/kustomization.yaml (shared with the
+/// Rust layout).
+pub fn plan_crd_conversion_patch(plan: &mut Plan, ctx: &ResourceCtx) -> Result<()> {
+    let crd_patch = templates::render("fragments/kustomize_crd_webhook_patch.yaml", ctx)?;
+    plan.part(parts::CRD_CONVERSION, |plan| {
+        plan.above_marker(
+            "config/crd/kustomization.yaml",
+            "crdkustomizewebhookpatch",
+            vec![crd_patch],
+        );
+        plan.update(
+            "config/crd/kustomization.yaml",
+            Edit::Uncomment {
+                block: "configurations:\n- kustomizeconfig.yaml".into(),
+                required: false,
+            },
+        );
+    });
+    Ok(())
+}
+
 /// Switch on, in config/default/kustomization.yaml, what webhooks need: the webhook and
 /// cert-manager trees, the manager patch and the CA-injection replacements (shared with the Rust
-/// layout, whose kustomize tree is go/v4's).
+/// layout, whose kustomize tree is go/v4's). The blocks are found by their YAML, whether the file
+/// is opbuilder's or Kubebuilder's.
 pub fn enable_default_kustomize(plan: &mut Plan, ctx: &ResourceCtx) -> Result<()> {
+    plan.part(parts::DEFAULT_WEBHOOKS, |plan| {
+        enable_default_webhooks(plan, ctx)
+    })
+}
+
+fn enable_default_webhooks(plan: &mut Plan, ctx: &ResourceCtx) -> Result<()> {
     for block in [
         "- ../webhook",
         "- ../certmanager",
@@ -289,7 +318,9 @@ pub fn enable_default_kustomize(plan: &mut Plan, ctx: &ResourceCtx) -> Result<()
                 &format!("fragments/kustomize_default_cainjection_{fragment}.yaml"),
                 ctx,
             )?;
-            plan.above_marker(DEFAULT_KUSTOMIZATION, marker, vec![select]);
+            plan.part(parts::DEFAULT_CONVERSION, |plan| {
+                plan.above_marker(DEFAULT_KUSTOMIZATION, marker, vec![select])
+            });
         }
         targets.push("CustomResourceDefinition");
     }
@@ -298,13 +329,22 @@ pub fn enable_default_kustomize(plan: &mut Plan, ctx: &ResourceCtx) -> Result<()
         entries.push(certificate_entry(".metadata.name", target));
     }
     for needs in entries {
-        plan.update(
-            DEFAULT_KUSTOMIZATION,
-            Edit::EnableEntry {
-                start: "- source:".into(),
-                needs,
-            },
-        );
+        let crd = needs.iter().any(|l| l == "kind: CustomResourceDefinition");
+        let enable = |plan: &mut Plan| {
+            plan.update(
+                DEFAULT_KUSTOMIZATION,
+                Edit::EnableEntry {
+                    start: "- source:".into(),
+                    needs,
+                },
+            )
+        };
+        if crd {
+            // The CRD's entries come with its selects, above.
+            plan.part(parts::DEFAULT_CONVERSION, enable);
+        } else {
+            enable(plan);
+        }
     }
     Ok(())
 }

@@ -8,6 +8,7 @@ use crate::context::ProjectCtx;
 use crate::error::usage;
 use crate::plan::IfExists;
 use crate::planning::api::ResolvedResource;
+use crate::planning::parts;
 use crate::planning::plugin::Cx;
 use crate::project::Project;
 use crate::resource::{CtxInput, Gvk, ResourceCtx};
@@ -286,21 +287,24 @@ pub fn plan_files(cx: &mut Cx, res: &ResolvedResource) -> Result<()> {
         crate::plugins::golang::api::plan_kustomize_entries(plan, &ctx.res)?;
         let group_dir = format!("src/api/{}", ctx.group_mod);
         let version_dir = format!("{group_dir}/{}", ctx.version_mod);
-        // `mod` declarations in the order rustfmt keeps them; the rest above their markers.
-        sorted_mod(plan, "src/api/mod.rs", "api-groups", &ctx.group_mod);
-        sorted_mod(
-            plan,
-            &format!("{group_dir}/mod.rs"),
-            "versions",
-            &ctx.version_mod,
-        );
-        for (file, marker, fragment) in [
-            ("src/api/mod.rs".to_string(), "crds", "api_crd"),
-            (format!("{version_dir}/mod.rs"), "kinds", "api_kind"),
-        ] {
-            let text = templates::render(&format!("rust/fragments/{fragment}.rs"), &ctx)?;
-            plan.above_marker(file, marker, vec![text]);
-        }
+        plan.part(parts::RUST_API, |plan| -> Result<()> {
+            // `mod` declarations in the order rustfmt keeps them; the rest above their markers.
+            sorted_mod(plan, "src/api/mod.rs", "api-groups", &ctx.group_mod);
+            sorted_mod(
+                plan,
+                &format!("{group_dir}/mod.rs"),
+                "versions",
+                &ctx.version_mod,
+            );
+            for (file, marker, fragment) in [
+                ("src/api/mod.rs".to_string(), "crds", "api_crd"),
+                (format!("{version_dir}/mod.rs"), "kinds", "api_kind"),
+            ] {
+                let text = templates::render(&format!("rust/fragments/{fragment}.rs"), &ctx)?;
+                plan.above_marker(file, marker, vec![text]);
+            }
+            Ok(())
+        })?;
     }
     if res.do_controller {
         for f in templates::render_tree("rust/controller", &ctx, |t| {
@@ -309,19 +313,22 @@ pub fn plan_files(cx: &mut Cx, res: &ResolvedResource) -> Result<()> {
         })? {
             plan.create(f.path, f.content, replace(IfExists::Error));
         }
-        sorted_mod(
-            plan,
-            "src/controllers/mod.rs",
-            "controller-modules",
-            &ctx.controller_mod,
-        );
-        for (marker, fragment) in [
-            ("controllers", "controller_run"),
-            ("rbac", "controller_rbac"),
-        ] {
-            let text = templates::render(&format!("rust/fragments/{fragment}.rs"), &ctx)?;
-            plan.above_marker("src/controllers/mod.rs", marker, vec![text]);
-        }
+        plan.part(parts::MANAGER_SETUP, |plan| -> Result<()> {
+            sorted_mod(
+                plan,
+                "src/controllers/mod.rs",
+                "controller-modules",
+                &ctx.controller_mod,
+            );
+            for (marker, fragment) in [
+                ("controllers", "controller_run"),
+                ("rbac", "controller_rbac"),
+            ] {
+                let text = templates::render(&format!("rust/fragments/{fragment}.rs"), &ctx)?;
+                plan.above_marker("src/controllers/mod.rs", marker, vec![text]);
+            }
+            Ok(())
+        })?;
         // config/rbac/role.yaml as `make manifests` writes it with the new controller's rules:
         // those of the file it wrote last, or the manager's.
         let role = "config/rbac/role.yaml";

@@ -6,8 +6,10 @@ use super::api::{context, Kind, RustResourceCtx};
 use super::context::module_name;
 use crate::error::usage;
 use crate::plan::{Edit, IfExists};
+use crate::planning::parts;
 use crate::planning::plugin::Cx;
 use crate::planning::webhook::ResolvedWebhook;
+use crate::plugins::golang::webhook as golang;
 use crate::templates;
 use anyhow::{bail, Result};
 use serde::Serialize;
@@ -140,20 +142,23 @@ pub fn plan_files(cx: &mut Cx, hook: &ResolvedWebhook) -> Result<()> {
                 webhook_type(plan, &ctx, is_defaulting, &module, &test)?;
             }
         }
-        plan.update(
-            "src/webhooks/mod.rs",
-            Edit::SortedAboveMarker {
-                marker: "webhook-modules".into(),
-                line: format!("pub mod {};", ctx.webhook_mod),
-            },
-        );
-        for (marker, fragment) in [
-            ("webhook-routes", "webhook_routes"),
-            ("webhook-configurations", "webhook_configurations"),
-        ] {
-            let text = templates::render(&format!("rust/fragments/{fragment}.rs"), &ctx)?;
-            plan.above_marker("src/webhooks/mod.rs", marker, vec![text]);
-        }
+        plan.part(parts::MANAGER_SETUP, |plan| -> Result<()> {
+            plan.update(
+                "src/webhooks/mod.rs",
+                Edit::SortedAboveMarker {
+                    marker: "webhook-modules".into(),
+                    line: format!("pub mod {};", ctx.webhook_mod),
+                },
+            );
+            for (marker, fragment) in [
+                ("webhook-routes", "webhook_routes"),
+                ("webhook-configurations", "webhook_configurations"),
+            ] {
+                let text = templates::render(&format!("rust/fragments/{fragment}.rs"), &ctx)?;
+                plan.above_marker("src/webhooks/mod.rs", marker, vec![text]);
+            }
+            Ok(())
+        })?;
     }
     if hook.conversion {
         conversion(plan, &ctx, hook, policy)?;
@@ -161,16 +166,14 @@ pub fn plan_files(cx: &mut Cx, hook: &ResolvedWebhook) -> Result<()> {
     // go/v4's kustomize trees for webhooks; config/webhook/manifests.yaml is written by
     // `make manifests` from src/webhooks.
     for f in templates::render_tree("webhook", &ctx.res, |t| t.starts_with("config/"))? {
-        plan.create(f.path, f.content, IfExists::Skip);
+        if f.template == golang::NETWORK_POLICY_FILE {
+            golang::network_policy(plan, f.content);
+        } else {
+            plan.create(f.path, f.content, IfExists::Skip);
+        }
     }
-    crate::plugins::golang::webhook::enable_default_kustomize(plan, &ctx.res)?;
-    plan.update(
-        "config/network-policy/kustomization.yaml",
-        Edit::AfterLine {
-            anchor: "resources:".into(),
-            text: "- allow-webhook-traffic.yaml".into(),
-        },
-    );
+    golang::enable_default_kustomize(plan, &ctx.res)?;
+    golang::network_policy_entry(plan);
     hook.record(cx.project);
     Ok(())
 }
@@ -324,31 +327,20 @@ fn conversion(
     for f in templates::render_tree("rust/conversion", &cctx, |_| true)? {
         plan.create(f.path, f.content, policy);
     }
-    plan.update(
-        "src/webhooks/mod.rs",
-        Edit::SortedAboveMarker {
-            marker: "webhook-modules".into(),
-            line: format!("pub mod {};", cctx.conversion_mod),
-        },
-    );
     let text = templates::render("rust/fragments/conversion.rs", &cctx)?;
-    plan.above_marker("src/webhooks/mod.rs", "conversions", vec![text]);
+    plan.part(parts::MANAGER_SETUP, |plan| {
+        plan.update(
+            "src/webhooks/mod.rs",
+            Edit::SortedAboveMarker {
+                marker: "webhook-modules".into(),
+                line: format!("pub mod {};", cctx.conversion_mod),
+            },
+        );
+        plan.above_marker("src/webhooks/mod.rs", "conversions", vec![text]);
+    });
     // go/v4's CRD patch (strategy Webhook, the Service's /convert) and CA injection.
     for f in templates::render_tree("webhook-conversion", &ctx.res, |t| t.starts_with("config/"))? {
         plan.create(f.path, f.content, IfExists::Skip);
     }
-    let crd_patch = templates::render("fragments/kustomize_crd_webhook_patch.yaml", &ctx.res)?;
-    plan.above_marker(
-        "config/crd/kustomization.yaml",
-        "crdkustomizewebhookpatch",
-        vec![crd_patch],
-    );
-    plan.update(
-        "config/crd/kustomization.yaml",
-        Edit::Uncomment {
-            block: "configurations:\n- kustomizeconfig.yaml".into(),
-            required: false,
-        },
-    );
-    Ok(())
+    golang::plan_crd_conversion_patch(plan, &ctx.res)
 }
