@@ -2,8 +2,8 @@
 //!
 //! - Every `opbuilder` command in a code block runs, in the page's order, against a scratch
 //!   project of the right layout, and must succeed. A command that writes runs with
-//!   `--dry-run`; `init`, `create api` and `create webhook` are then applied (with
-//!   `--skip-post-steps`) so that the next command of the page finds what its reader has.
+//!   `--dry-run`; `init`, `create api`, `create webhook` and `delete` are then applied (`create`
+//!   with `--skip-post-steps`) so that the next command of the page finds what its reader has.
 //! - Every flag such a command names exists in that command's `--help` (run where the command
 //!   runs, so a Rust project's help, which leaves out the Go layout's flags, is the one read);
 //!   so does every flag of an `opbuilder ...` in inline code, and every flag in the first
@@ -237,7 +237,7 @@ fn logical_lines(block: &Block) -> Vec<(usize, String)> {
 /// The subcommand path of a command's words (`["create", "api"]`, `["version"]`).
 fn path_of(words: &[String]) -> Vec<String> {
     let first = words.first().map(String::as_str).unwrap_or("");
-    let n = if matches!(first, "create" | "alpha") {
+    let n = if matches!(first, "create" | "delete" | "alpha") {
         2
     } else {
         1
@@ -269,6 +269,8 @@ fn writes(path: &[String]) -> bool {
             | ["edit"]
             | ["create", "api"]
             | ["create", "webhook"]
+            | ["delete", "api"]
+            | ["delete", "webhook"]
             | ["alpha", "generate"]
             | ["alpha", "update"]
     )
@@ -592,11 +594,15 @@ fn check_blocks(name: &str, page: &Page, ctx: &mut Ctx) -> Vec<String> {
                     .map(String::as_str)
                     .collect::<Vec<_>>()
                     .as_slice(),
-                ["init"] | ["create", "api"] | ["create", "webhook"]
+                ["init"]
+                    | ["create", "api"]
+                    | ["create", "webhook"]
+                    | ["delete", "api"]
+                    | ["delete", "webhook"]
             );
             if applies && !given_dry {
                 let mut args = words.clone();
-                if !args.iter().any(|w| w == "--skip-post-steps") {
+                if path[0] != "delete" && !args.iter().any(|w| w == "--skip-post-steps") {
                     args.push("--skip-post-steps".into());
                 }
                 if !ctx.succeeds(&dir, &c.env, &args, &at, &mut problems) {
@@ -655,7 +661,7 @@ fn check_tables(name: &str, page: &Page, ctx: &mut Ctx, empty: &Path) -> Vec<Str
                 let path = path_of(&words);
                 let known = matches!(
                     path.first().map(String::as_str),
-                    Some("init" | "create" | "edit" | "alpha")
+                    Some("init" | "create" | "delete" | "edit" | "alpha")
                 );
                 (known
                     && (span.starts_with("opbuilder ")

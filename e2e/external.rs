@@ -166,6 +166,22 @@ fn the_example_plugin_joins_go_v4_in_every_command() {
     // A flag of the plugin is refused where the plugin is not in the chain.
     let o = run_with(&plugins, d, &["edit", "--plugins=go/v4", "--team", "x"]);
     assert_eq!(o.status.code(), Some(2));
+
+    // delete: go/v4's files go; what the plugin wrote stays (the protocol has no deletion), and
+    // the command says so.
+    let gvk = ["--group", "ship", "--version", "v1", "--kind", "Frigate"];
+    for command in ["webhook", "api"] {
+        let mut args = vec!["delete", command];
+        args.extend(gvk);
+        let err = ok_with(&plugins, d, &args);
+        assert!(
+            err.contains("the external plugin apinotes.acme.io/v1 has no part in a deletion"),
+            "{err}"
+        );
+    }
+    assert!(!d.join("api/v1/frigate_types.go").exists());
+    assert!(!d.join("internal/webhook/v1/frigate_webhook.go").exists());
+    assert!(read(d, "docs/apis.md").contains("## Frigate (ship.example.com/v1)"));
 }
 
 #[test]

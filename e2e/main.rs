@@ -5,6 +5,7 @@
 mod support;
 
 mod cli;
+mod delete;
 mod deployimage;
 mod docs;
 mod external;

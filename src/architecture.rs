@@ -9,7 +9,7 @@
 //! | 0 | `main.rs` | the clap command tree |
 //! | 1 | `commands/` | parse and dispatch: request, chain, apply, print |
 //! | 2 | `lifecycle/` | `alpha generate`, `alpha update`, `alpha check` |
-//! | 3 | `plugins/mod.rs`, `plugins/chain.rs`, `plugins/registry.rs` | the plugin chain |
+//! | 3 | `plugins/mod.rs`, `plugins/chain.rs`, `plugins/registry.rs`, `plugins/delete.rs` | the plugin chain |
 //! | 4 | `plugins/<plugin>` | each plugin's planning |
 //! | 5 | `planning/` | what plugins share: the plugin API, requests, resolving, recording, post-steps |
 //! | 6 | everything else | the engine: `plan/`, `project/`, `markers/`, journal, lock, templates, ... |
@@ -25,7 +25,12 @@ use std::path::Path;
 
 /// The layer of a file, by its path relative to src/ (with `/` separators).
 pub fn rank(file: &str) -> (u8, &'static str) {
-    let chain = ["plugins/mod.rs", "plugins/chain.rs", "plugins/registry.rs"];
+    let chain = [
+        "plugins/mod.rs",
+        "plugins/chain.rs",
+        "plugins/registry.rs",
+        "plugins/delete.rs",
+    ];
     if file == "main.rs" {
         (0, "main")
     } else if file.starts_with("commands/") {

@@ -138,6 +138,9 @@ enum Command {
     /// Add an API (types, controller) or a webhook to the project
     #[command(subcommand, after_help = CREATE_EXAMPLES)]
     Create(CreateCommand),
+    /// Remove an API (types, controller) or webhooks that `create` added
+    #[command(subcommand, after_help = DELETE_EXAMPLES)]
+    Delete(DeleteCommand),
     /// Change project-wide settings (multigroup, namespaced, license)
     Edit(planning::edit::EditArgs),
     /// Experimental commands: regenerate a project, update it to newer templates, check it is current
@@ -181,6 +184,21 @@ enum CreateCommand {
     /// Add defaulting, validating or conversion webhooks for a kind
     Webhook(planning::webhook::WebhookArgs),
 }
+
+#[derive(Debug, Subcommand)]
+enum DeleteCommand {
+    /// Take away a kind's API types and/or controllers, and what `create api` wired in
+    Api(planning::delete::DeleteApiArgs),
+    /// Take away a kind's webhooks (all, or some types), and the wiring only they needed
+    Webhook(planning::delete::DeleteWebhookArgs),
+}
+
+const DELETE_EXAMPLES: &str = "Examples:
+  opbuilder delete webhook --group batch --version v1 --kind MyCronJob
+  opbuilder delete api --group batch --version v1 --kind MyCronJob --dry-run
+
+Files `create` wrote that you changed since are kept and named (--force removes them);
+code elsewhere that still uses what goes stops the command (--force goes on).";
 
 fn print_version() {
     let p = &versions::pins().scaffold;
@@ -250,6 +268,16 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             let root = project_root()?;
             commands::begin(&root, args.run.dry_run)?;
             commands::with_project_templates(&root, || commands::webhook::run(&root, &args))
+        }
+        Command::Delete(DeleteCommand::Api(args)) => {
+            let root = project_root()?;
+            commands::begin(&root, args.run.dry_run)?;
+            commands::with_project_templates(&root, || commands::delete::run_api(&root, &args))
+        }
+        Command::Delete(DeleteCommand::Webhook(args)) => {
+            let root = project_root()?;
+            commands::begin(&root, args.run.dry_run)?;
+            commands::with_project_templates(&root, || commands::delete::run_webhook(&root, &args))
         }
         Command::Edit(args) => {
             let root = project_root()?;

@@ -3,6 +3,7 @@
 
 pub mod alpha;
 pub mod api;
+pub mod delete;
 pub mod edit;
 pub mod init;
 pub mod man;

@@ -9,6 +9,8 @@
 //!   entries;
 //! - [`rust`]: the Rust layout's `mod` declarations, in rustfmt's order above a marker;
 //! - [`makefile`]: lines added to a Makefile rule's recipe;
+//! - [`remove`]: the reverse of each insertion above (the exact lines it added, taken out
+//!   again; blocks and entries commented out again as their template had them), for `delete`;
 //! - [`text`]: what they all share (lines, indentation, the search for a fragment already
 //!   present) and the edits anchored on a plain line (after, before, append).
 //!
@@ -19,6 +21,7 @@
 
 pub mod go;
 pub mod makefile;
+pub mod remove;
 pub mod rust;
 pub mod scaffold;
 pub mod text;

@@ -60,7 +60,7 @@ pub(super) fn uncomment_all(text: &str) -> String {
 }
 
 /// A line with one leading `#` (after indentation) removed, and whether there was one.
-fn strip_hash(line: &str) -> (Cow<'_, str>, bool) {
+pub(super) fn strip_hash(line: &str) -> (Cow<'_, str>, bool) {
     let ind = indentation(line);
     match line[ind.len()..].strip_prefix('#') {
         Some(rest) => {
@@ -74,7 +74,7 @@ fn strip_hash(line: &str) -> (Cow<'_, str>, bool) {
 }
 
 /// The YAML value of a line without its trailing ` # comment`, trimmed.
-fn yaml_text(line: &str) -> &str {
+pub(super) fn yaml_text(line: &str) -> &str {
     let t = line.trim();
     match t.find(" #") {
         Some(i) => t[..i].trim_end(),

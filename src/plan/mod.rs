@@ -7,6 +7,7 @@
 //! reports ([`report`]); then [`transaction`] writes each changed file atomically (temp file in the same
 //! directory + rename), PROJECT last. If any write fails it restores every file it touched and
 //! removes the files and directories it created, so the tree is byte-identical to before.
+//! [`undo`] plans the reverse of a `create` plan, as the files are now (for `delete`).
 
 pub mod apply;
 pub mod data;
@@ -15,6 +16,7 @@ mod manual;
 pub mod paths;
 pub mod report;
 pub mod transaction;
+pub mod undo;
 
 pub use apply::{apply, ApplyOptions};
 pub use data::{Edit, IfExists, Next, Op, Part, Plan};

@@ -148,6 +148,9 @@ pub struct ResolvedResource {
     pub force: bool,
     /// The deploy-image plugin's options, when the chain runs it.
     pub deploy_image: Option<Options>,
+    /// Planned to be taken out again (`delete api`): what `create` wrote, as it would write it
+    /// into the project without this resource, read from nothing the command itself changed.
+    pub undo: bool,
 }
 
 /// The external-API flags: which need which, and the path's and domain's form. Whether the
@@ -494,6 +497,7 @@ pub fn resolve(project: &Project, args: &ApiArgs) -> Result<ResolvedResource> {
                     .is_some_and(|a| a.ssa)),
         force: args.force,
         deploy_image: None,
+        undo: false,
     })
 }
 

@@ -6,6 +6,7 @@
 //! command (src/architecture.rs checks it).
 
 pub mod api;
+pub mod delete;
 pub mod edit;
 pub mod flags;
 pub mod init;

@@ -2,6 +2,7 @@
 //! the chain a command runs are in `crate::plugins`, above every plugin.
 
 use super::api::ResolvedResource;
+use super::delete::Undo;
 use super::edit::EditArgs;
 use super::webhook::ResolvedWebhook;
 use crate::plan::Plan;
@@ -45,6 +46,23 @@ pub trait Plugin: Sync {
         Ok(())
     }
     fn edit(&self, _cx: &mut Cx, _args: &EditArgs) -> Result<()> {
+        Ok(())
+    }
+    /// `delete api`: plan into `cx.plan` what this plugin's `create api` wrote for `res` (the
+    /// create planning itself, run on `cx.project`, PROJECT without `res`), so that taking it
+    /// out again cannot drift from what `create` writes; and into `undo` what else goes or is
+    /// listed. The default: the plugin's `create api` wrote nothing.
+    fn delete_api(&self, _cx: &mut Cx, _res: &ResolvedResource, _undo: &mut Undo) -> Result<()> {
+        Ok(())
+    }
+    /// `delete webhook`: as [`Plugin::delete_api`], for the webhooks `hook` asks for (after
+    /// those of the kind that stay, `hook.had`).
+    fn delete_webhook(
+        &self,
+        _cx: &mut Cx,
+        _hook: &ResolvedWebhook,
+        _undo: &mut Undo,
+    ) -> Result<()> {
         Ok(())
     }
 }

@@ -89,6 +89,9 @@ pub struct ResolvedWebhook {
     pub defaulting_path: Option<String>,
     pub validation_path: Option<String>,
     pub force: bool,
+    /// Planned to be taken out again (`delete webhook`), as for
+    /// [`super::api::ResolvedResource::undo`].
+    pub undo: bool,
 }
 
 /// Decide what the webhooks are: check the flags, derive names, apply PROJECT's rules. Nothing
@@ -247,6 +250,7 @@ pub fn resolve(project: &Project, args: &WebhookArgs) -> Result<ResolvedWebhook>
         defaulting_path: args.defaulting_path.clone(),
         validation_path: args.validation_path.clone(),
         force: args.force,
+        undo: false,
     })
 }
 

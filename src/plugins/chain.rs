@@ -6,6 +6,7 @@ use super::registry::{lookup, refuse_foreign, warnings, Known, Support, KNOWN};
 use crate::error::usage;
 use crate::out::errln;
 use crate::planning::api::ResolvedResource;
+use crate::planning::delete::Undo;
 use crate::planning::edit::EditArgs;
 use crate::planning::plugin::{Cx, Plugin};
 use crate::planning::webhook::ResolvedWebhook;
@@ -304,6 +305,59 @@ impl Chain {
     }
     pub fn edit(&self, cx: &mut Cx, args: &EditArgs) -> Result<()> {
         self.each(|p| p.edit(cx, args))
+    }
+    /// The chain of a deletion: this one with the plugins PROJECT records (in `layout` or under
+    /// `plugins:`) that plan what goes with a kind beside the layout's files (the helm chart's
+    /// templates), which no `create` runs.
+    pub fn for_deletion(mut self, project: &Project) -> Chain {
+        let recorded = project.layout.iter().cloned().chain(project.plugin_keys());
+        for key in recorded {
+            if let Ok(Some(k)) = lookup(&key) {
+                if k.name == super::helm::NAME
+                    && matches!(k.support, Support::Runs(_))
+                    && !self.plugins.iter().any(|x| std::ptr::eq(*x, k))
+                {
+                    self.plugins.push(k);
+                }
+            }
+        }
+        self
+    }
+
+    /// `delete api` of `res`: each plugin plans what its `create api` wrote. An API that
+    /// deploy-image made (PROJECT records its options) is planned by deploy-image, which plans
+    /// the layout's files itself, whatever the chain names.
+    pub fn delete_api(&self, cx: &mut Cx, res: &ResolvedResource, undo: &mut Undo) -> Result<()> {
+        let deploy_image = res.deploy_image.is_some();
+        if deploy_image {
+            if self.has_rust {
+                super::rust::deployimage::delete_api(cx, res, undo)?;
+            } else {
+                deployimage::DeployImage.delete_api(cx, res, undo)?;
+            }
+        }
+        self.each(|p| {
+            let layout = matches!(
+                p.key(),
+                "go.kubebuilder.io/v4"
+                    | "base.go.kubebuilder.io/v4"
+                    | crate::project::RUST_LAYOUT
+                    | crate::project::RUST_LAYOUT_V1_ALPHA
+            );
+            if p.key() == deployimage::KEY || (deploy_image && layout) {
+                return Ok(());
+            }
+            p.delete_api(cx, res, undo)
+        })
+    }
+    /// `delete webhook` of `hook`: each plugin plans what its `create webhook` wrote.
+    pub fn delete_webhook(
+        &self,
+        cx: &mut Cx,
+        hook: &ResolvedWebhook,
+        undo: &mut Undo,
+    ) -> Result<()> {
+        self.each(|p| p.delete_webhook(cx, hook, undo))
     }
 }
 

@@ -12,6 +12,7 @@ use crate::context::{ProjectCtx, MAIN_GO, MANAGER_FILE as MANAGER};
 use crate::error::{bad_flag, usage};
 use crate::plan::{Edit, IfExists, Op, Plan};
 use crate::planning::api::{ApiArgs, ResolvedResource};
+use crate::planning::delete::Undo;
 use crate::planning::flags::Options;
 use crate::planning::plugin::{Cx, Plugin};
 use crate::resource::{CtxInput, ResourceCtx};
@@ -308,10 +309,16 @@ fn replace_fragment(plan: &mut Plan, path: &str, old: &str, new: String) -> Resu
 
 /// The image reaches the controller as `<KIND>_IMAGE` in the manager's environment
 /// (config/manager/manager.yaml). Again with --force, an existing variable gets the new image.
-pub(crate) fn plan_image_env(cx: &mut Cx, kind_upper: &str, image: &str) -> Result<()> {
-    let manager = crate::fsx::read_text(&cx.root.join(MANAGER), 1 << 20)
-        .map_err(|e| anyhow::anyhow!("{MANAGER}: {e}"))?
-        .unwrap_or_default();
+/// `undo`: as `create api` added the variable when it was not there (`delete api` takes that
+/// out again).
+pub(crate) fn plan_image_env(cx: &mut Cx, kind_upper: &str, image: &str, undo: bool) -> Result<()> {
+    let manager = if undo {
+        String::new()
+    } else {
+        crate::fsx::read_text(&cx.root.join(MANAGER), 1 << 20)
+            .map_err(|e| anyhow::anyhow!("{MANAGER}: {e}"))?
+            .unwrap_or_default()
+    };
     if let Some(updated) = set_env_value(&manager, &format!("{}_IMAGE", kind_upper), image) {
         cx.plan.create(MANAGER, updated, IfExists::Overwrite);
     } else {
@@ -359,6 +366,56 @@ pub(crate) fn record(cx: &mut Cx, res: &ResolvedResource, opts: &Options) -> Res
     Ok(())
 }
 
+/// What the plugin changes in the layout's plan and adds to it: its own types, sample,
+/// controller and test, the shared conditions, the event recorder in cmd/main.go and the image
+/// in the manager's environment.
+fn plan_own(cx: &mut Cx, res: &ResolvedResource, opts: &Options) -> Result<()> {
+    let pctx = ProjectCtx::load(cx.root, cx.project)?;
+    let rctx = ResourceCtx::new(CtxInput {
+        project: cx.project,
+        pctx,
+        gvk: &res.gvk,
+        plural: &res.plural,
+        api_path: &res.api_path,
+        cluster_scoped: false,
+        core: false,
+        external: false,
+        controller_name: None,
+        has_api: true,
+    });
+    let options = OptionsCtx::new(&res.gvk.kind, opts, |parts| {
+        let quoted: Vec<String> = parts.iter().map(|p| go_quote(p)).collect();
+        format!("[]string{{{}}}", quoted.join(", "))
+    })?;
+    let kind_upper = options.kind_upper.clone();
+    let ctx = Ctx {
+        res: &rctx,
+        options,
+    };
+
+    for f in templates::render_tree("deploy-image", &ctx, |_| true)? {
+        let path = f.path.to_string_lossy().to_string();
+        if f.template.ends_with("conditions.go") {
+            // Shared by every deploy-image controller of the package: written once.
+            cx.plan.create(f.path, f.content, IfExists::Skip);
+        } else {
+            replace_created(cx.plan, &path, f.content)?;
+        }
+    }
+
+    // cmd/main.go imports a group's controller package as <pkg>controller (as go/v4 does).
+    let mut main_ctx = rctx.clone();
+    if main_ctx.controller_pkg != "controller" {
+        main_ctx.controller_pkg = crate::resource::controller_alias(&main_ctx.group);
+    }
+    let go_setup = templates::render("fragments/main_controller.go", &main_ctx)?;
+    let setup = templates::render("fragments/deploy_image_main_controller.go", &main_ctx)?;
+    replace_fragment(cx.plan, MAIN_GO, &go_setup, setup)?;
+
+    plan_image_env(cx, &kind_upper, &opts.image, res.undo)?;
+    Ok(())
+}
+
 impl Plugin for DeployImage {
     fn key(&self) -> &'static str {
         KEY
@@ -371,50 +428,8 @@ impl Plugin for DeployImage {
         // The go/v4 files first (types, controller, kustomize entries, main.go wiring), as
         // Kubebuilder's plugin runs the go/v4 scaffolders before its own.
         golang::api::plan_files(cx.root, cx.project, res, cx.plan, cx.notes)?;
-
-        let pctx = ProjectCtx::load(cx.root, cx.project)?;
-        let rctx = ResourceCtx::new(CtxInput {
-            project: cx.project,
-            pctx,
-            gvk: &res.gvk,
-            plural: &res.plural,
-            api_path: &res.api_path,
-            cluster_scoped: false,
-            core: false,
-            external: false,
-            controller_name: None,
-            has_api: true,
-        });
-        let options = OptionsCtx::new(&res.gvk.kind, opts, |parts| {
-            let quoted: Vec<String> = parts.iter().map(|p| go_quote(p)).collect();
-            format!("[]string{{{}}}", quoted.join(", "))
-        })?;
-        let kind_upper = options.kind_upper.clone();
-        let ctx = Ctx {
-            res: &rctx,
-            options,
-        };
-
-        for f in templates::render_tree("deploy-image", &ctx, |_| true)? {
-            let path = f.path.to_string_lossy().to_string();
-            if f.template.ends_with("conditions.go") {
-                // Shared by every deploy-image controller of the package: written once.
-                cx.plan.create(f.path, f.content, IfExists::Skip);
-            } else {
-                replace_created(cx.plan, &path, f.content)?;
-            }
-        }
-
-        // cmd/main.go imports a group's controller package as <pkg>controller (as go/v4 does).
-        let mut main_ctx = rctx.clone();
-        if main_ctx.controller_pkg != "controller" {
-            main_ctx.controller_pkg = crate::resource::controller_alias(&main_ctx.group);
-        }
-        let go_setup = templates::render("fragments/main_controller.go", &main_ctx)?;
-        let setup = templates::render("fragments/deploy_image_main_controller.go", &main_ctx)?;
-        replace_fragment(cx.plan, MAIN_GO, &go_setup, setup)?;
-
-        plan_image_env(cx, &kind_upper, &opts.image)?;
+        plan_own(cx, res, opts)?;
+        let kind_upper = res.gvk.kind.to_ascii_uppercase();
         let types = cx
             .plan
             .written("_types.go")
@@ -435,6 +450,14 @@ impl Plugin for DeployImage {
         res.record(cx.project);
         record(cx, res, opts)?;
         Ok(())
+    }
+
+    fn delete_api(&self, cx: &mut Cx, res: &ResolvedResource, undo: &mut Undo) -> Result<()> {
+        let Some(opts) = &res.deploy_image else {
+            bail!("internal error: the deploy-image plugin runs without its options");
+        };
+        golang::delete::delete_api(cx, res, undo)?;
+        plan_own(cx, res, opts)
     }
 }
 

@@ -12,6 +12,7 @@
 
 pub mod autoupdate;
 pub mod chain;
+pub mod delete;
 pub mod deployimage;
 pub mod external;
 pub mod golang;

@@ -15,6 +15,7 @@
 use crate::context::ProjectCtx;
 use crate::plan::{Edit, IfExists};
 use crate::planning::api::ResolvedResource;
+use crate::planning::delete::Undo;
 use crate::planning::edit::EditArgs;
 use crate::planning::plugin::{Cx, Plugin};
 use crate::templates;
@@ -196,6 +197,30 @@ impl Plugin for TypedClients {
                 cluster_scoped: !res.namespaced,
             },
         )?;
+        Ok(())
+    }
+
+    fn delete_api(&self, cx: &mut Cx, res: &ResolvedResource, undo: &mut Undo) -> Result<()> {
+        if !res.do_resource || res.core || res.external {
+            return Ok(());
+        }
+        let layout = crate::resource::layout(cx.project, &res.gvk.group, &res.gvk.version);
+        plan_api(
+            cx,
+            &Api {
+                group: &res.gvk.group,
+                version: &res.gvk.version,
+                kind: &res.gvk.kind,
+                domain: &res.gvk.domain,
+                api_dir: &layout.api_dir,
+                cluster_scoped: !res.namespaced,
+            },
+        )?;
+        // The clientset, listers and informers code-generator wrote for the kind.
+        let generated = std::path::Path::new("pkg/generated");
+        if cx.root.join(generated).is_dir() {
+            undo.generated("pkg/generated", false, "make generate");
+        }
         Ok(())
     }
 

@@ -143,6 +143,73 @@ pub struct Webhooks {
     pub webhook_version: String,
 }
 
+impl Webhooks {
+    /// Whether any webhook type is recorded.
+    pub fn any(&self) -> bool {
+        self.defaulting || self.validation || self.conversion
+    }
+
+    /// The types of both, with their paths and spokes (those of `self` first).
+    pub fn union(&self, other: &Webhooks) -> Webhooks {
+        let pick = |a: &String, b: &String| if a.is_empty() { b.clone() } else { a.clone() };
+        let mut spoke = self.spoke.clone();
+        for s in &other.spoke {
+            if !spoke.contains(s) {
+                spoke.push(s.clone());
+            }
+        }
+        Webhooks {
+            defaulting: self.defaulting || other.defaulting,
+            validation: self.validation || other.validation,
+            conversion: self.conversion || other.conversion,
+            defaulting_path: pick(&self.defaulting_path, &other.defaulting_path),
+            validation_path: pick(&self.validation_path, &other.validation_path),
+            spoke,
+            webhook_version: pick(&self.webhook_version, &other.webhook_version),
+        }
+    }
+
+    /// The types of `self` that `other` does not have (with their paths and spokes).
+    pub fn without(&self, other: &Webhooks) -> Webhooks {
+        let defaulting = self.defaulting && !other.defaulting;
+        let validation = self.validation && !other.validation;
+        let conversion = self.conversion && !other.conversion;
+        Webhooks {
+            defaulting,
+            validation,
+            conversion,
+            defaulting_path: if defaulting {
+                self.defaulting_path.clone()
+            } else {
+                String::new()
+            },
+            validation_path: if validation {
+                self.validation_path.clone()
+            } else {
+                String::new()
+            },
+            spoke: if conversion {
+                self.spoke.clone()
+            } else {
+                vec![]
+            },
+            webhook_version: self.webhook_version.clone(),
+        }
+    }
+
+    /// The types recorded, as words: "defaulting", "validating", "conversion".
+    pub fn names(&self) -> Vec<&'static str> {
+        [
+            (self.defaulting, "defaulting"),
+            (self.validation, "validating"),
+            (self.conversion, "conversion"),
+        ]
+        .into_iter()
+        .filter_map(|(on, n)| on.then_some(n))
+        .collect()
+    }
+}
+
 impl Resource {
     /// Same group, version and kind (group compared case-insensitively, as Kubebuilder does).
     pub fn is_gvk(&self, group: &str, version: &str, kind: &str) -> bool {

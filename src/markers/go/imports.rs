@@ -21,7 +21,8 @@ impl ImportSpec {
         }
     }
 
-    fn line(&self) -> String {
+    /// The spec as a line of an import block writes it (without indentation).
+    pub fn line(&self) -> String {
         match &self.name {
             Some(n) => format!("{n} \"{}\"", self.path),
             None => format!("\"{}\"", self.path),

@@ -21,39 +21,16 @@ pub fn plan_files(
     notes: &mut Vec<String>,
 ) -> Result<()> {
     let ResolvedResource {
-        gvk,
-        plural,
         api_path,
         do_resource,
         do_controller,
         in_project_api,
-        core,
         external,
         ..
     } = res;
-    let (do_resource, do_controller, in_project_api, core, external) = (
-        *do_resource,
-        *do_controller,
-        *in_project_api,
-        *core,
-        *external,
-    );
-    let pctx = ProjectCtx::load(root, project)?;
-    let mut ctx = ResourceCtx::new(CtxInput {
-        project,
-        pctx,
-        gvk,
-        plural,
-        api_path,
-        cluster_scoped: !res.namespaced,
-        core,
-        external,
-        controller_name: res.controller_name.as_deref(),
-        has_api: do_resource || in_project_api,
-    });
-    ctx.ssa = res.ssa;
-    ctx.ac_opt_out = !res.ssa && ssa_kinds_beside(project, gvk).next().is_some();
-
+    let (do_resource, do_controller, in_project_api, external) =
+        (*do_resource, *do_controller, *in_project_api, *external);
+    let ctx = context(root, project, res)?;
     let repo = project.repo.clone();
     let replace = |normal: IfExists| {
         if res.force {
@@ -75,7 +52,9 @@ pub fn plan_files(
             };
             plan.create(f.path, f.content, policy);
         }
-        if res.ssa {
+        // What --ssa changed in other files is read from them: `delete api` plans its undo
+        // from what PROJECT says instead (`super::delete`).
+        if res.ssa && !res.undo {
             plan_ssa(root, project, &ctx, plan, notes)?;
         }
         plan_kustomize_entries(plan, &ctx)?;
@@ -126,6 +105,26 @@ pub fn plan_files(
         });
     }
     Ok(())
+}
+
+/// The template context of a resolved resource in `project`.
+pub fn context(root: &Path, project: &Project, res: &ResolvedResource) -> Result<ResourceCtx> {
+    let pctx = ProjectCtx::load(root, project)?;
+    let mut ctx = ResourceCtx::new(CtxInput {
+        project,
+        pctx,
+        gvk: &res.gvk,
+        plural: &res.plural,
+        api_path: &res.api_path,
+        cluster_scoped: !res.namespaced,
+        core: res.core,
+        external: res.external,
+        controller_name: res.controller_name.as_deref(),
+        has_api: res.do_resource || res.in_project_api,
+    });
+    ctx.ssa = res.ssa;
+    ctx.ac_opt_out = !res.ssa && ssa_kinds_beside(project, &res.gvk).next().is_some();
+    Ok(ctx)
 }
 
 /// The API package in cmd/main.go's scheme (shared with `create webhook` for an external type).
@@ -360,6 +359,29 @@ fn plan_ssa(
         )),
     }
     Ok(())
+}
+
+/// The Makefile without the apply-configuration generator in the `manifests` recipe (and with
+/// its help text as it was): the reverse of [`makefile_with_applyconfiguration`], or None when
+/// the recipe does not hold it as that wrote it.
+pub fn makefile_without_applyconfiguration(text: &str) -> Option<String> {
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let target = lines.iter().position(|l| l.starts_with("manifests:"))?;
+    let recipe = lines.get(target + 1)?;
+    let at = recipe.find(&format!("{MANIFESTS_GENERATORS} applyconfiguration"))?;
+    let rest = &recipe[at + MANIFESTS_GENERATORS.len()..];
+    let generator = rest.split_whitespace().next()?;
+    let mut out = String::with_capacity(text.len());
+    for (i, l) in lines.iter().enumerate() {
+        if i == target {
+            out.push_str(&l.replacen(MANIFESTS_HELP_SSA, MANIFESTS_HELP, 1));
+        } else if i == target + 1 {
+            out.push_str(&l.replacen(&format!(" {generator}"), "", 1));
+        } else {
+            out.push_str(l);
+        }
+    }
+    Some(out)
 }
 
 /// The Makefile with the apply-configuration generator in the `manifests` recipe (and its help

@@ -6,12 +6,14 @@
 
 use crate::plan::Next;
 use crate::planning::api::ResolvedResource;
+use crate::planning::delete::Undo;
 use crate::planning::edit::EditArgs;
 use crate::planning::plugin::{Cx, Plugin};
 use crate::planning::webhook::ResolvedWebhook;
 use anyhow::Result;
 
 pub mod api;
+pub mod delete;
 pub mod edit;
 pub mod init;
 pub mod webhook;
@@ -61,6 +63,22 @@ macro_rules! go_plugin {
             }
             fn edit(&self, cx: &mut Cx, args: &EditArgs) -> Result<()> {
                 edit::plan(cx, args)
+            }
+            fn delete_api(
+                &self,
+                cx: &mut Cx,
+                res: &ResolvedResource,
+                undo: &mut Undo,
+            ) -> Result<()> {
+                delete::delete_api(cx, res, undo)
+            }
+            fn delete_webhook(
+                &self,
+                cx: &mut Cx,
+                hook: &ResolvedWebhook,
+                undo: &mut Undo,
+            ) -> Result<()> {
+                delete::delete_webhook(cx, hook, undo)
             }
         }
     };

@@ -47,51 +47,13 @@ pub fn plan_files(
 ) -> Result<()> {
     let ResolvedWebhook {
         gvk,
-        plural,
         api_path,
         existing,
-        had,
         ..
     } = hook;
     let (core, external) = (hook.core, hook.external);
     let (version, kind) = (&gvk.version, &gvk.kind);
-    let pctx = ProjectCtx::load(root, project)?;
-    let mut ctx = ResourceCtx::new(CtxInput {
-        project,
-        pctx,
-        gvk,
-        plural,
-        api_path,
-        cluster_scoped: existing
-            .as_ref()
-            .and_then(|r| r.api.as_ref())
-            .is_some_and(|a| !a.namespaced),
-        core,
-        external,
-        controller_name: None,
-        has_api: existing.as_ref().is_some_and(|r| r.api.is_some()),
-    });
-    // What the files should hold once this command is done.
-    ctx.defaulting = hook.defaulting || had.defaulting;
-    ctx.validation = hook.programmatic_validation || had.validation;
-    ctx.conversion = hook.conversion || had.conversion;
-    let dpath = hook
-        .defaulting_path
-        .clone()
-        .unwrap_or(had.defaulting_path.clone());
-    let vpath = hook
-        .validation_path
-        .clone()
-        .unwrap_or(had.validation_path.clone());
-    if !dpath.is_empty() {
-        ctx.mutating_path = dpath.clone();
-        ctx.custom_defaulting_path = dpath.clone();
-    }
-    if !vpath.is_empty() {
-        ctx.validating_path = vpath.clone();
-        ctx.custom_validation_path = vpath.clone();
-    }
-
+    let ctx = context(root, project, hook)?;
     let repo = project.repo.clone();
     let hook_file = format!("{}/{}_webhook.go", ctx.webhook_dir, ctx.kind_lower);
     let test_file = format!("{}/{}_webhook_test.go", ctx.webhook_dir, ctx.kind_lower);
@@ -225,6 +187,117 @@ pub fn plan_files(
     Ok(())
 }
 
+/// The template context of resolved webhooks: what the kind's webhook files hold once the
+/// command is done (the types asked for and those before).
+pub fn context(root: &Path, project: &Project, hook: &ResolvedWebhook) -> Result<ResourceCtx> {
+    let (existing, had) = (&hook.existing, &hook.had);
+    let pctx = ProjectCtx::load(root, project)?;
+    let mut ctx = ResourceCtx::new(CtxInput {
+        project,
+        pctx,
+        gvk: &hook.gvk,
+        plural: &hook.plural,
+        api_path: &hook.api_path,
+        cluster_scoped: existing
+            .as_ref()
+            .and_then(|r| r.api.as_ref())
+            .is_some_and(|a| !a.namespaced),
+        core: hook.core,
+        external: hook.external,
+        controller_name: None,
+        has_api: existing.as_ref().is_some_and(|r| r.api.is_some()),
+    });
+    ctx.defaulting = hook.defaulting || had.defaulting;
+    ctx.validation = hook.programmatic_validation || had.validation;
+    ctx.conversion = hook.conversion || had.conversion;
+    let dpath = hook
+        .defaulting_path
+        .clone()
+        .unwrap_or(had.defaulting_path.clone());
+    let vpath = hook
+        .validation_path
+        .clone()
+        .unwrap_or(had.validation_path.clone());
+    if !dpath.is_empty() {
+        ctx.mutating_path = dpath.clone();
+        ctx.custom_defaulting_path = dpath;
+    }
+    if !vpath.is_empty() {
+        ctx.validating_path = vpath.clone();
+        ctx.custom_validation_path = vpath;
+    }
+    Ok(ctx)
+}
+
+/// The kind's webhook file and its test: the files `create webhook` writes whole the first
+/// time and merges later types into.
+pub fn code_files(ctx: &ResourceCtx) -> [String; 2] {
+    [
+        format!("{}/{}_webhook.go", ctx.webhook_dir, ctx.kind_lower),
+        format!("{}/{}_webhook_test.go", ctx.webhook_dir, ctx.kind_lower),
+    ]
+}
+
+/// The kind's webhook and test files as a series of `create webhook` commands leaves them, one
+/// command per set of types in `steps`: the first writes them, each later one merges its types
+/// in (as `plan_files` does when the files exist). `hook` gives the kind; its types are
+/// replaced by each step's.
+pub fn code_after(
+    root: &Path,
+    project: &Project,
+    hook: &ResolvedWebhook,
+    steps: &[crate::project::Webhooks],
+) -> Result<std::collections::BTreeMap<String, String>> {
+    let mut files = std::collections::BTreeMap::new();
+    let mut had = crate::project::Webhooks::default();
+    for (i, step) in steps.iter().enumerate() {
+        let mut h = hook.clone();
+        h.defaulting = step.defaulting;
+        h.programmatic_validation = step.validation;
+        h.conversion = step.conversion;
+        h.spoke = step.spoke.clone();
+        h.defaulting_path =
+            Some(step.defaulting_path.clone()).filter(|p| step.defaulting && !p.is_empty());
+        h.validation_path =
+            Some(step.validation_path.clone()).filter(|p| step.validation && !p.is_empty());
+        h.had = had.clone();
+        let ctx = context(root, project, &h)?;
+        let [hook_file, test_file] = code_files(&ctx);
+        if i == 0 {
+            for f in templates::render_tree("webhook", &ctx, |t| {
+                t.ends_with("_webhook.go") || t.ends_with("_webhook_test.go")
+            })? {
+                files.insert(f.path.to_string_lossy().into_owned(), f.content);
+            }
+        } else {
+            let mut plan = Plan::default();
+            merge_sections(&mut plan, &ctx, &hook_file, &test_file, &h, &project.repo)?;
+            for (path, text) in files.iter_mut() {
+                if let Some(t) = crate::plan::undo::simulate_from(
+                    &plan,
+                    Path::new(path),
+                    Some(std::mem::take(text)),
+                ) {
+                    *text = t;
+                }
+            }
+        }
+        had.defaulting |= step.defaulting;
+        had.validation |= step.validation;
+        had.conversion |= step.conversion;
+        if step.defaulting {
+            had.defaulting_path = step.defaulting_path.clone();
+        }
+        if step.validation {
+            had.validation_path = step.validation_path.clone();
+        }
+        if step.conversion {
+            had.spoke = step.spoke.clone();
+        }
+    }
+    Ok(files)
+}
+
 /// The webhook tree's network policy, as a template file.
 pub const NETWORK_POLICY_FILE: &str = "config/network-policy/allow-webhook-traffic.yaml";
 
@@ -353,7 +426,7 @@ fn enable_default_webhooks(plan: &mut Plan, ctx: &ResourceCtx) -> Result<()> {
 /// layout) named them `<Kind>CustomDefaulter` and `<Kind>CustomValidator`, Kubebuilder v4.16
 /// and opbuilder 0.3.0 `<Kind>Defaulter` and `<Kind>Validator`. A section merged into an
 /// existing webhook file must name the types that file's templates declared.
-fn type_infix() -> &'static str {
+pub fn type_infix() -> &'static str {
     match crate::releases::active_version() {
         Some("0.1.0" | "0.2.0") => "Custom",
         _ => "",

@@ -24,8 +24,11 @@ mod values;
 
 use crate::error::usage;
 use crate::plan::{Edit, IfExists};
+use crate::planning::api::ResolvedResource;
+use crate::planning::delete::Undo;
 use crate::planning::edit::EditArgs;
 use crate::planning::plugin::{Cx, Plugin};
+use crate::planning::webhook::ResolvedWebhook;
 use crate::templates;
 use anyhow::{anyhow, bail, Context, Result};
 use chart::{get, Chart};
@@ -65,9 +68,99 @@ pub struct Section {
     pub output: String,
 }
 
+/// What writes the chart again: the plugin's `edit` (which runs `make build-installer` first).
+const REWRITE: &str = "opbuilder edit --plugins=helm/v2-alpha";
+
+/// The chart's templates directory, when the project has a chart.
+fn chart_templates(root: &Path, project: &crate::project::Project) -> Option<String> {
+    let section: Section = project
+        .plugin_config(KEY)
+        .ok()
+        .flatten()
+        .unwrap_or_default();
+    let output = if section.output.is_empty() {
+        DEFAULT_OUTPUT.to_string()
+    } else {
+        section.output
+    };
+    let dir = format!("{output}/chart/templates");
+    root.join(&dir).is_dir().then_some(dir)
+}
+
+/// The chart templates under `dir` that hold `needle`, listed for [`REWRITE`].
+fn list_naming(root: &Path, dir: &str, needle: &str, undo: &mut Undo) {
+    let Ok(groups) = std::fs::read_dir(root.join(dir)) else {
+        return;
+    };
+    let mut found = vec![];
+    for g in groups.flatten() {
+        for f in std::fs::read_dir(g.path()).into_iter().flatten().flatten() {
+            let text = std::fs::read_to_string(f.path()).unwrap_or_default();
+            if text.contains(needle) {
+                if let Ok(rel) = f.path().strip_prefix(root) {
+                    found.push(rel.to_string_lossy().into_owned());
+                }
+            }
+        }
+    }
+    found.sort();
+    for f in found {
+        // A template planned to go already (the kind's own) stays planned so.
+        if !undo.generated.iter().any(|g| g.path == f) {
+            undo.generated(f, false, REWRITE);
+        }
+    }
+}
+
 impl Plugin for Helm {
     fn key(&self) -> &'static str {
         KEY
+    }
+
+    /// The chart's templates made from a kind that goes: its CRD and helper roles are removed
+    /// with its last version (the plugin wrote them from the kustomize output, which will not
+    /// hold them again); the others that name it are listed for the plugin to write again.
+    fn delete_api(&self, cx: &mut Cx, res: &ResolvedResource, undo: &mut Undo) -> Result<()> {
+        let Some(dir) = chart_templates(cx.root, &undo.after) else {
+            return Ok(());
+        };
+        let ctx = crate::plugins::golang::api::context(cx.root, cx.project, res)?;
+        let kind_goes = !undo
+            .after
+            .resources
+            .iter()
+            .any(|r| r.group == res.gvk.group && r.kind == res.gvk.kind && r.api.is_some());
+        if res.do_resource {
+            let mut own = vec![format!("{dir}/crd/{}.{}.yaml", ctx.plural, ctx.qgroup)];
+            for role in ["admin", "editor", "viewer"] {
+                own.push(format!(
+                    "{dir}/rbac/{}{}-{role}-role.yaml",
+                    ctx.role_name_prefix, ctx.kind_lower
+                ));
+            }
+            for f in own.into_iter().filter(|f| cx.root.join(f).is_file()) {
+                undo.generated(f, kind_goes, REWRITE);
+            }
+        }
+        list_naming(cx.root, &dir, &format!("- {}\n", ctx.plural), undo);
+        undo.next(REWRITE);
+        Ok(())
+    }
+
+    /// The chart's webhook templates that name the kind's webhooks, listed.
+    fn delete_webhook(&self, cx: &mut Cx, hook: &ResolvedWebhook, undo: &mut Undo) -> Result<()> {
+        let Some(dir) = chart_templates(cx.root, &undo.after) else {
+            return Ok(());
+        };
+        let ctx = crate::plugins::golang::webhook::context(cx.root, cx.project, hook)?;
+        list_naming(
+            cx.root,
+            &dir,
+            &format!("-{}-{}", ctx.version, ctx.kind_lower),
+            undo,
+        );
+        undo.next(REWRITE);
+        Ok(())
     }
 
     fn edit(&self, cx: &mut Cx, args: &EditArgs) -> Result<()> {

@@ -330,8 +330,12 @@ pub fn plan_files(cx: &mut Cx, res: &ResolvedResource) -> Result<()> {
             Ok(())
         })?;
         // config/rbac/role.yaml as `make manifests` writes it with the new controller's rules:
-        // those of the file it wrote last, or the manager's.
+        // those of the file it wrote last, or the manager's. (`delete api` plans the role
+        // without them itself, from the rules that stay.)
         let role = "config/rbac/role.yaml";
+        if res.undo {
+            return Ok(());
+        }
         let mut rules = std::fs::read_to_string(cx.root.join(role))
             .ok()
             .and_then(|text| rbac::read_rules(&text))

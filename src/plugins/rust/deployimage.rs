@@ -27,28 +27,6 @@ struct Ctx<'a> {
     options: OptionsCtx,
 }
 
-/// The rules a deploy-image controller declares in its `RBAC` (what `make manifests` writes
-/// from it): its kind, the kind's status and finalizers, the Deployments it applies and watches,
-/// and reading Pods, as go/v4's deploy-image controller has them.
-fn rules(group: &str, plural: &str) -> Vec<rbac::Rule> {
-    use rbac::Rule;
-    vec![
-        Rule::new(group, &[plural], rbac::FINALIZER_VERBS),
-        Rule::new(group, &[&format!("{plural}/status")], rbac::STATUS_VERBS),
-        Rule::new(
-            group,
-            &[&format!("{plural}/finalizers")],
-            rbac::FINALIZERS_VERBS,
-        ),
-        Rule::new(
-            "apps",
-            &["deployments"],
-            &["create", "list", "patch", "watch"],
-        ),
-        Rule::new("", &["pods"], &["get", "list", "watch"]),
-    ]
-}
-
 /// The command as a Rust slice of string literals, laid out as rustfmt lays it out: on one
 /// line when it fits rustfmt's array width (60) and the line (100), else one element a line.
 fn command_expr(parts: &[String]) -> String {
@@ -71,6 +49,20 @@ pub fn create_api(cx: &mut Cx, res: &ResolvedResource) -> Result<()> {
     };
     plan_files(cx, res, opts)?;
     record(cx, res, opts)
+}
+
+/// deploy-image's `delete api` in a Rust project: what its `create api` wrote (the layout's
+/// files and its own), and what else goes, with its controller's rules taken out of the role.
+pub fn delete_api(
+    cx: &mut Cx,
+    res: &ResolvedResource,
+    undo: &mut crate::planning::delete::Undo,
+) -> Result<()> {
+    let Some(opts) = &res.deploy_image else {
+        anyhow::bail!("internal error: the deploy-image plugin runs without its options");
+    };
+    plan_files(cx, res, opts)?;
+    super::delete::extras_of_api(cx, res, undo, true)
 }
 
 /// Plan the deploy-image API of a Rust project.
@@ -101,7 +93,7 @@ fn plan_files(cx: &mut Cx, res: &ResolvedResource, opts: &Options) -> Result<()>
         .ok()
         .and_then(|text| rbac::read_rules(&text))
         .unwrap_or_else(rbac::manager_rules);
-    role_rules.extend(rules(&rctx.api_group, &rctx.res.plural));
+    role_rules.extend(rbac::deploy_image_rules(&rctx.api_group, &rctx.res.plural));
     api::plan_files(cx, res)?;
 
     let ctx = Ctx {
@@ -111,12 +103,14 @@ fn plan_files(cx: &mut Cx, res: &ResolvedResource, opts: &Options) -> Result<()>
     for f in templates::render_tree("rust/deploy-image", &ctx, |_| true)? {
         replace_created(cx.plan, &f.path.to_string_lossy(), f.content)?;
     }
-    replace_created(
-        cx.plan,
-        role,
-        rbac::role_yaml(&role_rules, cx.project.namespaced),
-    )?;
-    plan_image_env(cx, &ctx.options.kind_upper, &opts.image)?;
+    if !res.undo {
+        replace_created(
+            cx.plan,
+            role,
+            rbac::role_yaml(&role_rules, cx.project.namespaced),
+        )?;
+    }
+    plan_image_env(cx, &ctx.options.kind_upper, &opts.image, res.undo)?;
     let types = super::rust_file(cx.plan, "src/api/", |_| true)
         .unwrap_or_else(|| "the types in src/api/".into());
     cx.plan.next = Some(crate::plan::Next {

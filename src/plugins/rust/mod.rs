@@ -13,6 +13,7 @@
 use crate::error::usage;
 use crate::plan::Next;
 use crate::planning::api::ResolvedResource;
+use crate::planning::delete::Undo;
 use crate::planning::edit::EditArgs;
 use crate::planning::plugin::{Cx, Plugin};
 use crate::planning::webhook::ResolvedWebhook;
@@ -20,6 +21,7 @@ use anyhow::Result;
 
 pub mod api;
 pub mod context;
+pub mod delete;
 pub mod deployimage;
 pub mod edit;
 pub mod init;
@@ -167,5 +169,11 @@ impl Plugin for RustLayout {
     }
     fn edit(&self, cx: &mut Cx, args: &EditArgs) -> Result<()> {
         edit::plan(cx, args, self.key)
+    }
+    fn delete_api(&self, cx: &mut Cx, res: &ResolvedResource, undo: &mut Undo) -> Result<()> {
+        delete::delete_api(cx, res, undo)
+    }
+    fn delete_webhook(&self, cx: &mut Cx, hook: &ResolvedWebhook, undo: &mut Undo) -> Result<()> {
+        delete::delete_webhook(cx, hook, undo)
     }
 }

@@ -81,6 +81,23 @@ pub fn controller_rules(group: &str, plural: &str, core: bool) -> Vec<Rule> {
     ]
 }
 
+/// The rules a deploy-image controller declares in its `RBAC` (what `make manifests` writes
+/// from it): its kind, the kind's status and finalizers, the Deployments it applies and watches,
+/// and reading Pods, as go/v4's deploy-image controller has them.
+pub fn deploy_image_rules(group: &str, plural: &str) -> Vec<Rule> {
+    vec![
+        Rule::new(group, &[plural], FINALIZER_VERBS),
+        Rule::new(group, &[&format!("{plural}/status")], STATUS_VERBS),
+        Rule::new(group, &[&format!("{plural}/finalizers")], FINALIZERS_VERBS),
+        Rule::new(
+            "apps",
+            &["deployments"],
+            &["create", "list", "patch", "watch"],
+        ),
+        Rule::new("", &["pods"], &["get", "list", "watch"]),
+    ]
+}
+
 /// A rule as Kubernetes (and k8s-openapi, whose field order serde_yaml keeps) writes it.
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -47,6 +47,17 @@ fn check_supported(hook: &ResolvedWebhook, project: &crate::project::Project) ->
 
 /// The Rust layout's webhook files for a resolved request; records them in PROJECT.
 pub fn plan_files(cx: &mut Cx, hook: &ResolvedWebhook) -> Result<()> {
+    plan_files_in_order(cx, hook, false)
+}
+
+/// [`plan_files`], the validating webhook's sections before the defaulting one's when
+/// `validation_first` (as a kind's files read when `create webhook` added its validation first
+/// and its defaulting later: `delete webhook` compares them with both).
+pub fn plan_files_in_order(
+    cx: &mut Cx,
+    hook: &ResolvedWebhook,
+    validation_first: bool,
+) -> Result<()> {
     check_supported(hook, cx.project)?;
     let g = &hook.gvk;
     let api = hook.existing.as_ref().and_then(|r| r.api.as_ref());
@@ -90,7 +101,13 @@ pub fn plan_files(cx: &mut Cx, hook: &ResolvedWebhook) -> Result<()> {
     // A kind with webhooks already: the new types are merged into its module and test above
     // their markers, and the user's code stays (go/v4 merges likewise). With --force, or for a
     // kind's first webhooks, both files are written with every type, now and before.
-    let exists = cx.root.join(&module).exists();
+    // (`delete webhook` plans as the command made them: merged when the kind had admission
+    // webhooks before.)
+    let exists = if hook.undo {
+        had
+    } else {
+        cx.root.join(&module).exists()
+    };
     // Release 0.4.0's templates (a v1-alpha project, or `alpha update`'s ancestor) write the
     // module whole, with every type, and have no markers to merge above: planned as 0.4.0 did.
     let whole =
@@ -109,7 +126,7 @@ pub fn plan_files(cx: &mut Cx, hook: &ResolvedWebhook) -> Result<()> {
         );
     }
     let merge = admission && had && !hook.force && exists && !whole;
-    if merge {
+    if merge && !hook.undo {
         check_mergeable(cx.root, g, &module, &test)?;
         if hook.programmatic_validation {
             check_import_line(cx.root, &module, hook.core)?;
@@ -137,7 +154,11 @@ pub fn plan_files(cx: &mut Cx, hook: &ResolvedWebhook) -> Result<()> {
         } else {
             (ctx.res.defaulting, ctx.res.validation)
         };
-        for (wanted, is_defaulting) in [(defaulting, true), (validation, false)] {
+        let mut order = [(defaulting, true), (validation, false)];
+        if validation_first {
+            order.reverse();
+        }
+        for (wanted, is_defaulting) in order {
             if wanted {
                 webhook_type(plan, &ctx, is_defaulting, &module, &test)?;
             }

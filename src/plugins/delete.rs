@@ -1,0 +1,403 @@
+//! The entry points of `delete api` and `delete webhook`: resolve what goes, let the chain plan
+//! again what its `create` commands wrote for it (and, to know what must stay, for everything
+//! else PROJECT records), take that out of the files as they are now (`crate::plan::undo`),
+//! and refuse while other code still uses what goes.
+
+use super::chain::{Chain, Command};
+use super::deployimage;
+use super::registry::parse_flag;
+use crate::error::usage;
+use crate::plan::undo::{self as engine, ByHand};
+use crate::plan::{Op, Plan};
+use crate::planning::delete::{
+    self as request, creates_of, Create, DeleteApiArgs, DeleteWebhookArgs, Generated, Undo, Use,
+};
+use crate::planning::plugin::{Cx, Plugin as _};
+use crate::project::Project;
+use anyhow::{bail, Result};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// A planned deletion: the plan, and what the command says about it.
+#[derive(Debug, Default)]
+pub struct Deletion {
+    pub plan: Plan,
+    /// Files `create` wrote that changed since: kept.
+    pub kept: Vec<PathBuf>,
+    /// Such files removed all the same (--force).
+    pub forced: Vec<PathBuf>,
+    /// What to take out by hand.
+    pub by_hand: Vec<ByHand>,
+    /// Generated files that still name what goes, and the command that writes them again.
+    pub generated: Vec<Generated>,
+    /// Code that still uses what goes (with --force, which deletes all the same).
+    pub uses: Vec<Use>,
+    pub notes: Vec<String>,
+    /// What to run next.
+    pub next: Vec<String>,
+}
+
+/// The chain of a `delete` command: `--plugins`, else PROJECT's, as `create api` runs it (the
+/// plugins that join every `create api` of the project included).
+fn chain_for(project: &Project, plugins: Option<&str>, command: &str) -> Result<Chain> {
+    let flag = parse_flag(plugins)?;
+    super::check_layout_key(project, flag.as_deref(), command, &[])?;
+    let chain = Chain::for_command(Some(project), flag, Command::CreateApi)?;
+    if !chain.has_layout() {
+        return Err(usage(format!(
+            "--plugins: `{command}` takes away what a layout's `create` wrote, so the chain needs the project's \
+             layout ({}); external plugins have no part in a deletion (for example --plugins={})",
+            project.layout.join(", "),
+            project.layout.first().map_or("go/v4", String::as_str)
+        )));
+    }
+    Ok(chain.for_deletion(project))
+}
+
+/// deploy-image's options for the API of `c`, when PROJECT records them.
+fn with_options(project: &Project, mut c: Create) -> Create {
+    if let Create::Api(res) = &mut c {
+        if res.do_resource {
+            res.deploy_image = deployimage::recorded(project)
+                .ok()
+                .and_then(|list| {
+                    list.into_iter().find(|d| {
+                        d.group == res.gvk.group
+                            && d.version == res.gvk.version
+                            && d.kind == res.gvk.kind
+                    })
+                })
+                .map(|d| d.options);
+        }
+    }
+    c
+}
+
+/// PROJECT as `create api` of `c` found it: `before` without the entries PROJECT (`now`) lists
+/// after `c`'s (the commands that made them came later). A webhook's command finds them all.
+fn at_create(before: &Project, now: &Project, c: &Create) -> Project {
+    let Create::Api(res) = c else {
+        return before.clone();
+    };
+    let g = &res.gvk;
+    let Some(at) = now
+        .resources
+        .iter()
+        .position(|r| r.is_gvk(&g.group, &g.version, &g.kind))
+    else {
+        return before.clone();
+    };
+    let earlier = |r: &crate::project::Resource| {
+        now.resources[..at]
+            .iter()
+            .any(|e| e.is_gvk(&r.group, &r.version, &r.kind))
+    };
+    let mut p = before.clone();
+    p.resources.retain(|r| earlier(r));
+    p
+}
+
+/// Let the chain plan again what `c` wrote into `project`, into `plan`.
+fn replay(
+    chain: &Chain,
+    root: &Path,
+    project: &Project,
+    c: &Create,
+    plan: &mut Plan,
+    undo: &mut Undo,
+) -> Result<()> {
+    let mut project = project.clone();
+    let mut notes = vec![];
+    let mut cx = Cx {
+        root,
+        plan,
+        project: &mut project,
+        notes: &mut notes,
+        plugin_args: &[],
+    };
+    match c {
+        Create::Api(res) => chain.delete_api(&mut cx, res, undo),
+        Create::Webhook(hook) => chain.delete_webhook(&mut cx, hook, undo),
+    }
+}
+
+/// The text of each source file as `ops` leave it (a file they remove is gone).
+fn sources_after(root: &Path, ops: &[Op]) -> BTreeMap<PathBuf, String> {
+    let mut files = BTreeMap::new();
+    for rel in request::source_files(root) {
+        if let Ok(t) = std::fs::read_to_string(root.join(&rel)) {
+            files.insert(rel, t);
+        }
+    }
+    for op in ops {
+        match op {
+            Op::Remove { path } => {
+                files.remove(path);
+            }
+            Op::Create { path, content, .. } if files.contains_key(path) => {
+                files.insert(path.clone(), content.clone());
+            }
+            _ => {}
+        }
+    }
+    files
+}
+
+/// Why a deletion is refused while code uses what goes: each line of other code, and each
+/// changed file `create` wrote (kept) with the lines that use it.
+fn uses_refusal(uses: &[Use], kept: &[PathBuf]) -> String {
+    let mut text = String::new();
+    for u in uses.iter().filter(|u| !kept.contains(&u.path)) {
+        if text.is_empty() {
+            text.push_str("other code still uses what this would delete:");
+        }
+        text.push_str(&format!("\n  {}:{}: {}", u.path.display(), u.line, u.text));
+    }
+    let mut files: Vec<(&PathBuf, Vec<String>)> = vec![];
+    for u in uses.iter().filter(|u| kept.contains(&u.path)) {
+        match files.iter_mut().find(|(p, _)| *p == &u.path) {
+            Some((_, lines)) => lines.push(u.line.to_string()),
+            None => files.push((&u.path, vec![u.line.to_string()])),
+        }
+    }
+    if !files.is_empty() {
+        text.push_str(if text.is_empty() {
+            "these files `create` wrote changed since, so they are kept, and they use what this would delete:"
+        } else {
+            "\nand these files `create` wrote, which changed since and so are kept, use it too:"
+        });
+        for (p, lines) in files {
+            let which = if lines.len() == 1 { "line" } else { "lines" };
+            text.push_str(&format!(
+                "\n  {} ({which} {})",
+                p.display(),
+                lines.join(", ")
+            ));
+        }
+    }
+    text.push_str(
+        "\nChange that code first (and remove a changed file you no longer need), or pass --force: it removes the \
+         files `create` wrote even when changed, and deletes although other code uses what goes (that code then \
+         stops the build until you change it)",
+    );
+    text
+}
+
+/// What the chain's external plugins wrote stays: they have no deletion in Kubebuilder's
+/// protocol. Said as a note.
+fn externals_note(chain: &Chain) -> Option<String> {
+    let keys: Vec<&str> = chain.externals().iter().map(|e| e.key()).collect();
+    (!keys.is_empty()).then(|| {
+        let one = keys.len() == 1;
+        format!(
+            "the external {} {} {} no part in a deletion (Kubebuilder's plugin protocol has none): what {} wrote \
+             for this kind stays; take that out by hand",
+            if one { "plugin" } else { "plugins" },
+            keys.join(" and "),
+            if one { "has" } else { "have" },
+            if one { "it" } else { "they" },
+        )
+    })
+}
+
+/// Plan the deletion of what `gone` made: PROJECT becomes `before`.
+fn plan_deletion(
+    root: &Path,
+    project: &Project,
+    chain: &Chain,
+    before: Project,
+    gone: Vec<Create>,
+    force: bool,
+) -> Result<Deletion> {
+    let gone: Vec<Create> = gone.into_iter().map(|c| with_options(project, c)).collect();
+    let mut undo = Undo {
+        force,
+        after: before.clone(),
+        notes: externals_note(chain).into_iter().collect(),
+        ..Default::default()
+    };
+    let mut created = Plan::default();
+    for c in &gone {
+        replay(
+            chain,
+            root,
+            &at_create(&before, project, c),
+            c,
+            &mut created,
+            &mut undo,
+        )?;
+    }
+    // The same into PROJECT as it is (for files that later commands changed too, such as the
+    // opt-out of server-side apply), and with the templates of the release that PROJECT's
+    // cliVersion names.
+    let mut variants = std::mem::take(&mut undo.variants);
+    let mut scratch = Undo::default();
+    let mut all = Plan::default();
+    if gone
+        .iter()
+        .try_for_each(|c| replay(chain, root, &before, c, &mut all, &mut scratch))
+        .is_ok()
+    {
+        variants.push(all);
+    }
+    let v = project.cli_version.as_str();
+    if crate::releases::is_known(v) && v != crate::releases::current_version() {
+        let mut other = Plan::default();
+        let planned = crate::releases::with(v, || {
+            gone.iter().try_for_each(|c| {
+                replay(
+                    chain,
+                    root,
+                    &at_create(&before, project, c),
+                    c,
+                    &mut other,
+                    &mut scratch,
+                )
+            })
+        });
+        if planned.is_ok() {
+            variants.push(other);
+        }
+    }
+    // What everything that stays needs.
+    let mut keep = Plan::default();
+    for c in creates_of(&before) {
+        let c = with_options(&before, c);
+        let at = at_create(&before, project, &c);
+        replay(chain, root, &at, &c, &mut keep, &mut scratch).map_err(|e| {
+            let what = match &c {
+                Create::Api(r) => format!("{}/{} {}", r.gvk.group, r.gvk.version, r.gvk.kind),
+                Create::Webhook(h) => {
+                    format!(
+                        "the webhooks of {}/{} {}",
+                        h.gvk.group, h.gvk.version, h.gvk.kind
+                    )
+                }
+            };
+            e.context(format!(
+                "planning what {what} needs (to keep it), from PROJECT's entry"
+            ))
+        })?;
+    }
+    let undone = engine::undo(
+        root,
+        &engine::Undo {
+            created: &created,
+            keep: &keep,
+            variants: &variants,
+            base: &undo.base,
+            force,
+        },
+    );
+    let mut ops = undone.ops;
+    for op in std::mem::take(&mut undo.ops) {
+        ops.retain(|o| o.path() != op.path());
+        ops.push(op);
+    }
+    let mut kept = undone.kept;
+    for g in undo.generated.iter().filter(|g| g.remove) {
+        // A generated file `create` wrote as a template goes whatever `make` wrote into it.
+        let p = PathBuf::from(&g.path);
+        kept.retain(|k| *k != p);
+        if !ops.iter().any(|o| *o.path() == p) {
+            ops.push(Op::Remove { path: p });
+        }
+    }
+    kept.extend(undo.kept);
+    let mut forced = undone.forced;
+    forced.extend(undo.forced);
+    let mut by_hand = undone.by_hand;
+    by_hand.extend(undo.by_hand);
+    // Generated files name what goes until their tool writes them again: listed, not uses.
+    let mut sources = sources_after(root, &ops);
+    sources.retain(|p, _| {
+        !p.ends_with("zz_generated.deepcopy.go")
+            && !undo.generated.iter().any(|g| p.starts_with(&g.path))
+    });
+    let uses = request::find_uses(&sources, &undo.uses);
+    if !uses.is_empty() && !force {
+        bail!("{}", uses_refusal(&uses, &kept));
+    }
+    let mut before = before;
+    drop_deploy_image_records(&mut before, &gone)?;
+    let mut next = undo.next;
+    for g in undo.generated.iter().filter(|g| !g.remove) {
+        let cmd = g.by.to_string();
+        if !next
+            .iter()
+            .any(|n| n.contains(g.by.trim_start_matches("make ")))
+        {
+            next.push(cmd);
+        }
+    }
+    Ok(Deletion {
+        plan: Plan {
+            ops,
+            project: Some(before.to_yaml()),
+            ..Default::default()
+        },
+        kept,
+        forced,
+        by_hand,
+        generated: undo.generated.into_iter().filter(|g| !g.remove).collect(),
+        uses,
+        notes: undo.notes,
+        next,
+    })
+}
+
+/// Drop deploy-image's record of each API that goes from PROJECT's section of the plugin (the
+/// section goes when it is left empty).
+fn drop_deploy_image_records(project: &mut Project, gone: &[Create]) -> Result<()> {
+    let apis: Vec<_> = gone
+        .iter()
+        .filter_map(|c| match c {
+            Create::Api(r) if r.deploy_image.is_some() => Some(&r.gvk),
+            _ => None,
+        })
+        .collect();
+    if apis.is_empty() {
+        return Ok(());
+    }
+    let mut section: deployimage::Section =
+        project.plugin_config(deployimage::KEY)?.unwrap_or_default();
+    section.resources.retain(|d| {
+        !apis
+            .iter()
+            .any(|g| d.group == g.group && d.version == g.version && d.kind == g.kind)
+    });
+    if section.resources.is_empty() {
+        project.remove_plugin_config(deployimage::KEY);
+    } else {
+        project.set_plugin_config(deployimage::KEY, &section)?;
+    }
+    Ok(())
+}
+
+/// Plan `delete api`.
+pub fn plan_delete_api(root: &Path, args: &DeleteApiArgs) -> Result<Deletion> {
+    let project = Project::load(root)?;
+    let chain = chain_for(&project, args.run.plugins.as_deref(), "delete api")?;
+    let target = request::resolve_api(root, &project, args)?;
+    let gone = target
+        .creates
+        .into_iter()
+        .map(|c| Create::Api(Box::new(c)))
+        .collect();
+    plan_deletion(root, &project, &chain, target.before, gone, args.run.force)
+}
+
+/// Plan `delete webhook`.
+pub fn plan_delete_webhook(root: &Path, args: &DeleteWebhookArgs) -> Result<Deletion> {
+    let project = Project::load(root)?;
+    let chain = chain_for(&project, args.run.plugins.as_deref(), "delete webhook")?;
+    let target = request::resolve_webhook(&project, args)?;
+    plan_deletion(
+        root,
+        &project,
+        &chain,
+        target.before,
+        vec![Create::Webhook(Box::new(target.hook))],
+        args.run.force,
+    )
+}
