@@ -24,7 +24,9 @@ pub mod context;
 pub mod delete;
 pub mod deployimage;
 pub mod edit;
+pub mod external;
 pub mod init;
+pub mod kopium;
 pub mod rbac;
 pub mod webhook;
 
