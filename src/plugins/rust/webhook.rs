@@ -70,6 +70,7 @@ pub fn plan_files_in_order(
             namespaced: api.is_none_or(|a| a.namespaced),
             has_api: api.is_some(),
             storage: false,
+            external: None,
         },
     )?;
     // What the files hold once this command is done: the webhooks asked for and those before.
