@@ -300,6 +300,14 @@ pub fn plan_files(cx: &mut Cx, res: &ResolvedResource) -> Result<()> {
     } else {
         res.namespaced
     };
+    if ext.as_ref().is_some_and(|e| e.namespaced) && !res.namespaced {
+        return Err(usage(format!(
+            "--namespaced=false: {} {} is namespaced (its CRD says `scope: Namespaced`), and the scope of \
+             another project's kind is its CRD's. Leave --namespaced out",
+            g.qgroup(),
+            g.kind
+        )));
+    }
     if cx.project.namespaced && !namespaced && ext.is_some() {
         return Err(usage(format!(
             "--external-api-path {}: {} {} is cluster-scoped (its CRD says `scope: Cluster`), and this project's \

@@ -32,7 +32,11 @@ fn check_supported(hook: &ResolvedWebhook, project: &crate::project::Project) ->
             g.version
         ))
     } else if hook.external {
-        Some("--external-api-path".to_string())
+        Some(format!(
+            "webhooks for another project's kind ({} {}, --external-api-path) yet",
+            g.qgroup(),
+            g.kind
+        ))
     } else {
         None
     };
