@@ -5,7 +5,9 @@
 #   - cert-manager's Certificate ([scaffold] cert_manager): one version, required fields in its
 #     spec, read inside the module with --external-api-module;
 #   - Gateway API's HTTPRoute ([e2e] gateway_api): two versions (v1 taken), CEL rules, a kind
-#     kopium renames (HttpRoute), copied into the project first and given as a plain file.
+#     kopium renames (HttpRoute), copied into the project first and given as a plain file;
+#   - and Shelf, a cluster-scoped kind of opbuilder's own fixture (e2e/fixtures/external-crds),
+#     the second document of its file.
 # The types come from kopium [rust] kopium, which opbuilder finds in the cache every project on
 # the machine shares (${XDG_CACHE_HOME:-~/.cache}/opbuilder/kopium/<version>), or installs there
 # with cargo the first time (a cold run compiles kopium once: minutes).
@@ -71,9 +73,14 @@ install -m 0644 "$gw_dir/config/crd/standard/gateway.networking.k8s.io_httproute
 ob create api --group gateway --external-api-domain networking.k8s.io --version v1 --kind HTTPRoute \
 	--resource=false --controller --external-api-path crds/gateway.networking.k8s.io_httproutes.yaml >/dev/null
 rm -r crds
+log_info "Shelf: a cluster-scoped kind, the second document of a file of opbuilder's fixtures"
+ob create api --group toys --external-api-domain example.org --version v1 --kind Shelf \
+	--resource=false --controller --external-api-path "$OPBUILDER_ROOT/e2e/fixtures/external-crds/toys.example.org_widgets.yaml" >/dev/null
+grep -q 'Api::all' tests/shelf_controller_test.rs || die "the Shelf test does not read a cluster-scoped kind"
 for f in external-crds/cert-manager.io_certificates.yaml external-crds/gateway.networking.k8s.io_httproutes.yaml \
 	src/external/cert_manager_io/v1/certificate.rs src/external/gateway_networking_k8s_io/v1/http_route.rs \
-	tests/certificate_controller_test.rs tests/http_route_controller_test.rs; do
+	external-crds/toys.example.org_shelves.yaml src/external/toys_example_org/v1/shelf.rs \
+	tests/certificate_controller_test.rs tests/http_route_controller_test.rs tests/shelf_controller_test.rs; do
 	[[ -s $f ]] || die "create api wrote no $f"
 done
 grep -q 'root = "HttpRoute"' src/external/gateway_networking_k8s_io/v1/http_route.rs ||
@@ -92,9 +99,9 @@ log_info "make lint and make test (the integration tests reconcile a Certificate
 "$scripts/link-envtest.sh" "$project"
 make lint
 make test 2>&1 | tee "$work/test.log"
-for t in certificate_controller_test http_route_controller_test; do
+for t in certificate_controller_test http_route_controller_test shelf_controller_test; do
 	grep -q "Running tests/$t.rs" "$work/test.log" || die "make test did not run tests/$t.rs"
 done
-grep -q "test a_new_object_is_reconciled ... ok" "$work/test.log" || die "no reconcile test passed"
+(($(grep -c "test a_new_object_is_reconciled ... ok" "$work/test.log") == 3)) || die "not every reconcile test passed"
 
 log_info "rust-external: passed"
