@@ -139,8 +139,8 @@ run_job() {
 	rust-external) "$s/rust-external.sh" ;;
 	# The benchmark's scale section, small and strict: it proves the section works and that no
 	# manager writes while nothing changes; the figures are e2e/bench.sh's (BENCH_SECTIONS=scale).
-	# kube-apiserver stops listening at once on SIGTERM but lingers for 30 s with the managers'
-	# watches open: killed after 5 s here (OPBUILDER_E2E_STOP_TIMEOUT), the same outage to them.
+	# kube-apiserver stops accepting connections at once on SIGTERM but lingers for 30 s with the
+	# managers' watches open: killed after 5 s here (OPBUILDER_E2E_STOP_TIMEOUT).
 	scale) SCALE_OBJECTS=50 SCALE_STEADY_SECONDS=20 SCALE_SETTLE_SECONDS=5 SCALE_PARALLEL=1 SCALE_RUST_PROFILE=debug SCALE_STRICT=1 \
 		OPBUILDER_E2E_STOP_TIMEOUT=5 "$s/scale.sh" bench "$OPBUILDER_BIN" ;;
 	parity) "$s/parity.sh" "${job_args[@]}" ;;
