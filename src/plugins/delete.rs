@@ -10,9 +10,10 @@ use crate::error::usage;
 use crate::plan::undo::{self as engine, ByHand};
 use crate::plan::{Op, Plan};
 use crate::planning::delete::{
-    self as request, creates_of, Create, DeleteApiArgs, DeleteWebhookArgs, Generated, Undo, Use,
+    self as request, creates_of, Create, DeleteApiArgs, DeleteWebhookArgs, Generated, Undo,
 };
 use crate::planning::plugin::{Cx, Plugin as _};
+use crate::planning::uses::{self, Use};
 use crate::project::Project;
 use anyhow::{bail, Result};
 use std::collections::BTreeMap;
@@ -124,7 +125,7 @@ fn replay(
 /// The text of each source file as `ops` leave it (a file they remove is gone).
 fn sources_after(root: &Path, ops: &[Op]) -> BTreeMap<PathBuf, String> {
     let mut files = BTreeMap::new();
-    for rel in request::source_files(root) {
+    for rel in uses::source_files(root) {
         if let Ok(t) = std::fs::read_to_string(root.join(&rel)) {
             files.insert(rel, t);
         }
@@ -314,9 +315,9 @@ fn plan_deletion(
         !p.ends_with("zz_generated.deepcopy.go")
             && !undo.generated.iter().any(|g| p.starts_with(&g.path))
     });
-    let uses = request::find_uses(&sources, &undo.uses);
-    if !uses.is_empty() && !force {
-        bail!("{}", uses_refusal(&uses, &kept));
+    let found = uses::find_uses(&sources, &undo.uses);
+    if !found.is_empty() && !force {
+        bail!("{}", uses_refusal(&found, &kept));
     }
     let mut before = before;
     drop_deploy_image_records(&mut before, &gone)?;
@@ -340,7 +341,7 @@ fn plan_deletion(
         forced,
         by_hand,
         generated: undo.generated.into_iter().filter(|g| !g.remove).collect(),
-        uses,
+        uses: found,
         notes: undo.notes,
         next,
     })
