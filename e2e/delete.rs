@@ -675,3 +675,40 @@ fn the_helm_charts_templates_of_a_kind_go_with_it() {
         "{out}"
     );
 }
+
+#[test]
+fn a_project_of_an_earlier_release_loses_what_that_release_wrote() {
+    // Made with the templates of 0.3.0 (PROJECT's cliVersion says so) while the project's pins
+    // are the current templates' own: `delete` plans with the current templates, and finds what
+    // 0.3.0's wrote (its webhook setup in cmd/main.go and its webhook file differ) through them.
+    let made = |webhooks: &str| {
+        let src = tempfile::tempdir().unwrap();
+        let mut commands = vec![format!("create api {APP} --resource --controller")];
+        if !webhooks.is_empty() {
+            commands.push(format!("create webhook {APP} {webhooks}"));
+        }
+        let commands: Vec<&str> = commands.iter().map(String::as_str).collect();
+        project(src.path(), &commands);
+        let out = tempfile::tempdir().unwrap();
+        let to = out.path().join("p");
+        let o = run(
+            src.path(),
+            &format!(
+                "alpha generate --templates-version 0.3.0 --output-dir {}",
+                to.display()
+            ),
+        );
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        (out, to)
+    };
+    let (_a, a) = made("--defaulting --programmatic-validation");
+    assert!(crate::support::read(&a, "PROJECT").contains("cliVersion: 0.3.0"));
+    let (_b, b) = made("--programmatic-validation");
+    ok(&a, &format!("delete webhook {APP} --defaulting"));
+    let (want, got) = (full_snapshot(&b), full_snapshot(&a));
+    assert!(want == got, "{}", differences(&want, &got));
+    let (_c, c) = made("");
+    let out = ok(&a, &format!("delete webhook {APP}"));
+    let (want, got) = (full_snapshot(&c), full_snapshot(&a));
+    assert!(want == got, "{}\n{out}", differences(&want, &got));
+}

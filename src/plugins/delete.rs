@@ -280,16 +280,31 @@ fn plan_deletion(
             ))
         })?;
     }
-    let undone = engine::undo(
-        root,
-        &engine::Undo {
-            created: &created,
-            keep: &keep,
-            variants: &variants,
-            base: &undo.base,
-            force,
-        },
-    );
+    // Taken out as `create` planned it, or as a variant did (a project whose templates changed
+    // since: the variant that finds more of what `create` wrote as it wrote it wins).
+    let mut plans: Vec<&Plan> = vec![&created];
+    plans.extend(variants.iter().filter(|v| !v.ops.is_empty()));
+    let undone = (0..plans.len())
+        .map(|i| {
+            let others: Vec<Plan> = plans
+                .iter()
+                .enumerate()
+                .filter(|(j, _)| *j != i)
+                .map(|(_, p)| (*p).clone())
+                .collect();
+            engine::undo(
+                root,
+                &engine::Undo {
+                    created: plans[i],
+                    keep: &keep,
+                    variants: &others,
+                    base: &undo.base,
+                    force,
+                },
+            )
+        })
+        .min_by_key(|u| u.kept.len() + u.forced.len() + u.by_hand.len())
+        .expect("the plan itself is one");
     let mut ops = undone.ops;
     for op in std::mem::take(&mut undo.ops) {
         ops.retain(|o| o.path() != op.path());
