@@ -452,13 +452,6 @@ fn versions_the_crd_needs_stay() {
             "opbuilder delete webhook --group ship --version v1 --kind Frigate --conversion",
         ],
     );
-    refuse(
-        "delete api --group ship --version v2 --kind Frigate",
-        &[
-            "ship/v2 Frigate is a spoke of the conversion webhook of ship/v1 Frigate",
-            "--conversion",
-        ],
-    );
     // v3 is neither stored nor converted: it goes while the others stay.
     ok(d, "delete api --group ship --version v3 --kind Frigate");
     // v1 is the storage version (the conversion webhook marked it so).
@@ -711,4 +704,55 @@ fn a_project_of_an_earlier_release_loses_what_that_release_wrote() {
     let out = ok(&a, &format!("delete webhook {APP}"));
     let (want, got) = (full_snapshot(&c), full_snapshot(&a));
     assert!(want == got, "{}\n{out}", differences(&want, &got));
+}
+
+#[test]
+fn a_spoke_goes_and_the_hub_converts_the_others() {
+    for rust in [false, true] {
+        let (g, k) = if rust {
+            ("--group webapp", "--kind Guestbook")
+        } else {
+            ("--group ship", "--kind Frigate")
+        };
+        let make = |versions: &[&str], spokes: &str| {
+            let dir = tempfile::tempdir().unwrap();
+            let d = dir.path();
+            if rust {
+                opbuilder(d)
+                    .args([
+                        "init",
+                        "--plugins=rust.opbuilder.io/v1-beta",
+                        "--domain",
+                        "example.com",
+                        "--project-name",
+                        "guestbook",
+                    ])
+                    .assert()
+                    .success();
+            } else {
+                crate::support::init_project(d, &[]);
+            }
+            for (i, v) in versions.iter().enumerate() {
+                let controller = if i == 0 { "" } else { "=false" };
+                ok(
+                    d,
+                    &format!("create api {g} --version {v} {k} --resource --controller{controller} --skip-post-steps"),
+                );
+            }
+            ok(
+                d,
+                &format!("create webhook {g} --version v1 {k} --conversion --spoke {spokes} --skip-post-steps"),
+            );
+            dir
+        };
+        let a = make(&["v1", "v2", "v3"], "v2,v3");
+        let b = make(&["v1", "v2"], "v2");
+        let out = ok(a.path(), &format!("delete api {g} --version v3 {k}"));
+        let (want, got) = (full_snapshot(b.path()), full_snapshot(a.path()));
+        assert!(
+            want == got,
+            "rust: {rust}:\n{}\n{out}",
+            differences(&want, &got)
+        );
+    }
 }

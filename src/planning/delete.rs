@@ -306,10 +306,14 @@ pub struct ApiTarget {
     pub creates: Vec<ResolvedResource>,
     /// PROJECT as it is after the deletion.
     pub before: Project,
+    /// When the version is a spoke of a conversion webhook: that conversion, of this spoke
+    /// alone, as `create webhook` resolved it (the hub keeps converting the others).
+    pub spoke_of: Option<ResolvedWebhook>,
 }
 
 /// Decide what `delete api` takes away: check the flags against PROJECT, refuse what would
-/// break the project (webhooks on the kind, the storage version, a conversion's spoke).
+/// break the project (webhooks on the kind, the storage version); a conversion's spoke goes
+/// from its hub's list.
 pub fn resolve_api(root: &Path, project: &Project, args: &DeleteApiArgs) -> Result<ApiTarget> {
     let r = entry_for(project, &args.res, "delete api")?.clone();
     let own = own_controller(&r);
@@ -397,12 +401,30 @@ pub fn resolve_api(root: &Path, project: &Project, args: &DeleteApiArgs) -> Resu
                 delete_webhook_command(&r, w)
             );
         }
-        if r.api.is_some() {
-            check_version_goes(root, project, &r)?;
-        }
     }
+    let hub = if types && r.api.is_some() {
+        check_version_goes(root, project, &r)?.cloned()
+    } else {
+        None
+    };
     let mut before = project.clone();
     let mut creates = vec![];
+    // A spoke: its conversion goes from the hub, which keeps converting the others.
+    let spoke_of = hub.map(|hub| {
+        let had = hub.webhooks.clone().unwrap_or_default();
+        let mut left = had.clone();
+        left.spoke.retain(|s| *s != r.version);
+        let going = Webhooks {
+            conversion: true,
+            spoke: vec![r.version.clone()],
+            webhook_version: had.webhook_version.clone(),
+            ..Default::default()
+        };
+        if let Some(h) = before.find_mut(&hub.group, &hub.version, &hub.kind) {
+            h.webhooks = Some(left.clone());
+        }
+        webhook_of(project, &hub, &going, &left)
+    });
     if types {
         before
             .resources
@@ -438,12 +460,20 @@ pub fn resolve_api(root: &Path, project: &Project, args: &DeleteApiArgs) -> Resu
                 .retain(|x| !x.is_gvk(&r.group, &r.version, &r.kind));
         }
     }
-    Ok(ApiTarget { creates, before })
+    Ok(ApiTarget {
+        creates,
+        before,
+        spoke_of,
+    })
 }
 
 /// Refuse to delete a version of a kind that other versions need: the version the CRD stores
-/// them in, or a version a conversion webhook converts.
-fn check_version_goes(root: &Path, project: &Project, r: &Resource) -> Result<()> {
+/// them in. The hub of the conversion webhook that converts the version, if one does.
+fn check_version_goes<'p>(
+    root: &Path,
+    project: &'p Project,
+    r: &Resource,
+) -> Result<Option<&'p Resource>> {
     let others: Vec<&Resource> = project
         .resources
         .iter()
@@ -455,29 +485,9 @@ fn check_version_goes(root: &Path, project: &Project, r: &Resource) -> Result<()
         })
         .collect();
     if others.is_empty() {
-        return Ok(());
+        return Ok(None);
     }
     let versions: Vec<&str> = others.iter().map(|o| o.version.as_str()).collect();
-    if let Some(hub) = others.iter().find(|o| {
-        o.webhooks
-            .as_ref()
-            .is_some_and(|w| w.conversion && w.spoke.contains(&r.version))
-    }) {
-        bail!(
-            "{} is a spoke of the conversion webhook of {} (the hub): the API server converts stored {} objects \
-             to and from it. Delete the conversion webhook first, with\n  {}",
-            named(r),
-            named(hub),
-            r.kind,
-            delete_webhook_command(
-                hub,
-                &Webhooks {
-                    conversion: true,
-                    ..Default::default()
-                }
-            )
-        );
-    }
     let storage = if project.rust_layout().is_some() {
         // The Rust layout stores a kind in the first version created (PROJECT's order).
         project
@@ -507,7 +517,12 @@ fn check_version_goes(root: &Path, project: &Project, r: &Resource) -> Result<()
             if versions.len() == 1 { "stays" } else { "stay" },
         );
     }
-    Ok(())
+    // A spoke of a conversion webhook goes from its hub's list (and its conversion with it).
+    Ok(others.into_iter().find(|o| {
+        o.webhooks
+            .as_ref()
+            .is_some_and(|w| w.conversion && w.spoke.contains(&r.version))
+    }))
 }
 
 /// Every series of `create webhook` commands that could have made the types of `all`: each

@@ -395,11 +395,14 @@ pub fn plan_delete_api(root: &Path, args: &DeleteApiArgs) -> Result<Deletion> {
     let project = Project::load(root)?;
     let chain = chain_for(&project, args.run.plugins.as_deref(), "delete api")?;
     let target = request::resolve_api(root, &project, args)?;
-    let gone = target
+    let mut gone: Vec<Create> = target
         .creates
         .into_iter()
         .map(|c| Create::Api(Box::new(c)))
         .collect();
+    if let Some(hook) = target.spoke_of {
+        gone.push(Create::Webhook(Box::new(hook)));
+    }
     plan_deletion(root, &project, &chain, target.before, gone, args.run.force)
 }
 

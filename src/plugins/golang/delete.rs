@@ -220,6 +220,12 @@ pub fn keep_for_metrics_certificate(plan: &mut Plan) {
     }
 }
 
+/// Whether `hook` is the conversion of some spokes of a hub that keeps converting others (a
+/// spoke version that goes, `delete api`).
+pub fn spoke_only(hook: &ResolvedWebhook) -> bool {
+    hook.conversion && hook.had.conversion
+}
+
 /// go/v4's `delete webhook`: what `create webhook` wrote for the types going (webhook.rs),
 /// the kind's webhook and test files as the commands that made them would leave them with the
 /// types that stay, and what else goes or is listed.
@@ -236,6 +242,10 @@ pub fn delete_webhook(cx: &mut Cx, hook: &ResolvedWebhook, undo: &mut Undo) -> R
     }
     cx.plan.ops.extend(created.ops);
     kustomize_bases(&ctx, undo);
+    if spoke_only(hook) {
+        // The spoke's conversion file goes (above); the hub's files name no spoke.
+        return Ok(());
+    }
     code_files(cx, hook, &code, undo)?;
     let infix = webhook::type_infix();
     undo.uses.push(Uses::Go {
