@@ -756,3 +756,61 @@ fn a_spoke_goes_and_the_hub_converts_the_others() {
         );
     }
 }
+
+#[test]
+fn an_api_made_before_edit_multigroup_goes_from_where_it_was_made() {
+    let a = tempfile::tempdir().unwrap();
+    let b = tempfile::tempdir().unwrap();
+    let kraken = "create api --group sea --version v1 --kind Kraken --resource --controller";
+    project(
+        a.path(),
+        &[
+            &format!("create api {APP} --resource --controller"),
+            "edit --multigroup",
+            kraken,
+        ],
+    );
+    project(b.path(), &["edit --multigroup", kraken]);
+    ok(a.path(), &format!("delete api {APP}"));
+    let (want, got) = (full_snapshot(b.path()), full_snapshot(a.path()));
+    assert!(want == got, "{}", differences(&want, &got));
+}
+
+#[test]
+fn wiring_changed_since_is_left_to_take_out_by_hand() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    project(d, &[&format!("create api {APP} --resource --controller")]);
+    let main = d.join("cmd/main.go");
+    let text = fs::read_to_string(&main).unwrap();
+    let changed = text.replace(
+        "\"Failed to set up controller\", \"controller\", \"frigate\"",
+        "\"cannot set up the frigate controller\"",
+    );
+    assert_ne!(changed, text, "the setup's message is in cmd/main.go");
+    fs::write(&main, &changed).unwrap();
+    // The setup names the reconciler that goes: refused, with the line.
+    let words = split_words(&format!("delete api {APP}"));
+    let words: Vec<&str> = words.iter().map(String::as_str).collect();
+    crate::support::refused(
+        d,
+        &words,
+        1,
+        &["cmd/main.go:", "controller.FrigateReconciler"],
+    );
+    // Forced: everything else goes; the changed setup is named, to take out by hand.
+    let out = ok(d, &format!("delete api {APP} --force"));
+    assert!(
+        out.contains("Not found as `create` wrote it, so left for you to take out:\n  cmd/main.go: remove what is left of these lines (changed since):"),
+        "{out}"
+    );
+    let after = fs::read_to_string(&main).unwrap();
+    assert!(
+        after.contains("cannot set up the frigate controller"),
+        "{after}"
+    );
+    assert!(
+        !after.contains("shipv1.AddToScheme"),
+        "the scheme's line went: {after}"
+    );
+}

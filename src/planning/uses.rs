@@ -44,6 +44,17 @@ fn has_word(line: &str, w: &str) -> bool {
     })
 }
 
+/// Whether `line` uses something of the package imported as `name` (`name.X`), outside its
+/// import line.
+fn qualified_by(line: &str, name: &str) -> bool {
+    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    line.match_indices(&format!("{name}.")).any(|(i, m)| {
+        !line[..i].chars().next_back().is_some_and(|c| ident(c) || c == '.')
+            && line[i + m.len()..].chars().next().is_some_and(ident)
+            && !line.trim_start().starts_with('"')
+    })
+}
+
 /// The import names a Go file gives `package` (its name, or the path's last element).
 fn go_import_names(text: &str, package: &str) -> (Vec<String>, Vec<usize>) {
     let quoted = format!("\"{package}\"");
@@ -66,7 +77,14 @@ fn go_import_names(text: &str, package: &str) -> (Vec<String>, Vec<usize>) {
 }
 
 /// The lines of `files` (path to text, as the plan leaves them) that use what `uses` names.
-pub fn find_uses(files: &BTreeMap<PathBuf, String>, uses: &[Uses]) -> Vec<Use> {
+///
+/// `before` holds the same files as they are now: the names a Go file imported a package as are
+/// read there too, since the plan may take the import out while a use the user changed stays.
+pub fn find_uses(
+    files: &BTreeMap<PathBuf, String>,
+    before: &BTreeMap<PathBuf, String>,
+    uses: &[Uses],
+) -> Vec<Use> {
     let mut out: Vec<Use> = vec![];
     for (path, text) in files {
         let ext = path
@@ -83,12 +101,19 @@ pub fn find_uses(files: &BTreeMap<PathBuf, String>, uses: &[Uses]) -> Vec<Use> {
                     import,
                 } if ext == "go" => {
                     let inside = path.parent().is_some_and(|p| p == Path::new(dir));
-                    let (names, import_lines) = go_import_names(text, package);
+                    let (mut names, import_lines) = go_import_names(text, package);
                     if *import {
                         hits.extend(import_lines);
                     }
+                    if let Some(old) = before.get(path) {
+                        for n in go_import_names(old, package).0 {
+                            if !names.contains(&n) {
+                                names.push(n);
+                            }
+                        }
+                    }
                     for (i, l) in text.lines().enumerate() {
-                        if l.trim_start().starts_with("//") {
+                        if l.trim_start().starts_with("//") || l.trim_start().starts_with("import ") {
                             continue;
                         }
                         let named = idents.iter().any(|id| {
@@ -98,7 +123,11 @@ pub fn find_uses(files: &BTreeMap<PathBuf, String>, uses: &[Uses]) -> Vec<Use> {
                                 names.iter().any(|n| has_word(l, &format!("{n}.{id}")))
                             }
                         });
-                        if named {
+                        // Anything of a package that goes, through the name it was imported as.
+                        let gone = *import
+                            && !inside
+                            && names.iter().any(|n| qualified_by(l, n));
+                        if named || gone {
                             hits.push(i);
                         }
                     }
@@ -195,7 +224,7 @@ mod tests {
             idents: vec!["App".into()],
             import: false,
         }];
-        let found = find_uses(&files, &uses);
+        let found = find_uses(&files, &BTreeMap::new(), &uses);
         let at: Vec<(String, usize)> = found
             .iter()
             .map(|u| (u.path.display().to_string(), u.line))
@@ -210,6 +239,6 @@ mod tests {
             idents: vec![],
             import: true,
         }];
-        assert_eq!(find_uses(&files, &whole)[0].line, 4);
+        assert_eq!(find_uses(&files, &BTreeMap::new(), &whole)[0].line, 4);
     }
 }

@@ -76,25 +76,41 @@ fn with_options(project: &Project, mut c: Create) -> Create {
 
 /// PROJECT as `create api` of `c` found it: `before` without the entries PROJECT (`now`) lists
 /// after `c`'s (the commands that made them came later). A webhook's command finds them all.
+/// In either, `multigroup` as it was when the command ran: a go/v4 project made multigroup by
+/// `edit` after the resource was created keeps its files where that layout put them, as
+/// PROJECT's path of its types says.
 fn at_create(before: &Project, now: &Project, c: &Create) -> Project {
-    let Create::Api(res) = c else {
-        return before.clone();
-    };
-    let g = &res.gvk;
-    let Some(at) = now
-        .resources
-        .iter()
-        .position(|r| r.is_gvk(&g.group, &g.version, &g.kind))
-    else {
-        return before.clone();
-    };
-    let earlier = |r: &crate::project::Resource| {
-        now.resources[..at]
-            .iter()
-            .any(|e| e.is_gvk(&r.group, &r.version, &r.kind))
+    let (g, path) = match c {
+        Create::Api(res) => (&res.gvk, &res.api_path),
+        Create::Webhook(hook) => (&hook.gvk, &hook.api_path),
     };
     let mut p = before.clone();
-    p.resources.retain(|r| earlier(r));
+    if let (Create::Api(_), Some(at)) = (
+        c,
+        now.resources
+            .iter()
+            .position(|r| r.is_gvk(&g.group, &g.version, &g.kind)),
+    ) {
+        let earlier = |r: &crate::project::Resource| {
+            now.resources[..at]
+                .iter()
+                .any(|e| e.is_gvk(&r.group, &r.version, &r.kind))
+        };
+        p.resources.retain(|r| earlier(r));
+    }
+    if p.rust_layout().is_none() && !g.group.is_empty() {
+        let layout_path = |multigroup: bool| {
+            let q = Project {
+                repo: p.repo.clone(),
+                multigroup,
+                ..Default::default()
+            };
+            crate::resource::layout(&q, &g.group, &g.version).api_path
+        };
+        if *path != layout_path(p.multigroup) && *path == layout_path(!p.multigroup) {
+            p.multigroup = !p.multigroup;
+        }
+    }
     p
 }
 
@@ -122,26 +138,27 @@ fn replay(
     }
 }
 
-/// The text of each source file as `ops` leave it (a file they remove is gone).
-fn sources_after(root: &Path, ops: &[Op]) -> BTreeMap<PathBuf, String> {
-    let mut files = BTreeMap::new();
+/// The text of each source file as it is, and as `ops` leave it (a file they remove is gone).
+fn sources(root: &Path, ops: &[Op]) -> (BTreeMap<PathBuf, String>, BTreeMap<PathBuf, String>) {
+    let mut now = BTreeMap::new();
     for rel in uses::source_files(root) {
         if let Ok(t) = std::fs::read_to_string(root.join(&rel)) {
-            files.insert(rel, t);
+            now.insert(rel, t);
         }
     }
+    let mut after = now.clone();
     for op in ops {
         match op {
             Op::Remove { path } => {
-                files.remove(path);
+                after.remove(path);
             }
-            Op::Create { path, content, .. } if files.contains_key(path) => {
-                files.insert(path.clone(), content.clone());
+            Op::Create { path, content, .. } if after.contains_key(path) => {
+                after.insert(path.clone(), content.clone());
             }
             _ => {}
         }
     }
-    files
+    (now, after)
 }
 
 /// Why a deletion is refused while code uses what goes: each line of other code, and each
@@ -325,12 +342,12 @@ fn plan_deletion(
     let mut by_hand = undone.by_hand;
     by_hand.extend(undo.by_hand);
     // Generated files name what goes until their tool writes them again: listed, not uses.
-    let mut sources = sources_after(root, &ops);
-    sources.retain(|p, _| {
+    let (now, mut after) = sources(root, &ops);
+    after.retain(|p, _| {
         !p.ends_with("zz_generated.deepcopy.go")
             && !undo.generated.iter().any(|g| p.starts_with(&g.path))
     });
-    let found = uses::find_uses(&sources, &undo.uses);
+    let found = uses::find_uses(&after, &now, &undo.uses);
     if !found.is_empty() && !force {
         bail!("{}", uses_refusal(&found, &kept));
     }
