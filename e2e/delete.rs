@@ -270,6 +270,24 @@ fn ok(dir: &Path, args: &str) -> String {
 
 const APP: &str = "--group ship --version v1 --kind Frigate";
 
+/// A test project with the API Frigate (types and controller), in a directory of its own.
+fn with_frigate() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    project(
+        dir.path(),
+        &[&format!("create api {APP} --resource --controller")],
+    );
+    dir
+}
+
+/// `args` (a command line without `opbuilder`) exits `code` naming each needle, and changes
+/// nothing.
+fn refuse(d: &Path, args: &str, code: i32, needles: &[&str]) {
+    let words = split_words(args);
+    let words: Vec<&str> = words.iter().map(String::as_str).collect();
+    crate::support::refused(d, &words, code, needles);
+}
+
 #[test]
 fn user_edits_stay_and_a_changed_file_of_the_kind_is_kept_until_forced() {
     let dir = tempfile::tempdir().unwrap();
@@ -289,12 +307,9 @@ fn user_edits_stay_and_a_changed_file_of_the_kind_is_kept_until_forced() {
     text.push_str("\n// Mine too.\n");
     fs::write(&ctrl, &text).unwrap();
     // The changed controller uses the types that would go: refused, nothing written.
-    crate::support::refused(
+    refuse(
         d,
-        &split_words(&format!("delete api {APP}"))
-            .iter()
-            .map(String::as_str)
-            .collect::<Vec<_>>(),
+        &format!("delete api {APP}"),
         1,
         &[
             "these files `create` wrote changed since, so they are kept, and they use what this would delete:\n  \
@@ -324,27 +339,17 @@ fn user_edits_stay_and_a_changed_file_of_the_kind_is_kept_until_forced() {
 
 #[test]
 fn code_elsewhere_that_uses_the_kind_stops_the_deletion() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = with_frigate();
     let d = dir.path();
-    project(d, &[&format!("create api {APP} --resource --controller")]);
     fs::create_dir_all(d.join("internal/fleet")).unwrap();
     fs::write(
         d.join("internal/fleet/fleet.go"),
         "package fleet\n\nimport (\n\tshipv1 \"example.com/guestbook/api/v1\"\n)\n\n// Flagship is a shipv1.Frigate.\nvar Flagship shipv1.Frigate\n",
     )
     .unwrap();
-    crate::support::refused(
+    refuse(
         d,
-        &[
-            "delete",
-            "api",
-            "--group",
-            "ship",
-            "--version",
-            "v1",
-            "--kind",
-            "Frigate",
-        ],
+        &format!("delete api {APP}"),
         1,
         &[
             "other code still uses what this would delete",
@@ -440,13 +445,10 @@ fn versions_the_crd_needs_stay() {
             &format!("create webhook {APP} --conversion --spoke v2"),
         ],
     );
-    let refuse = |args: &str, needles: &[&str]| {
-        let words = split_words(args);
-        let words: Vec<&str> = words.iter().map(String::as_str).collect();
-        crate::support::refused(d, &words, 1, needles);
-    };
     refuse(
+        d,
         &format!("delete api {APP}"),
+        1,
         &[
             "has webhooks",
             "opbuilder delete webhook --group ship --version v1 --kind Frigate --conversion",
@@ -464,7 +466,9 @@ fn versions_the_crd_needs_stay() {
     );
     fs::write(&types, text).unwrap();
     refuse(
+        d,
         &format!("delete api {APP}"),
+        1,
         &[
             "ship/v1 Frigate is the storage version of Frigate",
             "version v2 stays",
@@ -483,11 +487,7 @@ fn bad_requests_are_usage_errors_and_change_nothing() {
             &format!("create webhook {APP} --defaulting"),
         ],
     );
-    let check = |args: &str, code: i32, needles: &[&str]| {
-        let words = split_words(args);
-        let words: Vec<&str> = words.iter().map(String::as_str).collect();
-        crate::support::refused(d, &words, code, needles);
-    };
+    let check = |args: &str, code: i32, needles: &[&str]| refuse(d, args, code, needles);
     check(
         "delete api --group ship --version 1 --kind Frigate",
         2,
@@ -531,9 +531,8 @@ fn bad_requests_are_usage_errors_and_change_nothing() {
 
 #[test]
 fn a_dry_run_prints_the_plan_and_writes_nothing() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = with_frigate();
     let d = dir.path();
-    project(d, &[&format!("create api {APP} --resource --controller")]);
     let before = full_snapshot(d);
     let out = ok(d, &format!("delete api {APP} --dry-run"));
     assert_eq!(before, full_snapshot(d));
@@ -569,11 +568,9 @@ fn the_rust_layout_keeps_its_storage_version() {
         d,
         "create api --group webapp --version v2 --kind Guestbook --controller=false",
     );
-    let words = split_words("delete api --group webapp --version v1 --kind Guestbook");
-    let words: Vec<&str> = words.iter().map(String::as_str).collect();
-    crate::support::refused(
+    refuse(
         d,
-        &words,
+        "delete api --group webapp --version v1 --kind Guestbook",
         1,
         &["webapp/v1 Guestbook is the storage version of Guestbook"],
     );
@@ -778,9 +775,8 @@ fn an_api_made_before_edit_multigroup_goes_from_where_it_was_made() {
 
 #[test]
 fn wiring_changed_since_is_left_to_take_out_by_hand() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = with_frigate();
     let d = dir.path();
-    project(d, &[&format!("create api {APP} --resource --controller")]);
     let main = d.join("cmd/main.go");
     let text = fs::read_to_string(&main).unwrap();
     let changed = text.replace(
@@ -790,11 +786,9 @@ fn wiring_changed_since_is_left_to_take_out_by_hand() {
     assert_ne!(changed, text, "the setup's message is in cmd/main.go");
     fs::write(&main, &changed).unwrap();
     // The setup names the reconciler that goes: refused, with the line.
-    let words = split_words(&format!("delete api {APP}"));
-    let words: Vec<&str> = words.iter().map(String::as_str).collect();
-    crate::support::refused(
+    refuse(
         d,
-        &words,
+        &format!("delete api {APP}"),
         1,
         &["cmd/main.go:", "controller.FrigateReconciler"],
     );

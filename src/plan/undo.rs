@@ -143,7 +143,13 @@ fn inserted<'e>(edit: &'e Edit, fragment: Option<&'e str>) -> Option<&'e str> {
 /// changed since): each a line of at least 20 characters that begins a line of the file, and
 /// that no insertion of `keep` into the file makes (those are the other resources'). None when
 /// nothing is left.
-fn traces(text: &str, edit: &Edit, fragment: Option<&str>, keep: &Plan, path: &Path) -> Option<String> {
+fn traces(
+    text: &str,
+    edit: &Edit,
+    fragment: Option<&str>,
+    keep: &Plan,
+    path: &Path,
+) -> Option<String> {
     let ins = inserted(edit, fragment)?;
     let kept_lines: Vec<&str> = ops_on(keep, path)
         .filter_map(|op| match op {

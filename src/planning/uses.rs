@@ -49,7 +49,10 @@ fn has_word(line: &str, w: &str) -> bool {
 fn qualified_by(line: &str, name: &str) -> bool {
     let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
     line.match_indices(&format!("{name}.")).any(|(i, m)| {
-        !line[..i].chars().next_back().is_some_and(|c| ident(c) || c == '.')
+        !line[..i]
+            .chars()
+            .next_back()
+            .is_some_and(|c| ident(c) || c == '.')
             && line[i + m.len()..].chars().next().is_some_and(ident)
             && !line.trim_start().starts_with('"')
     })
@@ -113,7 +116,8 @@ pub fn find_uses(
                         }
                     }
                     for (i, l) in text.lines().enumerate() {
-                        if l.trim_start().starts_with("//") || l.trim_start().starts_with("import ") {
+                        if l.trim_start().starts_with("//") || l.trim_start().starts_with("import ")
+                        {
                             continue;
                         }
                         let named = idents.iter().any(|id| {
@@ -124,9 +128,7 @@ pub fn find_uses(
                             }
                         });
                         // Anything of a package that goes, through the name it was imported as.
-                        let gone = *import
-                            && !inside
-                            && names.iter().any(|n| qualified_by(l, n));
+                        let gone = *import && !inside && names.iter().any(|n| qualified_by(l, n));
                         if named || gone {
                             hits.push(i);
                         }
