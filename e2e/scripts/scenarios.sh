@@ -23,6 +23,8 @@
 #              runs them on envtest. First, a copy without config/network-policy/ and
 #              test/e2e/ (an earlier release's layout) gets the same `create webhook`: the
 #              two parts are left out and said, the rest passes `make build` and kustomize.
+#              Then a v1 App converted through the hub, and the three webhooks called by the
+#              API server while the manager runs under `make run`; stopped, then killed.
 #   deploy     init + one `create api`; `make deploy IMG=example.com/app:v0.0.1`;
 #              checks namespace, service account, RBAC, CRD, Deployment image and
 #              metrics Service with kubectl. Pods never run (no kubelet), and
@@ -216,6 +218,140 @@ scenario_webhooks() {
 	grep -q 'defaults enable_ingress to true through the API server' "$out" || fail "the defaulting spec did not run"
 	grep -Eq 'SUCCESS! -- 4 Passed' "$out" || { tail -20 "$out"; fail "expected 4 passed seed specs"; }
 	pass "defaulting applied and invalid App rejected through the API server"
+	webhooks_under_make_run
+}
+
+# webhooks_under_make_run (issue 48), in the project of scenario_webhooks: App gets a second
+# version, v1, converted through the hub v1beta1 (e2e/fixtures/app-conversion: v1's spec.foo is
+# v1beta1's spec.image). With the CRD installed, `make run` serves the three webhooks from this
+# machine, and the API server calls them: it defaults an App, refuses an invalid one and converts
+# Apps to and from v1. Stopped (SIGTERM to make, go run and the manager, as Ctrl-C), it leaves
+# no webhook configuration and the CRD's conversion as make install wrote it. Killed (SIGKILL to
+# all three), its configurations stay but fail open (an App the validator refuses is admitted
+# at once), `make install` puts the CRD back as it installs it, and the next make run deletes
+# the configurations the killed one left.
+webhooks_under_make_run() {
+	step "$STEP_TIMEOUT" "opbuilder create api App v1 (no controller)" \
+		"$OPBUILDER_BIN" create api --group ingress --version v1 --kind App --resource --controller=false
+	step "$STEP_TIMEOUT" "opbuilder create webhook App --conversion --spoke v1" \
+		"$OPBUILDER_BIN" create webhook --group ingress --version v1beta1 --kind App --conversion --spoke v1
+	cp -R "$FIXTURES/app-conversion/." .
+	expect_eq "the conversion fixture is gofmt-clean" "$(gofmt -l api)" ""
+	start_plane
+	step "$STEP_TIMEOUT" "make install" make install KUBECTL="$SC_KUBECTL"
+	local crd=apps.ingress.example.com out
+	expect_crd_established "$crd"
+
+	start_make_run
+	k get mutatingwebhookconfigurations,validatingwebhookconfigurations -l opbuilder.io/make-run \
+		-o 'jsonpath={range .items[*]}{.kind} {.webhooks[*].failurePolicy} {.webhooks[*].clientConfig.url}{"\n"}{end}' \
+		>>"$SC_LOG" 2>&1 || fail "cannot list the webhook configurations of make run"
+	expect_eq "the CRD converts through make run" \
+		"$(k get crd "$crd" -o 'jsonpath={.spec.conversion.webhook.clientConfig.url}')" "https://127.0.0.1:$MAKE_RUN_WEBHOOK_PORT/convert"
+	app_apply app-run 'image: nginx:1.27
+  enable_service: true' || fail "an App with a Service was refused under make run"
+	expect_eq "enable_ingress defaulted under make run" \
+		"$(k get apps.v1beta1.ingress.example.com app-run -o 'jsonpath={.spec.enable_ingress}')" true
+	if out=$(app_apply app-invalid 'enable_ingress: true' 2>&1); then
+		fail "an App with an Ingress and no Service was admitted under make run"
+	fi
+	[[ $out == *'spec.enable_service: Invalid value: false: must be true when enable_ingress is true'* ]] ||
+		fail "the refusal under make run is not the validator's: $out"
+	pass "an App with an Ingress and no Service refused under make run"
+	expect_eq "the App read as v1 under make run (converted: spec.foo)" \
+		"$(k get apps.v1.ingress.example.com app-run -o 'jsonpath={.spec.foo}')" nginx:1.27
+	k apply -f - >>"$SC_LOG" 2>&1 <<'APP' || fail "cannot write an App as v1 under make run"
+apiVersion: ingress.example.com/v1
+kind: App
+metadata:
+  name: app-v1
+  namespace: default
+spec:
+  foo: busybox:1.37
+APP
+	expect_eq "an App written as v1 stored as v1beta1 (converted: spec.image)" \
+		"$(k get apps.v1beta1.ingress.example.com app-v1 -o 'jsonpath={.spec.image}')" busybox:1.37
+	stop_make_run TERM
+	grep -q "Removed the webhooks of make run from the cluster" "$SC_DIR/make-run.log" ||
+		fail "make run did not say that it removed its webhooks (log: $SC_DIR/make-run.log)"
+	expect_eq "webhook configurations left by a stopped make run" "$(make_run_configurations)" ""
+	expect_eq "the CRD's conversion after make run" \
+		"$(k get crd "$crd" -o 'jsonpath={.spec.conversion.webhook.clientConfig.url}{.spec.conversion.webhook.clientConfig.service.name}')" \
+		webhook-service
+
+	start_make_run
+	stop_make_run KILL
+	[[ -n $(make_run_configurations) ]] || fail "a killed make run left no configuration: this check proves nothing"
+	expect_eq "failurePolicy of what a killed make run left" \
+		"$(k get mutatingwebhookconfigurations,validatingwebhookconfigurations -l opbuilder.io/make-run \
+			-o 'jsonpath={.items[*].webhooks[*].failurePolicy}')" "Ignore Ignore"
+	app_apply app-unchecked 'enable_ingress: true' ||
+		fail "the webhooks a killed make run left block the App's writes"
+	pass "an App written while a killed make run's webhooks are left: admitted unchecked"
+	step "$STEP_TIMEOUT" "make install (after a killed make run)" make install KUBECTL="$SC_KUBECTL"
+	expect_eq "the CRD's conversion after make install" \
+		"$(k get crd "$crd" -o 'jsonpath={.spec.conversion.webhook.clientConfig.url}{.spec.conversion.webhook.clientConfig.service.name}')" \
+		webhook-service
+	start_make_run
+	grep -q "Deleted a webhook configuration that a killed make run left" "$SC_DIR/make-run.log" ||
+		fail "the next make run did not delete what the killed one left (log: $SC_DIR/make-run.log)"
+	pass "the next make run deleted what the killed one left"
+	stop_make_run TERM
+	expect_eq "webhook configurations at the end" "$(make_run_configurations)" ""
+}
+
+# app_apply NAME SPEC: apply the v1beta1 App NAME in default with SPEC (YAML lines under spec:).
+app_apply() {
+	k apply -f - <<APP
+apiVersion: ingress.example.com/v1beta1
+kind: App
+metadata:
+  name: $1
+  namespace: default
+spec:
+  $2
+APP
+}
+
+make_run_configurations() {
+	k get mutatingwebhookconfigurations,validatingwebhookconfigurations -l opbuilder.io/make-run -o name
+}
+
+# start_make_run: `make run` of the project in the current directory in the background, in a
+# session of its own (so that make, go run and the manager can be signalled together, as a
+# terminal's Ctrl-C does), with free ports; returns once the manager serves the webhooks from
+# this machine. Output: $SC_DIR/make-run.log (started anew).
+start_make_run() {
+	local probe
+	probe=$(free_port)
+	MAKE_RUN_WEBHOOK_PORT=$(free_port)
+	log_info "[$SC_NAME] make run (webhooks on port $MAKE_RUN_WEBHOOK_PORT)"
+	setsid make run ARGS="--health-probe-bind-address=127.0.0.1:$probe --webhook-port=$MAKE_RUN_WEBHOOK_PORT" \
+		</dev/null >"$SC_DIR/make-run.log" 2>&1 &
+	MAKE_RUN_PGID=$!
+	WAIT_FOR_PID=$MAKE_RUN_PGID wait_for "$STEP_TIMEOUT" "make run to serve its webhooks" \
+		grep -q "Serving the webhooks from this machine" "$SC_DIR/make-run.log" || {
+		tail -n 30 "$SC_DIR/make-run.log" >&2
+		fail "make run did not serve its webhooks"
+	}
+	pass "make run serves its webhooks"
+}
+
+# stop_make_run SIGNAL: SIGNAL to make run's session (make, go run and the manager); waits up to
+# 40 s for all of them to end. Safe to repeat.
+stop_make_run() {
+	[[ -n ${MAKE_RUN_PGID:-} ]] || return 0
+	local pgid=$MAKE_RUN_PGID deadline=$((SECONDS + 40))
+	MAKE_RUN_PGID=""
+	kill "-$1" -- "-$pgid" 2>/dev/null || true
+	while kill -0 -- "-$pgid" 2>/dev/null && ((SECONDS < deadline)); do
+		sleep 0.2
+	done
+	if kill -0 -- "-$pgid" 2>/dev/null; then
+		kill -KILL -- "-$pgid" 2>/dev/null || true
+		fail "make run did not stop within 40 s of SIG$1"
+	fi
+	{ wait "$pgid"; } 2>/dev/null || true
 }
 
 # webhooks_in_an_older_layout PROJ: a copy of PROJ as an earlier release made it (or its owner
@@ -623,6 +759,7 @@ sc_cleanup() {
 		wait "$CHILD_PID" 2>/dev/null || true
 	fi
 	stop_manager
+	[[ -z ${MAKE_RUN_PGID:-} ]] || kill -KILL -- "-$MAKE_RUN_PGID" 2>/dev/null || true
 	local pid
 	for pid in "${EXTRA_PIDS[@]}"; do
 		kill -TERM "$pid" 2>/dev/null || true
@@ -648,6 +785,7 @@ run_scenario() {
 	CP_DIR="$SC_DIR/plane"
 	SC_KUBECTL=""
 	MANAGER_PID=""
+	MAKE_RUN_PGID=""
 	EXTRA_PIDS=()
 	CHILD_PID=""
 	trap sc_cleanup EXIT

@@ -120,7 +120,8 @@ if ((rust)); then
 	started='serving HTTP'
 else
 	need_cmd go make curl setsid
-	started='Starting workers'
+	# make run serves the tutorial's webhooks from this machine once this is logged.
+	started='Serving the webhooks from this machine'
 fi
 OPBUILDER_BIN=${OPBUILDER_BIN:-$OPBUILDER_TARGET_DIR/debug/opbuilder}
 [[ -x $OPBUILDER_BIN ]] || die "opbuilder binary $OPBUILDER_BIN missing: run 'cargo build' (or set OPBUILDER_BIN)"
@@ -194,10 +195,13 @@ eval "$("$here/control-plane.sh" env "$plane")"
 ln -s "$OPBUILDER_E2E_KUBECTL" "$work/path/kubectl"
 KUBEBUILDER_ASSETS=$(k8s_bin_dir)
 export KUBEBUILDER_ASSETS KUBEBUILDER_CONTROLPLANE_START_TIMEOUT=${KUBEBUILDER_CONTROLPLANE_START_TIMEOUT:-180s}
-# The manager of `make run` serves its probes on :8081; another process there would make it fail.
-if (exec 3<>/dev/tcp/127.0.0.1/8081) 2>/dev/null; then
-	die "port 8081 is taken; the tutorial's \`make run\` needs it"
-fi
+# The manager of `make run` serves its probes on :8081 and its webhooks on :9443; another
+# process there would make it fail.
+for port in 8081 9443; do
+	if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+		die "port $port is taken; the tutorial's \`make run\` needs it"
+	fi
+done
 
 log_info "running ${doc#"$OPBUILDER_ROOT"/} in $work/run"
 start=$SECONDS
@@ -231,4 +235,10 @@ last=$(kubectl -n default get mycronjob mycronjob-sample -o 'jsonpath={.status.l
 active=$(kubectl -n default get mycronjob mycronjob-sample -o 'jsonpath={.status.active[*].name}')
 [[ -n $last && -n $active ]] || die "status not recorded: lastScheduleTime='$last' active='$active'"
 log_info "Jobs created by the tutorial's operator: $active (last run $last)"
+# The webhooks, served by make run: suspend defaulted, the unparsable schedule refused.
+suspend=$(kubectl -n default get mycronjob mycronjob-sample -o 'jsonpath={.spec.suspend}')
+schedule=$(kubectl -n default get mycronjob mycronjob-sample -o 'jsonpath={.spec.schedule}')
+[[ $suspend == false && $schedule == "@every 5s" ]] ||
+	die "the webhooks under make run: suspend '$suspend' (want false, defaulted), schedule '$schedule' (want @every 5s)"
+log_info "the webhooks under make run: suspend defaulted, the bad schedule refused"
 log_info "tutorial: ok in $(fmt_duration $((SECONDS - start)))"

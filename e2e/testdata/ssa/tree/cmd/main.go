@@ -42,6 +42,7 @@ import (
 	shipv2 "example.com/armada/api/v2"
 	"example.com/armada/internal/controller"
 	webhookv1 "example.com/armada/internal/webhook/v1"
+	"example.com/armada/internal/webhookcerts"
 	// +kubebuilder:scaffold:imports
 )
 
@@ -72,6 +73,7 @@ func main() {
 		webhookCertName      string
 		webhookCertKey       string
 		webhookPort          int
+		webhookDevHost       string
 		metricsCertPath      string
 		metricsCertName      string
 		metricsCertKey       string
@@ -96,6 +98,10 @@ func main() {
 		"File name of the webhook private key inside --webhook-cert-path.")
 	flag.IntVar(&webhookPort, "webhook-port", webhook.DefaultPort,
 		"Port the webhook server listens on; -1 turns the webhook server off.")
+	flag.StringVar(&webhookDevHost, "webhook-dev-host", "",
+		"Serve the webhooks from this machine (make run): the address at which the API server reaches it "+
+			"(host or host:port), or \"auto\" to find it. The manager makes a certificate for it and points "+
+			"webhook configurations of its own and the CRDs' conversion at itself until it stops.")
 	flag.StringVar(&metricsCertPath, "metrics-cert-path", "",
 		"Directory holding the metrics serving certificate. Empty: a self-signed certificate is generated.")
 	flag.StringVar(&metricsCertName, "metrics-cert-name", "tls.crt",
@@ -243,6 +249,13 @@ func main() {
 		}
 	}
 	// +kubebuilder:scaffold:builder
+
+	// make run (--webhook-dev-host) serves the webhooks from this machine with a certificate
+	// made for it; see internal/webhookcerts.
+	if err := webhookcerts.SetupLocal(mgr, webhookServer, webhookDevHost, webhookCertPath); err != nil {
+		setupLog.Error(err, "Failed to serve the webhooks from this machine")
+		os.Exit(1)
+	}
 
 	if metricsCertWatcher != nil {
 		setupLog.Info("Adding the metrics certificate watcher to the manager")

@@ -45,6 +45,7 @@ import (
 	foopolicycontroller "example.com/fleet/internal/controller/foo.policy"
 	seacreaturescontroller "example.com/fleet/internal/controller/sea-creatures"
 	shipcontroller "example.com/fleet/internal/controller/ship"
+	"example.com/fleet/internal/webhookcerts"
 	// +kubebuilder:scaffold:imports
 )
 
@@ -77,6 +78,7 @@ func main() {
 		webhookCertName      string
 		webhookCertKey       string
 		webhookPort          int
+		webhookDevHost       string
 		metricsCertPath      string
 		metricsCertName      string
 		metricsCertKey       string
@@ -101,6 +103,10 @@ func main() {
 		"File name of the webhook private key inside --webhook-cert-path.")
 	flag.IntVar(&webhookPort, "webhook-port", webhook.DefaultPort,
 		"Port the webhook server listens on; -1 turns the webhook server off.")
+	flag.StringVar(&webhookDevHost, "webhook-dev-host", "",
+		"Serve the webhooks from this machine (make run): the address at which the API server reaches it "+
+			"(host or host:port), or \"auto\" to find it. The manager makes a certificate for it and points "+
+			"webhook configurations of its own and the CRDs' conversion at itself until it stops.")
 	flag.StringVar(&metricsCertPath, "metrics-cert-path", "",
 		"Directory holding the metrics serving certificate. Empty: a self-signed certificate is generated.")
 	flag.StringVar(&metricsCertName, "metrics-cert-name", "tls.crt",
@@ -238,6 +244,13 @@ func main() {
 		os.Exit(1)
 	}
 	// +kubebuilder:scaffold:builder
+
+	// make run (--webhook-dev-host) serves the webhooks from this machine with a certificate
+	// made for it; see internal/webhookcerts.
+	if err := webhookcerts.SetupLocal(mgr, webhookServer, webhookDevHost, webhookCertPath); err != nil {
+		setupLog.Error(err, "Failed to serve the webhooks from this machine")
+		os.Exit(1)
+	}
 
 	if metricsCertWatcher != nil {
 		setupLog.Info("Adding the metrics certificate watcher to the manager")

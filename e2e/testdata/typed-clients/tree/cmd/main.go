@@ -41,6 +41,7 @@ import (
 	shipv1 "example.com/shipyard/api/v1"
 	shipv1beta1 "example.com/shipyard/api/v1beta1"
 	"example.com/shipyard/internal/controller"
+	"example.com/shipyard/internal/webhookcerts"
 	// +kubebuilder:scaffold:imports
 )
 
@@ -71,6 +72,7 @@ func main() {
 		webhookCertName      string
 		webhookCertKey       string
 		webhookPort          int
+		webhookDevHost       string
 		metricsCertPath      string
 		metricsCertName      string
 		metricsCertKey       string
@@ -95,6 +97,10 @@ func main() {
 		"File name of the webhook private key inside --webhook-cert-path.")
 	flag.IntVar(&webhookPort, "webhook-port", webhook.DefaultPort,
 		"Port the webhook server listens on; -1 turns the webhook server off.")
+	flag.StringVar(&webhookDevHost, "webhook-dev-host", "",
+		"Serve the webhooks from this machine (make run): the address at which the API server reaches it "+
+			"(host or host:port), or \"auto\" to find it. The manager makes a certificate for it and points "+
+			"webhook configurations of its own and the CRDs' conversion at itself until it stops.")
 	flag.StringVar(&metricsCertPath, "metrics-cert-path", "",
 		"Directory holding the metrics serving certificate. Empty: a self-signed certificate is generated.")
 	flag.StringVar(&metricsCertName, "metrics-cert-name", "tls.crt",
@@ -232,6 +238,13 @@ func main() {
 		os.Exit(1)
 	}
 	// +kubebuilder:scaffold:builder
+
+	// make run (--webhook-dev-host) serves the webhooks from this machine with a certificate
+	// made for it; see internal/webhookcerts.
+	if err := webhookcerts.SetupLocal(mgr, webhookServer, webhookDevHost, webhookCertPath); err != nil {
+		setupLog.Error(err, "Failed to serve the webhooks from this machine")
+		os.Exit(1)
+	}
 
 	if metricsCertWatcher != nil {
 		setupLog.Info("Adding the metrics certificate watcher to the manager")
