@@ -51,6 +51,9 @@ pub struct Rust {
     pub k8s_openapi: String,
     /// k8s-openapi's Kubernetes feature (`v1_37`): the minor of the control plane.
     pub k8s_openapi_feature: String,
+    /// kopium, the generator of the Rust types of another project's CRD (empty in the pins of
+    /// earlier releases).
+    pub kopium: String,
     pub schemars: String,
     pub serde: String,
     pub serde_json: String,

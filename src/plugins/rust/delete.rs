@@ -38,6 +38,7 @@ fn context_of(cx: &Cx, res: &ResolvedResource) -> Result<RustResourceCtx> {
             namespaced: res.namespaced,
             has_api: res.do_resource || res.in_project_api,
             storage: api::is_storage(cx.project, res),
+            external: None,
         },
     )
 }
@@ -229,6 +230,7 @@ pub fn delete_webhook(cx: &mut Cx, hook: &ResolvedWebhook, undo: &mut Undo) -> R
             namespaced: api.is_none_or(|a| a.namespaced),
             has_api: api.is_some(),
             storage: false,
+            external: None,
         },
     )?;
     golang::kustomize_bases(&ctx.res, undo);

@@ -32,7 +32,11 @@ fn check_supported(hook: &ResolvedWebhook, project: &crate::project::Project) ->
             g.version
         ))
     } else if hook.external {
-        Some("--external-api-path".to_string())
+        Some(format!(
+            "webhooks for another project's kind ({} {}, --external-api-path) yet",
+            g.qgroup(),
+            g.kind
+        ))
     } else {
         None
     };
@@ -70,6 +74,7 @@ pub fn plan_files_in_order(
             namespaced: api.is_none_or(|a| a.namespaced),
             has_api: api.is_some(),
             storage: false,
+            external: None,
         },
     )?;
     // What the files hold once this command is done: the webhooks asked for and those before.

@@ -35,6 +35,7 @@ use kube::{Client, Config};
 use rcgen::{
     BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair,
 };
+use serde::Deserialize;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -171,6 +172,35 @@ fn pki(dir: &Path) -> Result<(), rcgen::Error> {
     write(&dir.join("sa.key"), &sa.serialize_pem());
     write(&dir.join("sa.pub"), &sa.public_key_pem());
     Ok(())
+}
+
+/// The CustomResourceDefinitions of other projects' kinds that the project keeps in
+/// external-crds/ (`opbuilder create api --external-api-path` copies them there), file by file.
+fn external_crds() -> Vec<CustomResourceDefinition> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("external-crds");
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return vec![];
+    };
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
+        .collect();
+    files.sort();
+    let mut crds = vec![];
+    for file in files {
+        let text = std::fs::read_to_string(&file)
+            .unwrap_or_else(|e| panic!("reading {}: {e}", file.display()));
+        for doc in serde_yaml::Deserializer::from_str(&text) {
+            let value = serde_yaml::Value::deserialize(doc)
+                .unwrap_or_else(|e| panic!("reading {}: {e}", file.display()));
+            if !value.is_null() {
+                crds.push(serde_yaml::from_value(value).unwrap_or_else(|e| {
+                    panic!("{} holds no CustomResourceDefinition: {e}", file.display())
+                }));
+            }
+        }
+    }
+    crds
 }
 
 /// A webhook server started by [`ControlPlane::serve_webhooks`]: its port and the PEM of the CA
@@ -476,10 +506,11 @@ impl ControlPlane {
             .unwrap_or_else(|e| panic!("switching the CRD {name} to the conversion webhook: {e}"));
     }
 
-    /// Create the project's CRDs and wait until each is established.
+    /// Create the project's CRDs, and those of other projects' kinds that it keeps in
+    /// external-crds/, and wait until each is established.
     async fn install_crds(&self) {
         let api: Api<CustomResourceDefinition> = Api::all(self.client.clone());
-        for crd in crds() {
+        for crd in crds().into_iter().chain(external_crds()) {
             let name = crd.metadata.name.clone().unwrap_or_default();
             api.create(&PostParams::default(), &crd)
                 .await
