@@ -75,6 +75,8 @@ pub struct Rust {
     pub http_body_util: String,
     pub rustls: String,
     pub tokio_rustls: String,
+    /// The servers' listeners on IPv6 and IPv4 at once (IPV6_V6ONLY off: src/server.rs).
+    pub socket2: String,
 }
 
 /// How `alpha update` builds a Kubebuilder release (src/lifecycle/kubebuilder.rs). Absent from

@@ -239,7 +239,7 @@ fn check_mergeable(root: &Path, g: &crate::resource::Gvk, module: &str, test: &s
 }
 
 /// The module's import of the webhook server, as its template writes it.
-const WEBHOOK_IMPORT: &str = "use crate::webhook::{self, Route, Webhook};";
+const WEBHOOK_IMPORT: &str = "use crate::webhook::{self, Cluster, Route, Webhook};";
 
 /// The import a validating webhook adds to its module, and where: after [`WEBHOOK_IMPORT`], or
 /// before it for a core kind (whose validation names no `FieldError`), as rustfmt orders them.

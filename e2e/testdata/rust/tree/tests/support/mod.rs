@@ -42,8 +42,9 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use guestbook::api::crds;
+use guestbook::manager::Caches;
 use guestbook::tls::CertFiles;
-use guestbook::webhook::{self, Route, Webhook};
+use guestbook::webhook::{self, Cluster, Route, Webhook};
 use guestbook::{controllers, leader_election, rbac};
 
 /// How long the control plane may take to start.
@@ -281,6 +282,9 @@ fn launch_plane(assets: &Path, dir: &Path, processes: &mut Processes) -> PathBuf
             "--service-cluster-ip-range=10.0.0.0/24".into(),
             "--endpoint-reconciler-type=none".into(),
             "--disable-admission-plugins=ServiceAccount".into(),
+            // As OpenShift has it: an owner reference that blocks the owner's deletion needs
+            // `update` on the owner's finalizers (controller RBAC grants it).
+            "--enable-admission-plugins=OwnerReferencesPermissionEnforcement".into(),
         ],
     ));
     let kubeconfig = dir.join("kubeconfig");
@@ -455,12 +459,14 @@ impl ControlPlane {
 
     /// Serve `routes` on a free local port with a certificate of a CA of its own, and install
     /// `webhooks`' configurations pointing there, so that the API server calls them. The
-    /// server stops with the test.
+    /// handlers read [`Self::cluster`]. The server stops with the test.
     pub async fn serve_webhooks(&self, routes: Vec<Route>, webhooks: &[Webhook]) -> WebhookServer {
         let dir = self.processes.dir.join("webhook-certs");
         std::fs::create_dir_all(&dir).expect("a directory for the webhook certificate");
         let ca = webhook_certificates(&dir).expect("a webhook certificate");
-        let server = webhook::Server::bind(([127, 0, 0, 1], 0).into(), CertFiles::new(dir), routes)
+        let address = ([127, 0, 0, 1], 0).into();
+        let cluster = self.cluster().await;
+        let server = webhook::Server::bind(address, CertFiles::new(dir), routes, cluster)
             .await
             .expect("the webhook server listening");
         let port = server.local_addr().expect("its address").port();
@@ -485,6 +491,12 @@ impl ControlPlane {
                 .expect("the validating webhooks");
         }
         WebhookServer { port, ca }
+    }
+
+    /// What a webhook handler reads of this API server: the cluster as the manager's
+    /// ServiceAccount (see [`Self::manager_client`]), without the controllers' caches.
+    pub async fn cluster(&self) -> Cluster {
+        Cluster::new(self.manager_client().await, Caches::default())
     }
 
     /// Make the API server convert the objects of the CRD `name` with the conversion webhook
