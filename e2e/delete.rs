@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 type Tree = BTreeMap<PathBuf, Option<Vec<u8>>>;
 
 /// Make `dir` hold exactly `tree`.
-fn restore(dir: &Path, tree: &Tree) {
+pub fn restore(dir: &Path, tree: &Tree) {
     for e in fs::read_dir(dir).unwrap() {
         let p = e.unwrap().path();
         if p.is_dir() {
@@ -101,7 +101,7 @@ pub fn reverse(words: &[String], before: &serde_yaml::Value) -> Option<Vec<Strin
 }
 
 /// The first differences between two trees, for a failure message.
-fn differences(want: &Tree, got: &Tree) -> String {
+pub fn differences(want: &Tree, got: &Tree) -> String {
     let mut out = vec![];
     for (p, w) in want {
         match got.get(p) {

@@ -6,6 +6,7 @@ mod support;
 
 mod cli;
 mod delete;
+mod delete_order;
 mod deployimage;
 mod docs;
 mod external;

@@ -277,11 +277,14 @@ fn plan_deletion(
             variants.push(other);
         }
     }
-    // What everything that stays needs.
+    // What everything that stays needs, each planned into PROJECT as its `create` found it,
+    // what goes included: names chosen then stay (a Rust controller module named
+    // `<group>_<kind>` beside another group's kind of that name keeps that name when the other
+    // goes).
     let mut keep = Plan::default();
     for c in creates_of(&before) {
         let c = with_options(&before, c);
-        let at = at_create(&before, project, &c);
+        let at = at_create(project, project, &c);
         replay(chain, root, &at, &c, &mut keep, &mut scratch).map_err(|e| {
             let what = match &c {
                 Create::Api(r) => format!("{}/{} {}", r.gvk.group, r.gvk.version, r.gvk.kind),
@@ -299,8 +302,16 @@ fn plan_deletion(
     }
     // Taken out as `create` planned it, or as a variant did (a project whose templates changed
     // since: the variant that finds more of what `create` wrote as it wrote it wins).
+    // A variant that plans some files only (another order of a kind's webhook sections, a
+    // later command's edit of one file) takes `create`'s plan for the others: each undo then
+    // covers every file, and one is not preferred for leaving files out.
+    let variants: Vec<Plan> = variants
+        .iter()
+        .filter(|v| !v.ops.is_empty())
+        .map(|v| whole(&created, v))
+        .collect();
     let mut plans: Vec<&Plan> = vec![&created];
-    plans.extend(variants.iter().filter(|v| !v.ops.is_empty()));
+    plans.extend(variants.iter());
     let undone = (0..plans.len())
         .map(|i| {
             let others: Vec<Plan> = plans
@@ -377,6 +388,22 @@ fn plan_deletion(
         notes: undo.notes,
         next,
     })
+}
+
+/// `variant` with `created`'s ops on the files it does not plan.
+fn whole(created: &Plan, variant: &Plan) -> Plan {
+    let mine: Vec<&PathBuf> = variant.ops.iter().map(Op::path).collect();
+    let mut ops: Vec<Op> = created
+        .ops
+        .iter()
+        .filter(|o| !mine.contains(&o.path()))
+        .cloned()
+        .collect();
+    ops.extend(variant.ops.iter().cloned());
+    Plan {
+        ops,
+        ..Default::default()
+    }
 }
 
 /// Drop deploy-image's record of each API that goes from PROJECT's section of the plugin (the
