@@ -6,6 +6,7 @@ mod support;
 
 mod cli;
 mod delete;
+mod delete_flags;
 mod delete_order;
 mod deployimage;
 mod docs;

@@ -5,7 +5,7 @@
 
 use super::chain::{Chain, Command};
 use super::deployimage;
-use super::registry::parse_flag;
+use super::registry::{lookup, parse_flag};
 use crate::error::usage;
 use crate::plan::undo::{self as engine, ByHand};
 use crate::plan::{Op, Plan};
@@ -41,7 +41,21 @@ pub struct Deletion {
 /// The chain of a `delete` command: `--plugins`, else PROJECT's, as `create api` runs it (the
 /// plugins that join every `create api` of the project included).
 fn chain_for(project: &Project, plugins: Option<&str>, command: &str) -> Result<Chain> {
-    let flag = parse_flag(plugins)?;
+    let mut flag = parse_flag(plugins)?;
+    // deploy-image without a layout (as `create api --plugins=deploy-image/v1-alpha` is given
+    // it): deploy-image plans the APIs it made, the project's layout the others that stay.
+    if let Some(f) = flag
+        .as_mut()
+        .filter(|f| f.iter().any(|k| k.name == deployimage::NAME))
+    {
+        for key in project.layout.iter().rev() {
+            if let Ok(Some(k)) = lookup(key) {
+                if !f.iter().any(|x| std::ptr::eq(*x, k)) {
+                    f.insert(0, k);
+                }
+            }
+        }
+    }
     super::check_layout_key(project, flag.as_deref(), command, &[])?;
     let chain = Chain::for_command(Some(project), flag, Command::CreateApi)?;
     if !chain.has_layout() {
@@ -438,6 +452,20 @@ fn drop_deploy_image_records(project: &mut Project, gone: &[Create]) -> Result<(
 pub fn plan_delete_api(root: &Path, args: &DeleteApiArgs) -> Result<Deletion> {
     let project = Project::load(root)?;
     let chain = chain_for(&project, args.run.plugins.as_deref(), "delete api")?;
+    // `create api`'s flags first (usage errors); resolve_api says why a kind not found is not.
+    let (g, v, k) = (
+        args.res.group.trim(),
+        args.res.version.trim(),
+        args.res.kind.trim(),
+    );
+    if let Some(entry) = project.find(g, v, k) {
+        let image = deployimage::recorded(&project)
+            .unwrap_or_default()
+            .into_iter()
+            .find(|d| d.group == entry.group && d.version == entry.version && d.kind == entry.kind)
+            .map(|d| d.options);
+        crate::planning::delete_flags::check_api(entry, &args.create_api, image.as_ref())?;
+    }
     let target = request::resolve_api(root, &project, args)?;
     let mut gone: Vec<Create> = target
         .creates
