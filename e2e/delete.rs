@@ -414,14 +414,30 @@ fn one_webhook_type_goes_as_if_it_had_never_been_created() {
 
 #[test]
 fn cert_manager_stays_while_the_metrics_certificate_uses_it() {
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
-    project(
+    for rust in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        metrics_certificate_kept(dir.path(), rust);
+    }
+}
+
+/// A project of go/v4 (or the Rust layout, whose kustomize tree is go/v4's) whose only
+/// webhook goes while the metrics certificate is on.
+fn metrics_certificate_kept(d: &Path, rust: bool) {
+    if rust {
+        ok(
+            d,
+            "init --plugins=rust.opbuilder.io/v1-beta --domain example.com --project-name fleet --skip-post-steps",
+        );
+    } else {
+        crate::support::init_project(d, &[]);
+    }
+    ok(
         d,
-        &[
-            &format!("create api {APP} --resource --controller"),
-            &format!("create webhook {APP} --defaulting"),
-        ],
+        &format!("create api {APP} --resource --controller --skip-post-steps"),
+    );
+    ok(
+        d,
+        &format!("create webhook {APP} --defaulting --skip-post-steps"),
     );
     let k = d.join("config/default/kustomization.yaml");
     let text = fs::read_to_string(&k).unwrap().replace(
