@@ -377,6 +377,41 @@ fn code_elsewhere_that_uses_the_kind_stops_the_deletion() {
 }
 
 #[test]
+fn rust_code_elsewhere_that_uses_the_kind_stops_the_deletion() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    ok(
+        d,
+        "init --plugins=rust.opbuilder.io/v1-beta --domain example.com --project-name fleet --skip-post-steps",
+    );
+    ok(
+        d,
+        &format!("create api {APP} --resource --controller --skip-post-steps"),
+    );
+    fs::write(
+        d.join("src/fleet.rs"),
+        "use crate::api::ship::v1::Frigate;\n\npub fn flagship() -> Option<Frigate> {\n    None\n}\n",
+    )
+    .unwrap();
+    let lib = fs::read_to_string(d.join("src/lib.rs")).unwrap();
+    fs::write(d.join("src/lib.rs"), format!("{lib}pub mod fleet;\n")).unwrap();
+    refuse(
+        d,
+        &format!("delete api {APP}"),
+        1,
+        &[
+            "other code still uses what this would delete",
+            "src/fleet.rs:1: use crate::api::ship::v1::Frigate;",
+            "src/fleet.rs:3: pub fn flagship() -> Option<Frigate> {",
+        ],
+    );
+    let out = ok(d, &format!("delete api {APP} --force"));
+    assert!(out.contains("Still used (--force)"), "{out}");
+    assert!(d.join("src/fleet.rs").is_file());
+    assert!(!d.join("src/api/ship/v1/frigate.rs").exists());
+}
+
+#[test]
 fn one_webhook_type_goes_as_if_it_had_never_been_created() {
     for (first, gone, stays) in [
         (
