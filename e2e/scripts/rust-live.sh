@@ -33,7 +33,8 @@
 #     image config/manager gives in MEMCACHED_IMAGE with the command, port and user of `create
 #     api`, is controlled by the Memcached, follows a new spec.size (and the Available condition
 #     reports it); deleting the Memcached runs its finalizer (a Deleting warning);
-#   - no manager's log (written to a file: not a terminal) holds an escape sequence.
+#   - no manager's log (written to a file: not a terminal) holds an escape sequence;
+#   - the webhooks under `make run` (rust-make-run.sh, in the same project).
 # Needs python3 with PyYAML (Debian: python3-yaml).
 #
 # Usage: rust-live.sh
@@ -470,4 +471,5 @@ log_info "no escape sequences in the logs"
 if grep -l $'\e' "$work"/*.log; then
 	fail "a manager wrote escape sequences to a file (its log is not a terminal)"
 fi
+"$scripts/rust-make-run.sh" "$dir"
 log_info "rust-live: ok"

@@ -25,6 +25,7 @@ use std::sync::Arc;
 
 use fleet::controllers;
 use fleet::leader_election::LeaderElection;
+use fleet::local_webhooks;
 use fleet::manager::{self, Health, LogFormat, Metrics};
 use fleet::server;
 use fleet::tls::{CertFiles, Certificate};
@@ -70,6 +71,12 @@ struct Flags {
     /// served without a restart.
     #[arg(long, default_value = webhook::DEFAULT_CERT_DIR)]
     webhook_cert_path: PathBuf,
+    /// Serve the webhooks from this machine (make run): the address at which the API server
+    /// reaches it (host or host:port), or `auto` to find it. The manager makes a certificate
+    /// for it and points webhook configurations of its own and the CRDs' conversion at itself
+    /// until it stops (src/local_webhooks.rs).
+    #[arg(long, conflicts_with = "webhook_cert_path")]
+    webhook_dev_host: Option<String>,
     /// The certificate file in --webhook-cert-path.
     #[arg(long, default_value = "tls.crt")]
     webhook_cert_name: String,
@@ -95,8 +102,12 @@ async fn main() -> anyhow::Result<()> {
     let client = kube::Client::try_default().await?;
     let metrics = Arc::new(Metrics::default());
     let health = Arc::new(Health::default());
-    // SIGTERM (Kubernetes stopping the pod) or Ctrl-C.
-    let shutdown = manager::shutdown_signal().boxed().shared();
+    // SIGTERM (Kubernetes stopping the pod) or Ctrl-C; under make run also SIGHUP.
+    let hangup = local_webhooks::hangup(flags.webhook_dev_host.is_some());
+    let shutdown = futures::future::select(manager::shutdown_signal().boxed(), hangup.boxed())
+        .map(drop)
+        .boxed()
+        .shared();
 
     // Every port is bound before anything runs: one that is taken is an error at start.
     // With --webhook-port=-1 no webhook server starts, as the Go manager's.
@@ -156,6 +167,7 @@ async fn main() -> anyhow::Result<()> {
     }
     // Webhooks are served by every replica, leader or not, as controller-runtime does; at
     // shutdown the server answers the reviews under way before the manager exits.
+    let mut local_run = None;
     let webhooks = if routes.is_empty() {
         None
     } else {
@@ -164,8 +176,26 @@ async fn main() -> anyhow::Result<()> {
             cert: flags.webhook_cert_name.clone(),
             key: flags.webhook_cert_key.clone(),
         };
-        let address = SocketAddr::from(([0, 0, 0, 0], webhook_port.unwrap_or_default()));
-        let server = webhook::Server::bind(address, files, routes).await?;
+        let port = webhook_port.unwrap_or_default();
+        let address = SocketAddr::from(([0, 0, 0, 0], port));
+        let server = match &flags.webhook_dev_host {
+            // make run: a certificate made for this machine, and the webhooks registered.
+            Some(host) => {
+                let local = local_webhooks::Local::prepare(
+                    client.clone(),
+                    host,
+                    port,
+                    &fleet::webhooks::webhooks(),
+                    &fleet::webhooks::conversions(),
+                )
+                .await?;
+                let server =
+                    webhook::Server::bind_certificate(address, local.certificate(), routes).await?;
+                local_run = Some(tokio::spawn(local.run(shutdown.clone())));
+                server
+            }
+            None => webhook::Server::bind(address, files, routes).await?,
+        };
         health.set("webhooks", None);
         Some(tokio::spawn(server.serve(shutdown.clone())))
     };
@@ -224,6 +254,9 @@ async fn main() -> anyhow::Result<()> {
     }
     if let Some(webhooks) = webhooks {
         webhooks.await?;
+    }
+    if let Some(local_run) = local_run {
+        local_run.await??;
     }
     Ok(())
 }
