@@ -167,7 +167,6 @@ async fn main() -> anyhow::Result<()> {
     }
     // Webhooks are served by every replica, leader or not, as controller-runtime does; at
     // shutdown the server answers the reviews under way before the manager exits.
-    let mut local_run = None;
     let webhooks = if routes.is_empty() {
         None
     } else {
@@ -178,8 +177,8 @@ async fn main() -> anyhow::Result<()> {
         };
         let port = webhook_port.unwrap_or_default();
         let address = SocketAddr::from(([0, 0, 0, 0], port));
-        let server = match &flags.webhook_dev_host {
-            // make run: a certificate made for this machine, and the webhooks registered.
+        let (server, local) = match &flags.webhook_dev_host {
+            // make run: a certificate made for this machine (src/local_webhooks.rs).
             Some(host) => {
                 let local = local_webhooks::Local::prepare(
                     client.clone(),
@@ -189,15 +188,32 @@ async fn main() -> anyhow::Result<()> {
                     &fleet::webhooks::conversions(),
                 )
                 .await?;
+                let certificate = local.certificate();
                 let server =
-                    webhook::Server::bind_certificate(address, local.certificate(), routes).await?;
-                local_run = Some(tokio::spawn(local.run(shutdown.clone())));
-                server
+                    webhook::Server::bind_certificate(address, certificate, routes).await?;
+                (server, Some(local))
             }
-            None => webhook::Server::bind(address, files, routes).await?,
+            None => (webhook::Server::bind(address, files, routes).await?, None),
         };
         health.set("webhooks", None);
-        Some(tokio::spawn(server.serve(shutdown.clone())))
+        match local {
+            // make run: the webhooks are registered in the cluster once the server answers, and
+            // the server answers until they are removed again.
+            Some(mut local) => {
+                let (removed, stopping) = tokio::sync::oneshot::channel::<()>();
+                let serving = tokio::spawn(server.serve(stopping.map(drop)));
+                local.register().await?;
+                tokio::spawn({
+                    let shutdown = shutdown.clone();
+                    async move {
+                        local.keep(shutdown).await;
+                        let _ = removed.send(());
+                    }
+                });
+                Some(serving)
+            }
+            None => Some(tokio::spawn(server.serve(shutdown.clone()))),
+        }
     };
     tracing::info!("serving HTTP (probes, metrics, webhooks)");
 
@@ -254,9 +270,6 @@ async fn main() -> anyhow::Result<()> {
     }
     if let Some(webhooks) = webhooks {
         webhooks.await?;
-    }
-    if let Some(local_run) = local_run {
-        local_run.await??;
     }
     Ok(())
 }

@@ -151,17 +151,22 @@ impl Local {
         self.certificate.clone()
     }
 
-    /// Register the webhooks (the webhook server listens already), renew them until `shutdown`,
-    /// then remove them. An error when they cannot be registered (what was registered is
-    /// removed first).
-    pub async fn run(mut self, shutdown: impl Future<Output = ()>) -> anyhow::Result<()> {
-        if let Err(e) = self.register().await {
+    /// Register the webhooks in the cluster (the webhook server listens already): an error when
+    /// they cannot be registered (what was registered is removed first).
+    pub async fn register(&mut self) -> anyhow::Result<()> {
+        if let Err(e) = self.try_register().await {
             self.unregister().await;
             return Err(e.context(
-                "registering the webhooks of make run in the cluster (ENABLE_WEBHOOKS=false make run runs without them)",
+                "registering the webhooks of make run in the cluster (make run ARGS=--webhook-port=-1 runs without them)",
             ));
         }
         tracing::info!(url = %self.base_url, instance = %self.instance, converted_crds = ?self.converted, "serving the webhooks from this machine until the manager stops");
+        Ok(())
+    }
+
+    /// Renew the registration until `shutdown`, then remove it: the webhook server keeps
+    /// answering until this returns.
+    pub async fn keep(self, shutdown: impl Future<Output = ()>) {
         tokio::pin!(shutdown);
         let mut renew = tokio::time::interval(ALIVE_EVERY);
         renew.tick().await;
@@ -172,10 +177,9 @@ impl Local {
             }
         }
         self.unregister().await;
-        Ok(())
     }
 
-    async fn register(&mut self) -> anyhow::Result<()> {
+    async fn try_register(&mut self) -> anyhow::Result<()> {
         self.delete_leftovers().await?;
         let params = PostParams::default();
         if let Some(m) = &self.mutating {
