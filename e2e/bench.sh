@@ -14,7 +14,8 @@
 #    e2e/scripts/go-tool.sh (cached by version, as the parity suite does).
 # 2. opbuilder's instruction counts (valgrind --tool=callgrind) and peak RSS (/usr/bin/time),
 #    including `create api` in a project that already has 199 kinds. Skipped with a note when
-#    valgrind or /usr/bin/time is missing.
+#    valgrind or /usr/bin/time is missing. CI keeps such counts under a budget:
+#    e2e/scripts/instructions.sh against e2e/instructions.toml (`bash e2e/run.sh instructions`).
 # 3. What durability costs: paired wall time of opbuilder's `init` and `create api` as they are
 #    and with fsync turned off (OPBUILDER_FSYNC=0).
 # 4. What users wait for: from an empty directory to `go build ./...` passing, i.e. init +

@@ -1,7 +1,10 @@
 //! Golden trees: each directory e2e/testdata/<scenario>/ holds a `commands` script (one
 //! `opbuilder ...` command per line, `#` comments) and `tree/`, the exact expected output.
 //! The test runs the script in an empty directory and compares both ways (missing, extra and
-//! different files).
+//! different files). It also fails when a command rendered a template through the handlebars
+//! crate's run-time compiler instead of src/hbs.rs (issue 50: that costs a command about 900
+//! instructions per byte of template): the debug binary lists such templates in the file
+//! `OPBUILDER_TEMPLATE_FALLBACK_LOG` names (src/templates.rs).
 //!
 //! Re-bless after an intended change of the scaffolds:
 //!     OPBUILDER_BLESS=1 cargo test --test e2e golden::
@@ -15,8 +18,9 @@ fn testdata() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("e2e/testdata")
 }
 
-/// Run a scenario's script in `work`; returns the directory holding the result.
-pub fn run_script(script: &str, work: &Path) {
+/// Run a scenario's script in `work`; the templates rendered through handlebars' run-time
+/// compiler are appended to `fallback_log`.
+pub fn run_script(script: &str, work: &Path, fallback_log: &Path) {
     for (n, line) in script.lines().enumerate() {
         let line = line.trim();
         if line.is_empty() || line.starts_with('#') {
@@ -29,7 +33,11 @@ pub fn run_script(script: &str, work: &Path) {
             "line {}: commands start with `opbuilder`",
             n + 1
         );
-        let out = opbuilder(work).args(&words[1..]).output().unwrap();
+        let out = opbuilder(work)
+            .env("OPBUILDER_TEMPLATE_FALLBACK_LOG", fallback_log)
+            .args(&words[1..])
+            .output()
+            .unwrap();
         assert!(
             out.status.success(),
             "line {}: `{line}` failed ({})\nstdout:\n{}\nstderr:\n{}",
@@ -59,7 +67,21 @@ fn check_scenario(dir: &Path, bless: bool) -> Result<(), String> {
     let script =
         fs::read_to_string(dir.join("commands")).map_err(|e| format!("{}: {e}", dir.display()))?;
     let work = tempfile::tempdir().unwrap();
-    run_script(&script, work.path());
+    let logs = tempfile::tempdir().unwrap();
+    let fallback_log = logs.path().join("fallback");
+    run_script(&script, work.path(), &fallback_log);
+    let fell_back = fs::read_to_string(&fallback_log).unwrap_or_default();
+    if !fell_back.is_empty() {
+        let mut names: Vec<&str> = fell_back.lines().collect();
+        names.sort_unstable();
+        names.dedup();
+        return Err(format!(
+            "scenario {}: templates rendered by the handlebars crate's run-time compiler, which \
+             src/hbs.rs cannot render (make hbs.rs render them, or change the templates):\n  {}",
+            dir.file_name().unwrap().to_string_lossy(),
+            names.join("\n  ")
+        ));
+    }
     let got = snapshot(work.path());
     let tree = dir.join("tree");
     if bless {

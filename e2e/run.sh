@@ -23,6 +23,8 @@
 #   bash e2e/run.sh shapes       # the Go of a project whose PROJECT has the shapes of e2e/fixtures/shapes/groups builds
 #   bash e2e/run.sh delete       # delete api/webhook in changed go/v4 and Rust projects: the user's code stays, both build
 #   bash e2e/run.sh install      # the crate as published: package, publish --dry-run, cargo install, use
+#   bash e2e/run.sh instructions # the instruction budget: callgrind's counts of a release build's commands
+#                                # against e2e/instructions.toml (e2e/scripts/instructions.sh)
 #   bash e2e/run.sh cluster      # a real one-node cluster (e2e/scripts/cluster.sh, root): go/v4 and Rust
 #                                # projects' images built by their Dockerfiles, deployed (make deploy, the
 #                                # helm chart), proven in pods
@@ -51,6 +53,11 @@ if [[ $what == install ]]; then
 	"$here/scripts/install.sh"
 	exit 0
 fi
+if [[ $what == instructions ]]; then
+	# Needs cargo and valgrind (installed when missing, as root); neither Go nor a control plane.
+	"$here/scripts/instructions.sh"
+	exit 0
+fi
 need_cmd cargo go make kubectl flock
 workers=${OPBUILDER_E2E_JOBS:-2}
 [[ $workers =~ ^[1-9][0-9]*$ ]] || die "OPBUILDER_E2E_JOBS must be a positive number of workers, e.g. 2; got '$workers'"
@@ -77,9 +84,10 @@ all)
 	# The longest job, `cluster`, beside the control-plane build: while the plane builds it
 	# installs packages and debootstraps the node's base (network, little CPU), then builds the
 	# node's parts from the plane's warm Go cache. Then the jobs that compile no Go (the Rust tree,
-	# the crate's install, the faults); then the longest first, so the last job to end is a short one.
+	# the crate's install, the faults, the instruction budget); then the longest first, so the last
+	# job to end is a short one.
 	mapfile -t golden < <(golden_jobs)
-	jobs=(control-plane cluster golden:rust install faults golden:deployimage smoke parity scenarios alpha-update
+	jobs=(control-plane cluster golden:rust install faults instructions golden:deployimage smoke parity scenarios alpha-update
 		kubebuilder-releases "${golden[@]:2}" rust-tutorial envtest-offline rust helm lint-logcheck tutorial shapes delete generate-parity)
 	;;
 golden) mapfile -t jobs < <(golden_jobs) ;;
@@ -100,7 +108,7 @@ trap 'rm -rf "$run_dir"' EXIT
 run_job() {
 	local s="$here/scripts"
 	case "$1" in
-	control-plane | golden:rust | install | faults) ;;
+	control-plane | golden:rust | install | faults | instructions) ;;
 	# A job that builds Go waits for the control plane (whose build lock it takes): the build
 	# cache then has the k8s.io packages it would otherwise compile a second time beside it.
 	*) "$s/build-control-plane.sh" >/dev/null || return 1 ;;
@@ -127,6 +135,7 @@ run_job() {
 	parity) "$s/parity.sh" "${job_args[@]}" ;;
 	faults) "$s/faults.sh" ;;
 	install) "$s/install.sh" ;;
+	instructions) "$s/instructions.sh" ;;
 	*) die "unknown job $1" ;;
 	esac
 }

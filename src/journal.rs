@@ -102,14 +102,21 @@ pub fn side_name(name: &str, what: &str) -> String {
     format!(".{name}.opbuilder-{}.{what}", fsx::random_token())
 }
 
-fn esc(p: &Path) -> Result<String> {
+/// Append `p` to `out` with `%`, tab, CR and LF escaped (a journal line is tab-separated).
+fn esc_into(out: &mut String, p: &Path) -> Result<()> {
     let s = p
         .to_str()
         .ok_or_else(|| anyhow!("{}: opbuilder writes only UTF-8 paths", p.display()))?;
-    Ok(s.replace('%', "%25")
-        .replace('\t', "%09")
-        .replace('\r', "%0D")
-        .replace('\n', "%0A"))
+    for c in s.chars() {
+        match c {
+            '%' => out.push_str("%25"),
+            '\t' => out.push_str("%09"),
+            '\r' => out.push_str("%0D"),
+            '\n' => out.push_str("%0A"),
+            c => out.push(c),
+        }
+    }
+    Ok(())
 }
 
 fn unesc(s: &str) -> String {
@@ -121,22 +128,32 @@ fn unesc(s: &str) -> String {
 
 impl Journal {
     pub fn to_text(&self) -> Result<String> {
-        let mut out = format!("{HEADER}\npid\t{}\n", self.pid);
+        // One string, written in place: a line per entry through format! cost the journal
+        // twice its length in allocations (issue 50).
+        let mut out = String::with_capacity(64 + 96 * (self.dirs.len() + self.entries.len()));
+        out.push_str(HEADER);
+        out.push_str("\npid\t");
+        out.push_str(&self.pid.to_string());
+        out.push('\n');
         for d in &self.dirs {
-            out.push_str(&format!("dir\t{}\n", esc(d)?));
+            out.push_str("dir\t");
+            esc_into(&mut out, d)?;
+            out.push('\n');
         }
         for e in &self.entries {
-            let line = match e {
-                Entry::Create { path, tmp } => format!("create\t{}\t{}", esc(path)?, tmp),
-                Entry::Replace { path, tmp, bak } => {
-                    format!("replace\t{}\t{tmp}\t{bak}", esc(path)?)
-                }
-                Entry::Remove { path, bak } => format!("remove\t{}\t{bak}", esc(path)?),
-                Entry::InPlace { path, tmp, bak } => {
-                    format!("inplace\t{}\t{tmp}\t{bak}", esc(path)?)
-                }
+            let (word, path, names): (&str, &Path, [&str; 2]) = match e {
+                Entry::Create { path, tmp } => ("create", path, [tmp, ""]),
+                Entry::Replace { path, tmp, bak } => ("replace", path, [tmp, bak]),
+                Entry::Remove { path, bak } => ("remove", path, [bak, ""]),
+                Entry::InPlace { path, tmp, bak } => ("inplace", path, [tmp, bak]),
             };
-            out.push_str(&line);
+            out.push_str(word);
+            out.push('\t');
+            esc_into(&mut out, path)?;
+            for name in names.iter().filter(|n| !n.is_empty()) {
+                out.push('\t');
+                out.push_str(name);
+            }
             out.push('\n');
         }
         Ok(out)
@@ -227,8 +244,8 @@ impl Journal {
     }
 
     fn side(&self, root: &Path, e: &Entry, name: &str) -> PathBuf {
-        fsx::join(root, e.path())
-            .parent()
+        let full = fsx::join(root, e.path());
+        fsx::parent(&full)
             .expect("a file path has a parent")
             .join(name)
     }

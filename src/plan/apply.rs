@@ -11,7 +11,6 @@ use super::transaction::{Change, Transaction};
 use crate::fsx;
 use anyhow::{anyhow, Result};
 use std::borrow::Cow;
-use std::collections::HashMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -96,7 +95,7 @@ struct Problem {
 struct Stage<'a> {
     root: &'a Path,
     paths: Paths<'a>,
-    files: HashMap<PathBuf, Staged<'a>>,
+    files: fsx::PathMap<Staged<'a>>,
     /// The paths in the order the plan first names them.
     order: Vec<PathBuf>,
     problems: Vec<Problem>,
@@ -110,7 +109,7 @@ impl<'a> Stage<'a> {
         Stage {
             root,
             paths: Paths::new(root, root_canon),
-            files: HashMap::new(),
+            files: fsx::PathMap::default(),
             order: vec![],
             problems: vec![],
             part: None,
@@ -348,7 +347,7 @@ impl<'a> Stage<'a> {
     /// Every conflict (each once), or the staged files and the report: one entry per path, in
     /// plan order, PROJECT last. `manual`: the essential parts refused, with what they would
     /// have written.
-    fn finish(mut self, manual: Vec<Skipped>) -> Result<(HashMap<PathBuf, Staged<'a>>, Report)> {
+    fn finish(mut self, manual: Vec<Skipped>) -> Result<(fsx::PathMap<Staged<'a>>, Report)> {
         self.order
             .sort_by_key(|p| p == Path::new(crate::project::FILE));
         let mut written = vec![];
@@ -410,9 +409,9 @@ impl<'a> Stage<'a> {
                 }
             }
             // The nearest directory that exists is the one written in (the others are created).
-            let mut dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+            let mut dir = fsx::parent(path).map(Path::to_path_buf).unwrap_or_default();
             while !dir.as_os_str().is_empty() && !fsx::join(self.root, &dir).is_dir() {
-                dir = dir.parent().map(Path::to_path_buf).unwrap_or_default();
+                dir = fsx::parent(&dir).map(Path::to_path_buf).unwrap_or_default();
             }
             if !dirs.contains(&dir) {
                 dirs.push(dir);
@@ -538,7 +537,7 @@ fn prune_emptied_dirs(root: &Path, changes: &[Change]) {
 fn changes(
     root: &Path,
     root_canon: &Path,
-    mut staged: HashMap<PathBuf, Staged>,
+    mut staged: fsx::PathMap<Staged>,
     report: &Report,
 ) -> Result<Vec<Change>> {
     let mut changes = vec![];

@@ -3,7 +3,6 @@
 
 use crate::fsx;
 use anyhow::{anyhow, Result};
-use std::collections::HashMap;
 use std::fs;
 use std::path::{Component, Path, PathBuf};
 
@@ -23,7 +22,7 @@ pub(super) struct Paths<'a> {
     root: &'a Path,
     root_canon: &'a Path,
     /// Directory (relative) -> whether it exists; only directories that passed the checks.
-    dirs: HashMap<PathBuf, bool>,
+    dirs: crate::fsx::PathMap<bool>,
 }
 
 impl<'a> Paths<'a> {
@@ -31,7 +30,7 @@ impl<'a> Paths<'a> {
         Paths {
             root,
             root_canon,
-            dirs: HashMap::new(),
+            dirs: crate::fsx::PathMap::default(),
         }
     }
 

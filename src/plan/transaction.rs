@@ -97,7 +97,7 @@ impl<'a> Transaction<'a> {
         for (c, e) in self.entries() {
             if let Entry::Replace { bak, .. } = e {
                 let full = fsx::join(self.root, &c.rel);
-                let dir = full.parent().expect("a file path has a parent");
+                let dir = fsx::parent(&full).expect("a file path has a parent");
                 if fsx::hard_link(&full, &fsx::join(dir, Path::new(bak))).is_err() {
                     // No hard links here (or an injected failure): move it aside instead.
                     fsx::rename(&full, &fsx::join(dir, Path::new(bak)))
@@ -238,7 +238,7 @@ fn missing_dirs(
     planned: &[PathBuf],
 ) -> Vec<PathBuf> {
     let mut missing = vec![];
-    let mut d = full.parent().expect("a file path has a parent");
+    let mut d = fsx::parent(full).expect("a file path has a parent");
     loop {
         let rel = d.strip_prefix(root).unwrap_or(d);
         if rel.as_os_str().is_empty()
@@ -252,7 +252,7 @@ fn missing_dirs(
             break;
         }
         missing.push(rel.to_path_buf());
-        d = d.parent().expect("root exists");
+        d = fsx::parent(d).expect("root exists");
     }
     missing.reverse();
     missing
@@ -260,7 +260,7 @@ fn missing_dirs(
 
 fn stage_entry(root: &Path, c: &Change, e: &Entry) -> std::io::Result<()> {
     let full = fsx::join(root, &c.rel);
-    let dir = full.parent().expect("a file path has a parent");
+    let dir = fsx::parent(&full).expect("a file path has a parent");
     let content = c.content.as_deref().unwrap_or_default();
     match e {
         Entry::Create { tmp, .. } => write_new(&fsx::join(dir, Path::new(tmp)), content, None),
@@ -284,7 +284,7 @@ fn stage_entry(root: &Path, c: &Change, e: &Entry) -> std::io::Result<()> {
 
 fn switch_entry(root: &Path, c: &Change, e: &Entry) -> std::io::Result<()> {
     let full = fsx::join(root, &c.rel);
-    let dir = full.parent().expect("a file path has a parent");
+    let dir = fsx::parent(&full).expect("a file path has a parent");
     let content = c.content.as_deref().unwrap_or_default();
     match e {
         Entry::Create { tmp, .. } | Entry::Replace { tmp, .. } => {
@@ -327,7 +327,7 @@ fn touched_dirs(root: &Path, j: &Journal) -> Vec<PathBuf> {
         .iter()
         .map(|e| fsx::join(root, e.path()))
         .chain(j.dirs.iter().map(|d| fsx::join(root, d)))
-        .filter_map(|p| p.parent().map(Path::to_path_buf));
+        .filter_map(|p| fsx::parent(&p).map(Path::to_path_buf));
     for p in parents {
         if !out.iter().any(|o| o.as_os_str() == p.as_os_str()) {
             out.push(p);
