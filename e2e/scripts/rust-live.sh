@@ -158,7 +158,18 @@ for d in docs:
 print(yaml.safe_dump_all(docs))
 PY
 	kubectl apply --server-side --force-conflicts -f "$work/webhooks.yaml" >/dev/null
-	kubectl patch crd guestbooks.webapp.example.com --type=merge -p "{\"spec\":{\"conversion\":{\"webhook\":{\"clientConfig\":{\"service\":null,\"url\":\"https://127.0.0.1:$port/convert\",\"caBundle\":\"$ca\"}}}}}" >/dev/null
+	# The CRD as `make install` applies it (server-side, as kubectl), its conversion by URL: the
+	# next `make install` (rust-make-run.sh) replaces the url with the Service again. An ordinary
+	# patch would leave the url to another field manager, and that apply would be refused
+	# ("exactly one of url or service").
+	kubectl kustomize config/crd | python3 -c '
+import sys, yaml
+port, ca = sys.argv[1], sys.argv[2]
+for d in yaml.safe_load_all(sys.stdin):
+    if d and d["metadata"]["name"] == "guestbooks.webapp.example.com":
+        d["spec"]["conversion"]["webhook"]["clientConfig"] = {"url": f"https://127.0.0.1:{port}/convert", "caBundle": ca}
+        print(yaml.safe_dump(d))
+' "$port" "$ca" | kubectl apply --server-side --force-conflicts -f - >/dev/null
 }
 
 holder() { kubectl get lease "$lease" -n "$namespace" -o jsonpath='{.spec.holderIdentity}' 2>/dev/null; }
