@@ -51,6 +51,19 @@
 #    (use_rust_target: a shared target directory, no debug info) for the Rust layout's
 #    `make manifests`; the image builds use the projects' own Dockerfiles, unchanged.
 #
+# 9. Generated managers at scale (section "scale", issue 46; not in the default list: about 45 min
+#    at 10,000 objects, with a release build of a Rust project): for a go/v4 project and a
+#    Rust-layout one, one after the other, each on a fresh control plane of
+#    e2e/scripts/control-plane.sh, the manager out of cluster with SCALE_OBJECTS (default 10000)
+#    objects: the first sync, memory, API requests and writes at steady state, reconcile
+#    latency, a manager restart, an API server restart and its relist. e2e/scripts/scale.sh
+#    says what and how; SCALE_LAYOUTS, SCALE_STEADY_SECONDS, ... there.
+#
+# 10. Faults at scale (section "scalefaults", not in the default list; root for go/v4): the same
+#    projects, SCALE_OBJECTS objects, two managers with leader election; the leader killed
+#    mid-sync, the API server restarted mid-sync, 100 objects deleted: every object must end with
+#    its status, none Terminating, one manager reconciling at a time (the section fails if not).
+#
 # BENCH_SECTIONS picks sections (default "paired floor durability alone wait rust neighbour"),
 # e.g. `BENCH_SECTIONS=wait bash e2e/bench.sh`. BENCH_OPBUILDER=PATH benchmarks that opbuilder
 # binary instead of building this checkout (to compare two versions).
@@ -67,7 +80,11 @@ else
 	op="${CARGO_TARGET_DIR:-$root/target}/release/opbuilder"
 fi
 [[ $op == /* ]] || op="$PWD/$op"
-kb=$(bash "$root/e2e/scripts/go-tool.sh" kubebuilder)
+# Only the sections that run kubebuilder build it.
+kb=""
+if want paired || want floor || want wait; then
+	kb=$(bash "$root/e2e/scripts/go-tool.sh" kubebuilder)
+fi
 work=$(mktemp -d "${TMPDIR:-/tmp}/opbuilder-bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
@@ -147,7 +164,7 @@ paired() {
 }
 
 echo "opbuilder:   $op"
-echo "kubebuilder: $kb ($("$kb" version 2>/dev/null | awk '/^KubeBuilder:/ { print $2 }'))"
+[[ -z $kb ]] || echo "kubebuilder: $kb ($("$kb" version 2>/dev/null | awk '/^KubeBuilder:/ { print $2 }'))"
 echo "machine:     $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
 if want paired; then
 echo
@@ -522,4 +539,12 @@ if want neighbour; then
 	awk -v q="$(median <"$work/nb.quiet")" -v n="$(median <"$work/nb.noisy")" -v r="$(median <"$work/nb.ratio")" \
 		'BEGIN { printf "| %-40s | %11.1f ms | %11.1f ms | %21.2fx |\n", "create api", q / 1e6, n / 1e6, r;
 			printf "\nafter / quiet: %.2fx, %s\n", r, (r <= 2 ? "within 2x (goal met)" : "over 2x (goal missed)") }'
+fi
+
+# Generated managers at scale, and faults at scale (e2e/scripts/scale.sh).
+if want scale; then
+	bash "$root/e2e/scripts/scale.sh" bench "$op"
+fi
+if want scalefaults; then
+	bash "$root/e2e/scripts/scale.sh" faults "$op"
 fi

@@ -270,6 +270,24 @@ fn ok(dir: &Path, args: &str) -> String {
 
 const APP: &str = "--group ship --version v1 --kind Frigate";
 
+/// A test project with the API Frigate (types and controller), in a directory of its own.
+fn with_frigate() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    project(
+        dir.path(),
+        &[&format!("create api {APP} --resource --controller")],
+    );
+    dir
+}
+
+/// `args` (a command line without `opbuilder`) exits `code` naming each needle, and changes
+/// nothing.
+fn refuse(d: &Path, args: &str, code: i32, needles: &[&str]) {
+    let words = split_words(args);
+    let words: Vec<&str> = words.iter().map(String::as_str).collect();
+    crate::support::refused(d, &words, code, needles);
+}
+
 #[test]
 fn user_edits_stay_and_a_changed_file_of_the_kind_is_kept_until_forced() {
     let dir = tempfile::tempdir().unwrap();
@@ -289,12 +307,9 @@ fn user_edits_stay_and_a_changed_file_of_the_kind_is_kept_until_forced() {
     text.push_str("\n// Mine too.\n");
     fs::write(&ctrl, &text).unwrap();
     // The changed controller uses the types that would go: refused, nothing written.
-    crate::support::refused(
+    refuse(
         d,
-        &split_words(&format!("delete api {APP}"))
-            .iter()
-            .map(String::as_str)
-            .collect::<Vec<_>>(),
+        &format!("delete api {APP}"),
         1,
         &[
             "these files `create` wrote changed since, so they are kept, and they use what this would delete:\n  \
@@ -324,27 +339,17 @@ fn user_edits_stay_and_a_changed_file_of_the_kind_is_kept_until_forced() {
 
 #[test]
 fn code_elsewhere_that_uses_the_kind_stops_the_deletion() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = with_frigate();
     let d = dir.path();
-    project(d, &[&format!("create api {APP} --resource --controller")]);
     fs::create_dir_all(d.join("internal/fleet")).unwrap();
     fs::write(
         d.join("internal/fleet/fleet.go"),
         "package fleet\n\nimport (\n\tshipv1 \"example.com/guestbook/api/v1\"\n)\n\n// Flagship is a shipv1.Frigate.\nvar Flagship shipv1.Frigate\n",
     )
     .unwrap();
-    crate::support::refused(
+    refuse(
         d,
-        &[
-            "delete",
-            "api",
-            "--group",
-            "ship",
-            "--version",
-            "v1",
-            "--kind",
-            "Frigate",
-        ],
+        &format!("delete api {APP}"),
         1,
         &[
             "other code still uses what this would delete",
@@ -440,23 +445,13 @@ fn versions_the_crd_needs_stay() {
             &format!("create webhook {APP} --conversion --spoke v2"),
         ],
     );
-    let refuse = |args: &str, needles: &[&str]| {
-        let words = split_words(args);
-        let words: Vec<&str> = words.iter().map(String::as_str).collect();
-        crate::support::refused(d, &words, 1, needles);
-    };
     refuse(
+        d,
         &format!("delete api {APP}"),
+        1,
         &[
             "has webhooks",
             "opbuilder delete webhook --group ship --version v1 --kind Frigate --conversion",
-        ],
-    );
-    refuse(
-        "delete api --group ship --version v2 --kind Frigate",
-        &[
-            "ship/v2 Frigate is a spoke of the conversion webhook of ship/v1 Frigate",
-            "--conversion",
         ],
     );
     // v3 is neither stored nor converted: it goes while the others stay.
@@ -471,7 +466,9 @@ fn versions_the_crd_needs_stay() {
     );
     fs::write(&types, text).unwrap();
     refuse(
+        d,
         &format!("delete api {APP}"),
+        1,
         &[
             "ship/v1 Frigate is the storage version of Frigate",
             "version v2 stays",
@@ -490,11 +487,7 @@ fn bad_requests_are_usage_errors_and_change_nothing() {
             &format!("create webhook {APP} --defaulting"),
         ],
     );
-    let check = |args: &str, code: i32, needles: &[&str]| {
-        let words = split_words(args);
-        let words: Vec<&str> = words.iter().map(String::as_str).collect();
-        crate::support::refused(d, &words, code, needles);
-    };
+    let check = |args: &str, code: i32, needles: &[&str]| refuse(d, args, code, needles);
     check(
         "delete api --group ship --version 1 --kind Frigate",
         2,
@@ -538,9 +531,8 @@ fn bad_requests_are_usage_errors_and_change_nothing() {
 
 #[test]
 fn a_dry_run_prints_the_plan_and_writes_nothing() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = with_frigate();
     let d = dir.path();
-    project(d, &[&format!("create api {APP} --resource --controller")]);
     let before = full_snapshot(d);
     let out = ok(d, &format!("delete api {APP} --dry-run"));
     assert_eq!(before, full_snapshot(d));
@@ -576,11 +568,9 @@ fn the_rust_layout_keeps_its_storage_version() {
         d,
         "create api --group webapp --version v2 --kind Guestbook --controller=false",
     );
-    let words = split_words("delete api --group webapp --version v1 --kind Guestbook");
-    let words: Vec<&str> = words.iter().map(String::as_str).collect();
-    crate::support::refused(
+    refuse(
         d,
-        &words,
+        "delete api --group webapp --version v1 --kind Guestbook",
         1,
         &["webapp/v1 Guestbook is the storage version of Guestbook"],
     );
@@ -673,5 +663,148 @@ fn the_helm_charts_templates_of_a_kind_go_with_it() {
     assert!(
         out.contains("opbuilder edit --plugins=helm/v2-alpha\n"),
         "{out}"
+    );
+}
+
+#[test]
+fn a_project_of_an_earlier_release_loses_what_that_release_wrote() {
+    // Made with the templates of 0.3.0 (PROJECT's cliVersion says so) while the project's pins
+    // are the current templates' own: `delete` plans with the current templates, and finds what
+    // 0.3.0's wrote (its webhook setup in cmd/main.go and its webhook file differ) through them.
+    let made = |webhooks: &str| {
+        let src = tempfile::tempdir().unwrap();
+        let mut commands = vec![format!("create api {APP} --resource --controller")];
+        if !webhooks.is_empty() {
+            commands.push(format!("create webhook {APP} {webhooks}"));
+        }
+        let commands: Vec<&str> = commands.iter().map(String::as_str).collect();
+        project(src.path(), &commands);
+        let out = tempfile::tempdir().unwrap();
+        let to = out.path().join("p");
+        let o = run(
+            src.path(),
+            &format!(
+                "alpha generate --templates-version 0.3.0 --output-dir {}",
+                to.display()
+            ),
+        );
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        (out, to)
+    };
+    let (_a, a) = made("--defaulting --programmatic-validation");
+    assert!(crate::support::read(&a, "PROJECT").contains("cliVersion: 0.3.0"));
+    let (_b, b) = made("--programmatic-validation");
+    ok(&a, &format!("delete webhook {APP} --defaulting"));
+    let (want, got) = (full_snapshot(&b), full_snapshot(&a));
+    assert!(want == got, "{}", differences(&want, &got));
+    let (_c, c) = made("");
+    let out = ok(&a, &format!("delete webhook {APP}"));
+    let (want, got) = (full_snapshot(&c), full_snapshot(&a));
+    assert!(want == got, "{}\n{out}", differences(&want, &got));
+}
+
+#[test]
+fn a_spoke_goes_and_the_hub_converts_the_others() {
+    for rust in [false, true] {
+        let (g, k) = if rust {
+            ("--group webapp", "--kind Guestbook")
+        } else {
+            ("--group ship", "--kind Frigate")
+        };
+        let make = |versions: &[&str], spokes: &str| {
+            let dir = tempfile::tempdir().unwrap();
+            let d = dir.path();
+            if rust {
+                opbuilder(d)
+                    .args([
+                        "init",
+                        "--plugins=rust.opbuilder.io/v1-beta",
+                        "--domain",
+                        "example.com",
+                        "--project-name",
+                        "guestbook",
+                    ])
+                    .assert()
+                    .success();
+            } else {
+                crate::support::init_project(d, &[]);
+            }
+            for (i, v) in versions.iter().enumerate() {
+                let controller = if i == 0 { "" } else { "=false" };
+                ok(
+                    d,
+                    &format!("create api {g} --version {v} {k} --resource --controller{controller} --skip-post-steps"),
+                );
+            }
+            ok(
+                d,
+                &format!("create webhook {g} --version v1 {k} --conversion --spoke {spokes} --skip-post-steps"),
+            );
+            dir
+        };
+        let a = make(&["v1", "v2", "v3"], "v2,v3");
+        let b = make(&["v1", "v2"], "v2");
+        let out = ok(a.path(), &format!("delete api {g} --version v3 {k}"));
+        let (want, got) = (full_snapshot(b.path()), full_snapshot(a.path()));
+        assert!(
+            want == got,
+            "rust: {rust}:\n{}\n{out}",
+            differences(&want, &got)
+        );
+    }
+}
+
+#[test]
+fn an_api_made_before_edit_multigroup_goes_from_where_it_was_made() {
+    let a = tempfile::tempdir().unwrap();
+    let b = tempfile::tempdir().unwrap();
+    let kraken = "create api --group sea --version v1 --kind Kraken --resource --controller";
+    project(
+        a.path(),
+        &[
+            &format!("create api {APP} --resource --controller"),
+            "edit --multigroup",
+            kraken,
+        ],
+    );
+    project(b.path(), &["edit --multigroup", kraken]);
+    ok(a.path(), &format!("delete api {APP}"));
+    let (want, got) = (full_snapshot(b.path()), full_snapshot(a.path()));
+    assert!(want == got, "{}", differences(&want, &got));
+}
+
+#[test]
+fn wiring_changed_since_is_left_to_take_out_by_hand() {
+    let dir = with_frigate();
+    let d = dir.path();
+    let main = d.join("cmd/main.go");
+    let text = fs::read_to_string(&main).unwrap();
+    let changed = text.replace(
+        "\"Failed to set up controller\", \"controller\", \"frigate\"",
+        "\"cannot set up the frigate controller\"",
+    );
+    assert_ne!(changed, text, "the setup's message is in cmd/main.go");
+    fs::write(&main, &changed).unwrap();
+    // The setup names the reconciler that goes: refused, with the line.
+    refuse(
+        d,
+        &format!("delete api {APP}"),
+        1,
+        &["cmd/main.go:", "controller.FrigateReconciler"],
+    );
+    // Forced: everything else goes; the changed setup is named, to take out by hand.
+    let out = ok(d, &format!("delete api {APP} --force"));
+    assert!(
+        out.contains("Not found as `create` wrote it, so left for you to take out:\n  cmd/main.go: remove what is left of these lines (changed since):"),
+        "{out}"
+    );
+    let after = fs::read_to_string(&main).unwrap();
+    assert!(
+        after.contains("cannot set up the frigate controller"),
+        "{after}"
+    );
+    assert!(
+        !after.contains("shipv1.AddToScheme"),
+        "the scheme's line went: {after}"
     );
 }

@@ -78,11 +78,11 @@ fn a_second_webhook_type_merges_into_the_kinds_files_keeping_the_users_code() {
     assert!(merged.contains(rule), "{merged}");
     for needle in [
         "pub const DEFAULTING_PATH: &str = \"/fill-frigate\";",
-        "pub fn default(obj: &mut Frigate)",
-        "handler: |body| webhook::defaulting(body, default),",
+        "pub async fn default(obj: &mut Frigate, cluster: &Cluster)",
+        "handler: |body, cluster| Box::pin(webhook::defaulting(body, cluster, default)),",
         "name: \"mfrigate-v1.kb.io\"",
         "fn defaulting_fills_in_the_example_field()",
-        "pub fn validate(",
+        "pub async fn validate(",
         "fn validation_refuses_an_empty_foo()",
     ] {
         assert_eq!(merged.matches(needle).count(), 1, "{needle}:\n{merged}");
@@ -146,10 +146,10 @@ fn merging_into_webhook_files_without_markers_is_refused_untouched() {
     webhook(d, &["--defaulting"]);
     let scaffolded = read(d, MODULE);
     // The validation's import goes beside the module's import of the webhook server.
-    let import = "use crate::webhook::{self, Route, Webhook};";
+    let import = "use crate::webhook::{self, Cluster, Route, Webhook};";
     let text = scaffolded.replace(
         import,
-        "use crate::webhook::{Route, Webhook};\nuse crate::webhook;",
+        "use crate::webhook::{Cluster, Route, Webhook};\nuse crate::webhook;",
     );
     fs::write(d.join(MODULE), text).unwrap();
     refused(
@@ -174,7 +174,7 @@ fn merging_into_webhook_files_without_markers_is_refused_untouched() {
     webhook(d, &["--programmatic-validation", "--force"]);
     let text = read(d, MODULE);
     assert!(
-        text.contains("pub fn default(") && text.contains("pub fn validate("),
+        text.contains("pub async fn default(") && text.contains("pub async fn validate("),
         "{text}"
     );
 }
@@ -319,17 +319,25 @@ fn alpha_update_of_a_rust_project_says_when_cargo_lock_is_left_to_the_user() {
         assert!(out.status.success(), "{args:?}: {out:?}");
         String::from_utf8_lossy(&out.stdout).to_string()
     };
+    // The reason is the first that holds: the update changed Cargo.toml (the current templates'
+    // pins differ from 0.4.0's), else the project has no Cargo.lock.
     let out = stdout(&["alpha", "update", "--dry-run"]);
+    let reasons = [
+        "the update changed Cargo.toml",
+        "the project has no Cargo.lock",
+    ];
     assert!(
-        out.contains("Then `cargo generate-lockfile` would run (the project has no Cargo.lock)."),
+        reasons
+            .iter()
+            .any(|r| out.contains(&format!("Then `cargo generate-lockfile` would run ({r})."))),
         "{out}"
     );
     let out = stdout(&["alpha", "update", "--skip-post-steps"]);
     assert!(
-        out.contains(
-            "Not running `cargo generate-lockfile` (the project has no Cargo.lock; --skip-post-steps): \
+        reasons.iter().any(|r| out.contains(&format!(
+            "Not running `cargo generate-lockfile` ({r}; --skip-post-steps): \
              run it before building with --locked (the image's build does)."
-        ),
+        ))),
         "{out}"
     );
     assert!(!d.join("Cargo.lock").exists());

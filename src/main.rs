@@ -65,10 +65,23 @@ const RUST_API_EXAMPLES: &str =
   opbuilder create api --group cache --version v1alpha1 --kind Memcached \\
       --image=memcached:1.6.26-alpine3.19 --image-container-port=11211 \\
       --plugins=deploy-image/v1-alpha
+  opbuilder create api --group cert-manager --external-api-domain io \\
+      --version v1 --kind Certificate --resource=false --controller \\
+      --external-api-path deploy/crds/cert-manager.io_certificates.yaml \\
+      --external-api-module github.com/cert-manager/cert-manager@v1.21.1
+  opbuilder create api --group gateway --external-api-domain networking.k8s.io \\
+      --version v1 --kind HTTPRoute --resource=false --controller \\
+      --external-api-path crds/gateway.networking.k8s.io_httproutes.yaml
 
-The Go layout's --ssa, --controller-name and --external-api-* are left out:
-this layout always writes status by server-side apply, has one controller per
-kind, and takes other crates' types by hand.";
+Another project's kind (--external-api-path): its CustomResourceDefinition is
+a YAML file, relative to the project's root, or a path inside the Go module
+(MODULE@VERSION, from the Go module cache: `go mod download` it first) or the
+crate (crate:NAME@VERSION, from cargo's crate cache) --external-api-module
+names. The project keeps a copy in external-crds/ and kopium (installed with
+cargo when missing) generates its Rust types in src/external.
+
+The Go layout's --ssa and --controller-name are left out: this layout always
+writes status by server-side apply and has one controller per kind.";
 
 /// `create webhook`'s examples in a project of the Rust layout.
 const RUST_WEBHOOK_EXAMPLES: &str =
@@ -463,6 +476,23 @@ fn help_for_layout(mut cmd: clap::Command, argv: &[String]) -> clap::Command {
         "make",
         "skip_post_steps",
     ];
+    /// The external-API flags as the Rust layout's `create api` reads them.
+    const RUST_EXTERNAL: &[(&str, &str)] = &[
+        (
+            "external_api_path",
+            "The CustomResourceDefinition (YAML) of another project's kind to scaffold a controller for: a \
+             file relative to the project's root, or a path inside --external-api-module",
+        ),
+        (
+            "external_api_domain",
+            "Domain of that kind's API group (--group cert-manager --external-api-domain io: cert-manager.io)",
+        ),
+        (
+            "external_api_module",
+            "MODULE@VERSION in the Go module cache, or crate:NAME@VERSION in cargo's crate cache, that holds \
+             the file --external-api-path names",
+        ),
+    ];
     if path.first() == Some(&"edit") {
         return cmd.mut_subcommand("edit", |e| {
             hide(
@@ -475,10 +505,12 @@ fn help_for_layout(mut cmd: clap::Command, argv: &[String]) -> clap::Command {
     cmd = cmd.mut_subcommand("create", |c| {
         c.after_help(RUST_CREATE_EXAMPLES)
             .mut_subcommand("api", |a| {
-                let go_only: Vec<&str> = ["ssa", "controller_name"]
-                    .into_iter()
-                    .chain(GO_RESOURCE.iter().copied())
-                    .collect();
+                let a = RUST_EXTERNAL.iter().fold(a, |a, (id, help)| {
+                    a.mut_arg(*id, |arg| arg.help(*help).value_name("PATH"))
+                });
+                let a = a.mut_arg("external_api_domain", |arg| arg.value_name("DOMAIN"));
+                let a = a.mut_arg("external_api_module", |arg| arg.value_name("MODULE"));
+                let go_only = ["ssa", "controller_name", "make", "skip_post_steps"];
                 hide(a, &go_only, RUST_API_EXAMPLES)
             })
             .mut_subcommand("webhook", |w| hide(w, GO_RESOURCE, RUST_WEBHOOK_EXAMPLES))

@@ -784,6 +784,13 @@ mod tests {
             ("typeUse", Json::from("crate::api::ingress::v1::App")),
             ("webhookMod", Json::from("ingress_v1_app")),
             ("renamed", Json::from(core)),
+            ("foreign", Json::from(core)),
+            ("rustType", Json::from("App")),
+            ("sampleLiteral", Json::from("r#\"kind: App\"#")),
+            (
+                "externalCrd",
+                Json::from("external-crds/ingress.example.com_apps.yaml"),
+            ),
             ("storage", Json::from(!core)),
             ("namespaced", Json::from(!core)),
             ("conversionMod", Json::from("ingress_app_conversion")),
@@ -829,6 +836,7 @@ mod tests {
                     "rust/controller",
                     "rust/webhook",
                     "rust/conversion",
+                    "rust/external",
                 ] {
                     rendered += render_tree(tree, &rust, |_| true).unwrap().len();
                 }

@@ -51,6 +51,9 @@ pub struct Rust {
     pub k8s_openapi: String,
     /// k8s-openapi's Kubernetes feature (`v1_37`): the minor of the control plane.
     pub k8s_openapi_feature: String,
+    /// kopium, the generator of the Rust types of another project's CRD (empty in the pins of
+    /// earlier releases).
+    pub kopium: String,
     pub schemars: String,
     pub serde: String,
     pub serde_json: String,
@@ -72,6 +75,8 @@ pub struct Rust {
     pub http_body_util: String,
     pub rustls: String,
     pub tokio_rustls: String,
+    /// The servers' listeners on IPv6 and IPv4 at once (IPV6_V6ONLY off: src/server.rs).
+    pub socket2: String,
 }
 
 /// How `alpha update` builds a Kubebuilder release (src/lifecycle/kubebuilder.rs). Absent from

@@ -21,7 +21,9 @@
 #     App of docs/rust-tutorial.md as 0.4.0 had it (a field added to the types, the controller
 #     and the webhooks written against 0.4.0's templates: webhook files without the markers that
 #     merging a webhook type needs) is updated the same way: user code kept, PROJECT's layout
-#     moved to rust.opbuilder.io/v1-beta, the user's license header (hack/boilerplate.go.txt,
+#     moved to rust.opbuilder.io/v1-beta, the user's own upgrade of their code done as
+#     CHANGELOG.md's "Upgrading from 0.4.0" says (rust-user-upgrade.py: a kept finalizer's verbs,
+#     an import the merge took away, async webhook handlers), the user's license header (hack/boilerplate.go.txt,
 #     edited) moved to hack/boilerplate.rs.txt, every marker line of the new webhook templates
 #     either in the user's resolved files or named by a note of the update, Cargo.lock written by
 #     the update's post-step `cargo generate-lockfile` (0.4.0 wrote none; the new Dockerfile
@@ -225,7 +227,9 @@ upgrade() {
 	local f
 	while read -r f; do
 		git diff --quiet "$before" -- "$f" || {
-			git diff "$before" -- "$f" | head -40 >&2
+			# Taken whole before it is cut: `git diff | head` under pipefail fails the script
+			# when git writes after head has left (SIGPIPE), as a diff of more than a buffer does.
+			head -40 <<<"$(git diff "$before" -- "$f")" >&2
 			log_info "$name: $f merged with template changes (above)"
 		}
 	done <"$work/$name-user-files"
@@ -382,13 +386,22 @@ upgrade_rust() {
 	else
 		[[ $rc == 0 ]] || fail "$name: alpha update exited $rc without conflicts"
 	fi
+	# What CHANGELOG.md's "Upgrading from 0.4.0" has the user do to their own code: the
+	# templates' changes merged into it need their hand (a finalizer's verbs, an import the
+	# merge took away, webhook handlers made async with a &Cluster).
+	# shellcheck disable=SC2046 # one file a line, no spaces
+	python3 "$here/rust-user-upgrade.py" $(cat "$work/$name-user-files") >"$work/$name-user-upgrade.log" ||
+		fail "$name: rust-user-upgrade.py failed: $(cat "$work/$name-user-upgrade.log")"
+	log_info "$name: the user's own upgrade of their code: $(tr '\n' ';' <"$work/$name-user-upgrade.log")"
 	grep -q "^cliVersion: $("$NEW" version | head -1 | cut -d' ' -f2)\$" PROJECT || fail "$name: PROJECT cliVersion not moved"
 	grep -qx -- '- rust.opbuilder.io/v1-beta' PROJECT ||
 		fail "$name: PROJECT's layout did not move to rust.opbuilder.io/v1-beta: $(grep -A2 '^layout' PROJECT)"
 	# The user's code is the user's (a conflict resolved for them is their code).
 	while read -r f; do
 		git diff --quiet "$before" -- "$f" || {
-			git diff "$before" -- "$f" | head -40 >&2
+			# Taken whole before it is cut: `git diff | head` under pipefail fails the script
+			# when git writes after head has left (SIGPIPE), as a diff of more than a buffer does.
+			head -40 <<<"$(git diff "$before" -- "$f")" >&2
 			log_info "$name: $f merged with template changes (above)"
 		}
 	done <"$work/$name-user-files"

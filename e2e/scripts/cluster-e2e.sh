@@ -257,7 +257,7 @@ pod=$(k -n "$ns" get pods -l control-plane=controller-manager -o 'jsonpath={.ite
 	fail "pod $pod does not run as $sa"
 ok "manager pod $pod Ready under the ServiceAccount $sa in a namespace enforcing the restricted Pod Security Standard"
 as_sa=(--as="system:serviceaccount:$ns:$sa")
-[[ $(k auth can-i "${as_sa[@]}" update ships.ops.example.com/status) == yes ]] || fail "$sa may not update ships/status"
+[[ $(k auth can-i "${as_sa[@]}" update ships.ops.example.com --subresource=status -n default) == yes ]] || fail "$sa may not update ships/status"
 [[ $(k auth can-i "${as_sa[@]}" list secrets --all-namespaces 2>/dev/null || true) == no ]] ||
 	fail "$sa may list every secret: its RBAC is more than config/rbac gives"
 [[ $(k auth can-i "${as_sa[@]}" create deployments -n default 2>/dev/null || true) == no ]] ||

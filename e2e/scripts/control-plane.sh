@@ -7,6 +7,8 @@
 #   control-plane.sh stop   DIR   stop them (by recorded PID); safe to repeat
 #   control-plane.sh env    DIR   print `export` lines (KUBECONFIG, ...) for eval
 #   control-plane.sh status DIR   exit 0 when both processes are running
+#   control-plane.sh restart-apiserver DIR   stop kube-apiserver and start it again on the same
+#                                 port (etcd and its data untouched); waits for /readyz
 #
 # DIR receives: kubeconfig (admin user, client certificate in group
 # system:masters, RBAC authorization), pki/, etcd-data/, etcd.log,
@@ -219,26 +221,7 @@ start_apiserver() {
 		api_port=$(free_port "$etcd_port" "$etcd_peer_port")
 		log_info "starting kube-apiserver on https://127.0.0.1:$api_port"
 		write_kubeconfig "$api_port"
-		launch kube-apiserver \
-			--etcd-servers="http://127.0.0.1:$etcd_port" \
-			--bind-address=127.0.0.1 \
-			--advertise-address=127.0.0.1 \
-			--secure-port="$api_port" \
-			--cert-dir="$pki/serving" \
-			--tls-cert-file="$pki/apiserver.crt" \
-			--tls-private-key-file="$pki/apiserver.key" \
-			--client-ca-file="$pki/ca.crt" \
-			--authorization-mode=RBAC \
-			--service-account-issuer=https://kubernetes.default.svc.cluster.local \
-			--service-account-key-file="$pki/sa.pub" \
-			--service-account-signing-key-file="$pki/sa.key" \
-			--service-cluster-ip-range=10.0.0.0/24 \
-			--endpoint-reconciler-type=none \
-			--disable-admission-plugins=ServiceAccount \
-			--allow-privileged=true \
-			--profiling=false
-		if WAIT_FOR_PID=$(daemon_recorded "$dir" kube-apiserver) wait_for "$start_timeout" \
-			"kube-apiserver /readyz on port $api_port" apiserver_ready "$api_port"; then
+		if launch_apiserver; then
 			return 0
 		fi
 		if ! pid_of kube-apiserver >/dev/null && bind_failed kube-apiserver && ((attempt < 3)); then
@@ -247,6 +230,30 @@ start_apiserver() {
 		fi
 		return 1
 	done
+}
+
+# launch_apiserver: kube-apiserver on $api_port against etcd on $etcd_port; waits for /readyz.
+launch_apiserver() {
+	launch kube-apiserver \
+		--etcd-servers="http://127.0.0.1:$etcd_port" \
+		--bind-address=127.0.0.1 \
+		--advertise-address=127.0.0.1 \
+		--secure-port="$api_port" \
+		--cert-dir="$pki/serving" \
+		--tls-cert-file="$pki/apiserver.crt" \
+		--tls-private-key-file="$pki/apiserver.key" \
+		--client-ca-file="$pki/ca.crt" \
+		--authorization-mode=RBAC \
+		--service-account-issuer=https://kubernetes.default.svc.cluster.local \
+		--service-account-key-file="$pki/sa.pub" \
+		--service-account-signing-key-file="$pki/sa.key" \
+		--service-cluster-ip-range=10.0.0.0/24 \
+		--endpoint-reconciler-type=none \
+		--disable-admission-plugins=ServiceAccount \
+		--allow-privileged=true \
+		--profiling=false
+	WAIT_FOR_PID=$(daemon_recorded "$dir" kube-apiserver) wait_for "$start_timeout" \
+		"kube-apiserver /readyz on port $api_port" apiserver_ready "$api_port"
 }
 
 do_start() {
@@ -273,6 +280,22 @@ do_start() {
 	log_info "control plane ready in $(fmt_duration $((SECONDS - t0))): https://127.0.0.1:$api_port, KUBECONFIG=$dir/kubeconfig"
 }
 
+# restart-apiserver: kube-apiserver stopped (SIGTERM) and started again on its port, with the same
+# flags and etcd; waits for /readyz as start does. etcd keeps running.
+do_restart_apiserver() {
+	[[ -f "$dir/ports" ]] || die "no ports file in $dir (not started?)"
+	pid_of etcd >/dev/null || die "etcd is not running in $dir"
+	# shellcheck disable=SC1091 # written by do_start
+	source "$dir/ports"
+	etcd_port=$ETCD_PORT api_port=$APISERVER_PORT
+	stop_one kube-apiserver
+	log_info "starting kube-apiserver again on https://127.0.0.1:$api_port"
+	launch_apiserver || {
+		dump_logs
+		die "kube-apiserver did not come back on port $api_port"
+	}
+}
+
 do_env() {
 	[[ -f "$dir/kubeconfig" ]] || die "no kubeconfig in $dir (not started?)"
 	printf 'export KUBECONFIG=%q\n' "$dir/kubeconfig"
@@ -297,6 +320,7 @@ do_status() {
 case "$action" in
 start) do_start ;;
 stop) do_stop ;;
+restart-apiserver) do_restart_apiserver ;;
 env) do_env ;;
 status) do_status ;;
 *) usage ;;

@@ -4,8 +4,9 @@
 #
 # go/v4: two kinds, a second version with a conversion webhook, defaulting and validation;
 # the user's code in a controller, in cmd/main.go and in a package of their own that uses the
-# kind that stays; its DeepCopy functions, CRDs and RBAC generated. Then one webhook type, the conversion, the second version, the last webhooks
-# and the kind are deleted (a dry run first), and: the user's lines are all there; go mod tidy,
+# kind that stays; its DeepCopy functions, CRDs and RBAC generated. Then one webhook type, the
+# second version (a conversion's spoke), the last webhooks and the kind are deleted (a dry run
+# first), and: the user's lines are all there; go mod tidy,
 # make generate manifests build and go vet ./... (which compiles the tests) pass; the deleted
 # kind's CRD is gone and the other's is there; kubectl kustomize config/default renders.
 #
@@ -90,10 +91,11 @@ go mod tidy
 "$scripts/seed-tools.sh" "$go_project"
 make generate manifests
 
-log_info "go/v4: delete one webhook type, the conversion, the second version, the webhooks, the kind"
+log_info "go/v4: delete one webhook type, the second version (a spoke), the webhooks, the kind"
 ob delete webhook --group ship --version v1 --kind Frigate --defaulting >/dev/null
-ob delete webhook --group ship --version v1 --kind Frigate --conversion >/dev/null
 ob delete api --group ship --version v2 --kind Frigate >/dev/null
+[[ ! -e api/v2 ]] || die "the spoke's package api/v2 is still there"
+grep -q 'conversion: true' PROJECT || die "the hub lost its conversion webhook with its spoke"
 ob delete webhook --group ship --version v1 --kind Frigate >/dev/null
 ob delete api --group ship --version v1 --kind Frigate --dry-run >"$work/plan"
 grep -q 'would remove    api/v1/frigate_types.go' "$work/plan" || die "the dry run does not plan the types' removal: $(cat "$work/plan")"

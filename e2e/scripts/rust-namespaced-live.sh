@@ -6,10 +6,10 @@
 #     Role of fleet-system bound by a RoleBinding, and no ClusterRole bound to the ServiceAccount
 #     names the kinds' API groups;
 #   - with WATCH_NAMESPACE=fleet-system (what config/manager sets from the Pod's namespace) it
-#     becomes ready, reconciles a Frigate of fleet-system (finalizer, Available) and its deletion,
-#     and leaves alone a Frigate of another namespace;
-#   - without WATCH_NAMESPACE the same RBAC cannot watch the cluster: the manager stays unready
-#     and /readyz names the failing watch.
+#     becomes ready, reconciles a Frigate of fleet-system (Available, no finalizer) and lets it
+#     be deleted at once, and leaves alone a Frigate of another namespace;
+#   - without WATCH_NAMESPACE the same RBAC cannot watch the cluster: the manager logs the
+#     failing watch (forbidden) and stays ready (its webhooks would answer).
 # Needs python3 with PyYAML (Debian: python3-yaml).
 #
 # Usage: rust-namespaced-live.sh
@@ -113,13 +113,13 @@ available() { # NAME NS
 }
 gone() { ! kubectl get frigate "$1" -n "$2" >/dev/null 2>&1; }
 
-log_info "without WATCH_NAMESPACE the Role cannot watch the cluster: unready, naming the watch"
+log_info "without WATCH_NAMESPACE the Role cannot watch the cluster: the failing watch logged, the manager ready"
 start_manager wide
-unready() {
-	[[ $(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$probe_wide/readyz") == 503 ]] &&
-		curl -s "http://127.0.0.1:$probe_wide/readyz" | grep -q '^\[-\]watch ship-frigate: '
-}
-wait_for 30 "manager wide's /readyz to name the failing watch" unready || fail "a cluster-wide watch did not fail with the Role"
+wait_for 30 "manager wide to log the failing watch" grep -q 'a watch fails.*watch="\?ship-frigate' "$work/wide.log" ||
+	fail "a cluster-wide watch did not fail with the Role: $(tail -5 "$work/wide.log")"
+grep -q 'a watch fails.*forbidden' "$work/wide.log" || fail "the failing watch's log does not say it is forbidden: $(grep 'a watch fails' "$work/wide.log")"
+[[ $(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$probe_wide/readyz") == 200 ]] ||
+	fail "a manager whose watch fails is unready: $(curl -s "http://127.0.0.1:$probe_wide/readyz")"
 stop_manager wide
 
 log_info "with WATCH_NAMESPACE=$namespace: ready, reconciles in its namespace only"
@@ -130,13 +130,13 @@ kubectl apply -n "$namespace" -f config/samples/ship_v1_frigate.yaml
 kubectl apply -n elsewhere -f config/samples/ship_v1_frigate.yaml
 wait_for 60 "Frigate frigate-sample of $namespace to be Available" available frigate-sample "$namespace" ||
 	fail "the Frigate of $namespace was not reconciled"
-kubectl get frigate frigate-sample -n "$namespace" -o jsonpath='{.metadata.finalizers}' | grep -q 'ship.example.com/finalizer' ||
-	fail "the Frigate of $namespace has no finalizer"
+[[ -z $(kubectl get frigate frigate-sample -n "$namespace" -o jsonpath='{.metadata.finalizers}') ]] ||
+	fail "the Frigate of $namespace has a finalizer: the controller's FINALIZER is None"
 sleep 5 # time enough for a reconcile of the other namespace's Frigate, were it watched
-[[ -z $(kubectl get frigate frigate-sample -n elsewhere -o jsonpath='{.metadata.finalizers}{.status}') ]] ||
+[[ -z $(kubectl get frigate frigate-sample -n elsewhere -o jsonpath='{.status}') ]] ||
 	fail "the manager reconciled a Frigate outside its namespace"
 kubectl delete frigate frigate-sample -n "$namespace" --wait=false
 wait_for 60 "Frigate frigate-sample of $namespace to be gone" gone frigate-sample "$namespace" ||
-	fail "the Frigate is still there: the finalizer did not run"
+	fail "the Frigate is still there"
 stop_manager ns
 log_info "rust-namespaced-live: ok"

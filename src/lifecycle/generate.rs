@@ -108,12 +108,8 @@ pub(super) fn replay(
     by: Replayer,
 ) -> Result<Vec<Step>> {
     let mut steps = vec![];
-    let mut s = |words: Vec<String>| {
-        steps.push(Step {
-            words,
-            copy_first: None,
-        })
-    };
+    let mut step =
+        |words: Vec<String>, copy_first: Option<String>| steps.push(Step { words, copy_first });
     let known: Vec<String> = layout_for_templates(&project.layout)
         .iter()
         .filter(|k| !skip.contains(k))
@@ -123,7 +119,10 @@ pub(super) fn replay(
         // External plugins alone: they take their own flags, and record nothing but the
         // layout; PROJECT records no resource for them to replay.
         if !known.is_empty() {
-            s(vec!["init".to_string(), flag("plugins", known.join(","))]);
+            step(
+                vec!["init".to_string(), flag("plugins", known.join(","))],
+                None,
+            );
         }
         return Ok(steps);
     }
@@ -146,7 +145,7 @@ pub(super) fn replay(
         Some(p) => init.push(flag("license-file", p.to_string_lossy())),
         None => init.push("--license=none".into()),
     }
-    s(init);
+    step(init, None);
     let gvk = |r: &Resource| {
         vec![
             flag("group", &r.group),
@@ -205,7 +204,7 @@ pub(super) fn replay(
                 }
             }
             c.push(flag("plugins", plugins::deployimage::KEY));
-            s(c);
+            step(c, None);
         } else if let Some(api) = &r.api {
             let mut c = base.clone();
             c.push("--resource".into());
@@ -214,12 +213,18 @@ pub(super) fn replay(
             if api.ssa {
                 c.push("--ssa".into());
             }
-            s(c);
+            step(c, None);
         } else if first_unnamed {
             let mut c = base.clone();
             c.push("--resource=false".into());
             c.push("--controller".into());
-            s(c);
+            if r.external && project.rust_layout().is_some() {
+                // The Rust layout's outside kind: PROJECT's path is the project's copy of its
+                // CRD, which the command reads (relative to the root) and keeps as it is.
+                step(c, Some(r.path.clone()));
+            } else {
+                step(c, None);
+            }
         }
         for n in names {
             let mut c = base.clone();
@@ -230,7 +235,7 @@ pub(super) fn replay(
         }
     }
     for c in named_pass {
-        s(c);
+        step(c, None);
     }
     for r in &project.resources {
         let Some(w) = &r.webhooks else { continue };
@@ -261,7 +266,7 @@ pub(super) fn replay(
                 c.push(flag("spoke", w.spoke.join(",")));
             }
         }
-        s(c);
+        step(c, None);
     }
     for key in project.plugin_keys() {
         match key.as_str() {

@@ -206,7 +206,10 @@ pub fn fragment_present(content: &str, token: &str, fragment: &str) -> bool {
 /// for the marker text instead of walking every line.
 fn marker_lines(content: &str, token: &str, name: &str) -> Vec<(usize, usize)> {
     let mut out: Vec<(usize, usize)> = vec![];
-    for at in memmem::find_iter(content.as_bytes(), "+kubebuilder:scaffold:") {
+    // One searcher for the process: building it costs more than a search of a small file.
+    static FINDER: std::sync::OnceLock<memmem::Finder<'static>> = std::sync::OnceLock::new();
+    let finder = FINDER.get_or_init(|| memmem::Finder::new("+kubebuilder:scaffold:"));
+    for at in finder.find_iter(content.as_bytes()) {
         let (start, end) = line_around(content, at);
         if out.last().is_none_or(|l| l.0 != start) && is_marker(&content[start..end], token, name) {
             out.push((start, end));

@@ -127,6 +127,53 @@ fn shown(text: &str) -> String {
         .join("\n")
 }
 
+/// The text an edit inserts, for the edits that insert lines.
+fn inserted<'e>(edit: &'e Edit, fragment: Option<&'e str>) -> Option<&'e str> {
+    match edit {
+        Edit::AboveMarker { .. } => fragment,
+        Edit::AfterLine { text, .. }
+        | Edit::BeforeLine { text, .. }
+        | Edit::Append { text }
+        | Edit::AfterRecipe { text, .. } => Some(text),
+        _ => None,
+    }
+}
+
+/// The lines of what `edit` inserted that are still in `text` though the insertion is not (it
+/// changed since): each a line of at least 20 characters that begins a line of the file, and
+/// that no insertion of `keep` into the file makes (those are the other resources'). None when
+/// nothing is left.
+fn traces(
+    text: &str,
+    edit: &Edit,
+    fragment: Option<&str>,
+    keep: &Plan,
+    path: &Path,
+) -> Option<String> {
+    let ins = inserted(edit, fragment)?;
+    let kept_lines: Vec<&str> = ops_on(keep, path)
+        .filter_map(|op| match op {
+            Op::Update { edits, .. } => Some(edits),
+            _ => None,
+        })
+        .flatten()
+        .flat_map(|e| match e {
+            Edit::AboveMarker { fragments, .. } => fragments.iter().map(String::as_str).collect(),
+            e => inserted(e, None).into_iter().collect::<Vec<_>>(),
+        })
+        .flat_map(str::lines)
+        .map(str::trim)
+        .collect();
+    let lines: Vec<&str> = text.lines().map(str::trim).collect();
+    let left: Vec<&str> = ins
+        .lines()
+        .map(str::trim)
+        .filter(|l| l.len() >= 20 && !kept_lines.contains(l))
+        .filter(|l| lines.iter().any(|t| t.starts_with(l)))
+        .collect();
+    (!left.is_empty()).then(|| left.join("\n"))
+}
+
 /// Take `edit` out of `text`; the text without it, or why not (what to do by hand).
 fn take_out(
     path: &Path,
@@ -286,7 +333,21 @@ pub fn undo(root: &Path, u: &Undo) -> Undone {
                 }
                 match take_out(path, &text, edit, fragment, base) {
                     Ok(Some(t)) => text = t,
-                    Ok(None) => {}
+                    Ok(None) => {
+                        // Not there as inserted: what is left of it, changed, is named.
+                        if let Some(left) = traces(&text, edit, fragment, u.keep, path) {
+                            let entry = ByHand {
+                                path: path.clone(),
+                                what: format!(
+                                    "remove what is left of these lines (changed since):\n{}",
+                                    shown(&left)
+                                ),
+                            };
+                            if !out.by_hand.contains(&entry) {
+                                out.by_hand.push(entry);
+                            }
+                        }
+                    }
                     Err(what) => {
                         let entry = ByHand {
                             path: path.clone(),

@@ -155,7 +155,7 @@ pub struct ResolvedResource {
 
 /// The external-API flags: which need which, and the path's and domain's form. Whether the
 /// types are external.
-fn check_external_flags(args: &ApiArgs) -> Result<bool> {
+fn check_external_flags(args: &ApiArgs, rust: bool) -> Result<bool> {
     let external = args.res.external_api_path.is_some();
     if args.res.external_api_module.is_some() && !external {
         return Err(usage("--external-api-module needs --external-api-path (the package to import from that module)"));
@@ -164,7 +164,30 @@ fn check_external_flags(args: &ApiArgs) -> Result<bool> {
         return Err(usage("--external-api-domain needs --external-api-path"));
     }
     if let Some(p) = &args.res.external_api_path {
-        check_external_path(p)?;
+        if rust {
+            // The Rust layout reads the kind's CRD from a file (see plugins::rust::external).
+            if p.trim().is_empty() || p.chars().any(char::is_control) {
+                return Err(bad_flag(
+                    "--external-api-path",
+                    p,
+                    "the Rust layout takes the path of the kind's CustomResourceDefinition (YAML)",
+                    "external-crds/cert-manager.io_certificates.yaml",
+                ));
+            }
+        } else {
+            check_external_path(p)?;
+            if let Some(m) = args.res.external_api_module.as_deref() {
+                if m.starts_with("crate:") {
+                    return Err(bad_flag(
+                        "--external-api-module",
+                        m,
+                        "crate:NAME@VERSION names a crate, whose CRD file the Rust layout reads; go/v4 \
+                         imports Go types from a Go module",
+                        "github.com/cert-manager/cert-manager@v1.18.2",
+                    ));
+                }
+            }
+        }
         if args.resource == Some(true) {
             return Err(usage(
                 "--external-api-path refers to types that already exist elsewhere: use it with --resource=false",
@@ -377,7 +400,7 @@ pub fn resolve(project: &Project, args: &ApiArgs) -> Result<ResolvedResource> {
     if let Some(hint) = lowercase_kind(project, &group, &version, &kind) {
         bail!("{hint}");
     }
-    let external = check_external_flags(args)?;
+    let external = check_external_flags(args, project.rust_layout().is_some())?;
     if !external {
         resource::check_group_without_domain(&group, &project.domain, project.has_group(&group))?;
     }

@@ -17,6 +17,8 @@ use clap::Args;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+pub use super::uses::Uses;
+
 /// The group, version and kind of what to delete, as `create` named them.
 #[derive(Debug, Args)]
 pub struct GvkFlags {
@@ -304,10 +306,14 @@ pub struct ApiTarget {
     pub creates: Vec<ResolvedResource>,
     /// PROJECT as it is after the deletion.
     pub before: Project,
+    /// When the version is a spoke of a conversion webhook: that conversion, of this spoke
+    /// alone, as `create webhook` resolved it (the hub keeps converting the others).
+    pub spoke_of: Option<ResolvedWebhook>,
 }
 
 /// Decide what `delete api` takes away: check the flags against PROJECT, refuse what would
-/// break the project (webhooks on the kind, the storage version, a conversion's spoke).
+/// break the project (webhooks on the kind, the storage version); a conversion's spoke goes
+/// from its hub's list.
 pub fn resolve_api(root: &Path, project: &Project, args: &DeleteApiArgs) -> Result<ApiTarget> {
     let r = entry_for(project, &args.res, "delete api")?.clone();
     let own = own_controller(&r);
@@ -395,12 +401,30 @@ pub fn resolve_api(root: &Path, project: &Project, args: &DeleteApiArgs) -> Resu
                 delete_webhook_command(&r, w)
             );
         }
-        if r.api.is_some() {
-            check_version_goes(root, project, &r)?;
-        }
     }
+    let hub = if types && r.api.is_some() {
+        check_version_goes(root, project, &r)?.cloned()
+    } else {
+        None
+    };
     let mut before = project.clone();
     let mut creates = vec![];
+    // A spoke: its conversion goes from the hub, which keeps converting the others.
+    let spoke_of = hub.map(|hub| {
+        let had = hub.webhooks.clone().unwrap_or_default();
+        let mut left = had.clone();
+        left.spoke.retain(|s| *s != r.version);
+        let going = Webhooks {
+            conversion: true,
+            spoke: vec![r.version.clone()],
+            webhook_version: had.webhook_version.clone(),
+            ..Default::default()
+        };
+        if let Some(h) = before.find_mut(&hub.group, &hub.version, &hub.kind) {
+            h.webhooks = Some(left.clone());
+        }
+        webhook_of(project, &hub, &going, &left)
+    });
     if types {
         before
             .resources
@@ -436,12 +460,20 @@ pub fn resolve_api(root: &Path, project: &Project, args: &DeleteApiArgs) -> Resu
                 .retain(|x| !x.is_gvk(&r.group, &r.version, &r.kind));
         }
     }
-    Ok(ApiTarget { creates, before })
+    Ok(ApiTarget {
+        creates,
+        before,
+        spoke_of,
+    })
 }
 
 /// Refuse to delete a version of a kind that other versions need: the version the CRD stores
-/// them in, or a version a conversion webhook converts.
-fn check_version_goes(root: &Path, project: &Project, r: &Resource) -> Result<()> {
+/// them in. The hub of the conversion webhook that converts the version, if one does.
+fn check_version_goes<'p>(
+    root: &Path,
+    project: &'p Project,
+    r: &Resource,
+) -> Result<Option<&'p Resource>> {
     let others: Vec<&Resource> = project
         .resources
         .iter()
@@ -453,29 +485,9 @@ fn check_version_goes(root: &Path, project: &Project, r: &Resource) -> Result<()
         })
         .collect();
     if others.is_empty() {
-        return Ok(());
+        return Ok(None);
     }
     let versions: Vec<&str> = others.iter().map(|o| o.version.as_str()).collect();
-    if let Some(hub) = others.iter().find(|o| {
-        o.webhooks
-            .as_ref()
-            .is_some_and(|w| w.conversion && w.spoke.contains(&r.version))
-    }) {
-        bail!(
-            "{} is a spoke of the conversion webhook of {} (the hub): the API server converts stored {} objects \
-             to and from it. Delete the conversion webhook first, with\n  {}",
-            named(r),
-            named(hub),
-            r.kind,
-            delete_webhook_command(
-                hub,
-                &Webhooks {
-                    conversion: true,
-                    ..Default::default()
-                }
-            )
-        );
-    }
     let storage = if project.rust_layout().is_some() {
         // The Rust layout stores a kind in the first version created (PROJECT's order).
         project
@@ -505,7 +517,12 @@ fn check_version_goes(root: &Path, project: &Project, r: &Resource) -> Result<()
             if versions.len() == 1 { "stays" } else { "stay" },
         );
     }
-    Ok(())
+    // A spoke of a conversion webhook goes from its hub's list (and its conversion with it).
+    Ok(others.into_iter().find(|o| {
+        o.webhooks
+            .as_ref()
+            .is_some_and(|w| w.conversion && w.spoke.contains(&r.version))
+    }))
 }
 
 /// Every series of `create webhook` commands that could have made the types of `all`: each
@@ -658,27 +675,6 @@ pub struct Generated {
     pub by: &'static str,
 }
 
-/// What code that still uses a deleted thing names.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Uses {
-    /// A Go package (its import path and directory): an import of it when `import` (the
-    /// package goes), else the identifiers `idents` (qualified by the import's name, or bare
-    /// inside the package).
-    Go {
-        package: String,
-        dir: String,
-        idents: Vec<String>,
-        import: bool,
-    },
-    /// A Rust module path (`api::webapp::v1`): the identifiers in files that name the module,
-    /// or the module itself when `module` (it goes).
-    Rust {
-        module: String,
-        idents: Vec<String>,
-        whole: bool,
-    },
-}
-
 /// What a plugin's deletion hook hands back beside what its `create` wrote (the hook's
 /// `cx.plan`), for the command's one plan and report.
 #[derive(Debug, Default)]
@@ -744,193 +740,5 @@ impl Undo {
         if !self.next.iter().any(|c| c == command) {
             self.next.push(command.to_string());
         }
-    }
-}
-
-/// A line of code that still uses what is deleted.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Use {
-    pub path: PathBuf,
-    /// 1-based.
-    pub line: usize,
-    pub text: String,
-}
-
-/// Whether `w` occurs in `line` as a whole word (not inside a longer identifier).
-fn has_word(line: &str, w: &str) -> bool {
-    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
-    line.match_indices(w).any(|(i, _)| {
-        !line[..i].chars().next_back().is_some_and(ident)
-            && !line[i + w.len()..].chars().next().is_some_and(ident)
-    })
-}
-
-/// The import names a Go file gives `package` (its name, or the path's last element).
-fn go_import_names(text: &str, package: &str) -> (Vec<String>, Vec<usize>) {
-    let quoted = format!("\"{package}\"");
-    let mut names = vec![];
-    let mut lines = vec![];
-    for (i, l) in text.lines().enumerate() {
-        let t = l.trim().trim_start_matches("import").trim();
-        if let Some(name) = t.strip_suffix(quoted.as_str()) {
-            let name = name.trim();
-            let name = if name.is_empty() {
-                package.rsplit('/').next().unwrap_or_default()
-            } else {
-                name
-            };
-            names.push(name.to_string());
-            lines.push(i);
-        }
-    }
-    (names, lines)
-}
-
-/// The lines of `files` (path to text, as the plan leaves them) that use what `uses` names.
-pub fn find_uses(files: &BTreeMap<PathBuf, String>, uses: &[Uses]) -> Vec<Use> {
-    let mut out: Vec<Use> = vec![];
-    for (path, text) in files {
-        let ext = path
-            .extension()
-            .and_then(|e| e.to_str())
-            .unwrap_or_default();
-        for u in uses {
-            let mut hits: Vec<usize> = vec![];
-            match u {
-                Uses::Go {
-                    package,
-                    dir,
-                    idents,
-                    import,
-                } if ext == "go" => {
-                    let inside = path.parent().is_some_and(|p| p == Path::new(dir));
-                    let (names, import_lines) = go_import_names(text, package);
-                    if *import {
-                        hits.extend(import_lines);
-                    }
-                    for (i, l) in text.lines().enumerate() {
-                        if l.trim_start().starts_with("//") {
-                            continue;
-                        }
-                        let named = idents.iter().any(|id| {
-                            if inside {
-                                has_word(l, id)
-                            } else {
-                                names.iter().any(|n| has_word(l, &format!("{n}.{id}")))
-                            }
-                        });
-                        if named {
-                            hits.push(i);
-                        }
-                    }
-                }
-                Uses::Rust {
-                    module,
-                    idents,
-                    whole,
-                } if ext == "rs" => {
-                    if !text.contains(module.as_str()) {
-                        continue;
-                    }
-                    for (i, l) in text.lines().enumerate() {
-                        if l.trim_start().starts_with("//") {
-                            continue;
-                        }
-                        if (*whole && l.contains(module.as_str()))
-                            || idents.iter().any(|id| has_word(l, id))
-                        {
-                            hits.push(i);
-                        }
-                    }
-                }
-                _ => {}
-            }
-            let lines: Vec<&str> = text.lines().collect();
-            for i in hits {
-                let u = Use {
-                    path: path.clone(),
-                    line: i + 1,
-                    text: lines[i].trim().to_string(),
-                };
-                if !out.contains(&u) {
-                    out.push(u);
-                }
-            }
-        }
-    }
-    out.sort_by(|a, b| (&a.path, a.line).cmp(&(&b.path, b.line)));
-    out
-}
-
-/// The source files (Go and Rust) of the project at `root`, outside what tools and builds own
-/// (bin/, vendor/, target/, dist/, hidden directories), relative to it.
-pub fn source_files(root: &Path) -> Vec<PathBuf> {
-    fn walk(root: &Path, dir: &Path, out: &mut Vec<PathBuf>) {
-        let Ok(rd) = std::fs::read_dir(dir) else {
-            return;
-        };
-        for e in rd.flatten() {
-            let name = e.file_name().to_string_lossy().to_string();
-            let Ok(ft) = e.file_type() else { continue };
-            let p = e.path();
-            if ft.is_dir() {
-                let skip = name.starts_with('.')
-                    || (dir == root
-                        && matches!(name.as_str(), "bin" | "vendor" | "target" | "dist"))
-                    || name == "testdata";
-                if !skip {
-                    walk(root, &p, out);
-                }
-            } else if ft.is_file() && (name.ends_with(".go") || name.ends_with(".rs")) {
-                if let Ok(rel) = p.strip_prefix(root) {
-                    out.push(rel.to_path_buf());
-                }
-            }
-        }
-    }
-    let mut out = vec![];
-    walk(root, root, &mut out);
-    out.sort();
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn uses_are_found_by_import_name_or_inside_the_package() {
-        let mut files = BTreeMap::new();
-        files.insert(
-            PathBuf::from("internal/x/x.go"),
-            "package x\n\nimport (\n\tv1 \"m/api/v1\"\n)\n\n// v1.App in a comment\nvar a v1.App\nvar b v1.Apps\n"
-                .to_string(),
-        );
-        files.insert(
-            PathBuf::from("api/v1/more.go"),
-            "package v1\n\nfunc (a *App) Hub() {}\n".to_string(),
-        );
-        let uses = [Uses::Go {
-            package: "m/api/v1".into(),
-            dir: "api/v1".into(),
-            idents: vec!["App".into()],
-            import: false,
-        }];
-        let found = find_uses(&files, &uses);
-        let at: Vec<(String, usize)> = found
-            .iter()
-            .map(|u| (u.path.display().to_string(), u.line))
-            .collect();
-        assert_eq!(
-            at,
-            [("api/v1/more.go".into(), 3), ("internal/x/x.go".into(), 8)]
-        );
-        let whole = [Uses::Go {
-            package: "m/api/v1".into(),
-            dir: "api/v1".into(),
-            idents: vec![],
-            import: true,
-        }];
-        assert_eq!(find_uses(&files, &whole)[0].line, 4);
     }
 }

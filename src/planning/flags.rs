@@ -26,13 +26,16 @@ pub struct ResourceFlags {
     /// Plural resource name [default: computed as Kubebuilder does; must match PROJECT]
     #[arg(long, value_name = "PLURAL")]
     pub plural: Option<String>,
-    /// Go import path of an external API package (a type from another module)
+    /// Go import path of an external API package (a type from another module). In the Rust
+    /// layout: the kind's CustomResourceDefinition (a YAML file, relative to the project's root)
     #[arg(long, value_name = "IMPORT_PATH")]
     pub external_api_path: Option<String>,
     /// Domain of the external API group
     #[arg(long, value_name = "DOMAIN")]
     pub external_api_domain: Option<String>,
-    /// Go module (optionally @version) that provides --external-api-path
+    /// Go module (optionally @version) that provides --external-api-path. In the Rust layout:
+    /// MODULE@VERSION in the Go module cache, or crate:NAME@VERSION in cargo's crate cache, that
+    /// holds the CRD file --external-api-path names
     #[arg(long, value_name = "MODULE", value_parser = parse_module_version)]
     pub external_api_module: Option<String>,
 }
@@ -42,6 +45,26 @@ pub struct ResourceFlags {
 fn parse_module_version(v: &str) -> std::result::Result<String, String> {
     const EXAMPLE: &str =
         "\n  example of a valid value: --external-api-module github.com/cert-manager/cert-manager@v1.18.2";
+    // A crate in cargo's crate cache (the Rust layout reads a CRD file from it).
+    if let Some(c) = v.strip_prefix("crate:") {
+        let (name, version) = c.split_once('@').unwrap_or((c, ""));
+        let name_ok = !name.is_empty()
+            && name
+                .chars()
+                .all(|ch| ch.is_ascii_alphanumeric() || ch == '-' || ch == '_');
+        let version_ok = version.starts_with(|ch: char| ch.is_ascii_digit())
+            && version
+                .chars()
+                .all(|ch| ch.is_ascii_alphanumeric() || ".-+".contains(ch));
+        if !name_ok || !version_ok {
+            return Err(
+                "a crate is crate:NAME@VERSION, its exact version as cargo's crate cache keeps it\n  \
+                 example of a valid value: --external-api-module crate:gateway-api@0.19.0"
+                    .to_string(),
+            );
+        }
+        return Ok(v.to_string());
+    }
     let (module, version) = match v.split_once('@') {
         Some((m, ver)) => (m, Some(ver)),
         None => (v, None),

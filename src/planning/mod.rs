@@ -14,4 +14,5 @@ pub mod parts;
 pub mod plugin;
 pub mod post;
 pub mod release;
+pub mod uses;
 pub mod webhook;

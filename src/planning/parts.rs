@@ -36,3 +36,9 @@ pub const MANAGER_SETUP: Part = Part::essential("the manager's setup of the new 
 pub const ENVTEST_SUITE: Part = Part::essential("the envtest suite's setup");
 /// The Rust layout's kind in its API modules and in the CRDs `make manifests` writes (src/api).
 pub const RUST_API: Part = Part::essential("the kind's modules and CRD in src/api");
+/// The Rust layout's modules of another project's kind (src/external, and src/lib.rs's `mod`).
+pub const RUST_EXTERNAL: Part =
+    Part::essential("the modules of the other project's kind in src/external and src/lib.rs");
+/// The line of the Makefile's `external-types` that generates another project's kind's types.
+pub const RUST_EXTERNAL_TYPES_TARGET: Part =
+    Part::optional("the kind's kopium line in the Makefile's external-types target");

@@ -10,9 +10,10 @@ use crate::error::usage;
 use crate::plan::undo::{self as engine, ByHand};
 use crate::plan::{Op, Plan};
 use crate::planning::delete::{
-    self as request, creates_of, Create, DeleteApiArgs, DeleteWebhookArgs, Generated, Undo, Use,
+    self as request, creates_of, Create, DeleteApiArgs, DeleteWebhookArgs, Generated, Undo,
 };
 use crate::planning::plugin::{Cx, Plugin as _};
+use crate::planning::uses::{self, Use};
 use crate::project::Project;
 use anyhow::{bail, Result};
 use std::collections::BTreeMap;
@@ -75,25 +76,41 @@ fn with_options(project: &Project, mut c: Create) -> Create {
 
 /// PROJECT as `create api` of `c` found it: `before` without the entries PROJECT (`now`) lists
 /// after `c`'s (the commands that made them came later). A webhook's command finds them all.
+/// In either, `multigroup` as it was when the command ran: a go/v4 project made multigroup by
+/// `edit` after the resource was created keeps its files where that layout put them, as
+/// PROJECT's path of its types says.
 fn at_create(before: &Project, now: &Project, c: &Create) -> Project {
-    let Create::Api(res) = c else {
-        return before.clone();
-    };
-    let g = &res.gvk;
-    let Some(at) = now
-        .resources
-        .iter()
-        .position(|r| r.is_gvk(&g.group, &g.version, &g.kind))
-    else {
-        return before.clone();
-    };
-    let earlier = |r: &crate::project::Resource| {
-        now.resources[..at]
-            .iter()
-            .any(|e| e.is_gvk(&r.group, &r.version, &r.kind))
+    let (g, path) = match c {
+        Create::Api(res) => (&res.gvk, &res.api_path),
+        Create::Webhook(hook) => (&hook.gvk, &hook.api_path),
     };
     let mut p = before.clone();
-    p.resources.retain(|r| earlier(r));
+    if let (Create::Api(_), Some(at)) = (
+        c,
+        now.resources
+            .iter()
+            .position(|r| r.is_gvk(&g.group, &g.version, &g.kind)),
+    ) {
+        let earlier = |r: &crate::project::Resource| {
+            now.resources[..at]
+                .iter()
+                .any(|e| e.is_gvk(&r.group, &r.version, &r.kind))
+        };
+        p.resources.retain(|r| earlier(r));
+    }
+    if p.rust_layout().is_none() && !g.group.is_empty() {
+        let layout_path = |multigroup: bool| {
+            let q = Project {
+                repo: p.repo.clone(),
+                multigroup,
+                ..Default::default()
+            };
+            crate::resource::layout(&q, &g.group, &g.version).api_path
+        };
+        if *path != layout_path(p.multigroup) && *path == layout_path(!p.multigroup) {
+            p.multigroup = !p.multigroup;
+        }
+    }
     p
 }
 
@@ -121,26 +138,27 @@ fn replay(
     }
 }
 
-/// The text of each source file as `ops` leave it (a file they remove is gone).
-fn sources_after(root: &Path, ops: &[Op]) -> BTreeMap<PathBuf, String> {
-    let mut files = BTreeMap::new();
-    for rel in request::source_files(root) {
+/// The text of each source file as it is, and as `ops` leave it (a file they remove is gone).
+fn sources(root: &Path, ops: &[Op]) -> (BTreeMap<PathBuf, String>, BTreeMap<PathBuf, String>) {
+    let mut now = BTreeMap::new();
+    for rel in uses::source_files(root) {
         if let Ok(t) = std::fs::read_to_string(root.join(&rel)) {
-            files.insert(rel, t);
+            now.insert(rel, t);
         }
     }
+    let mut after = now.clone();
     for op in ops {
         match op {
             Op::Remove { path } => {
-                files.remove(path);
+                after.remove(path);
             }
-            Op::Create { path, content, .. } if files.contains_key(path) => {
-                files.insert(path.clone(), content.clone());
+            Op::Create { path, content, .. } if after.contains_key(path) => {
+                after.insert(path.clone(), content.clone());
             }
             _ => {}
         }
     }
-    files
+    (now, after)
 }
 
 /// Why a deletion is refused while code uses what goes: each line of other code, and each
@@ -279,16 +297,31 @@ fn plan_deletion(
             ))
         })?;
     }
-    let undone = engine::undo(
-        root,
-        &engine::Undo {
-            created: &created,
-            keep: &keep,
-            variants: &variants,
-            base: &undo.base,
-            force,
-        },
-    );
+    // Taken out as `create` planned it, or as a variant did (a project whose templates changed
+    // since: the variant that finds more of what `create` wrote as it wrote it wins).
+    let mut plans: Vec<&Plan> = vec![&created];
+    plans.extend(variants.iter().filter(|v| !v.ops.is_empty()));
+    let undone = (0..plans.len())
+        .map(|i| {
+            let others: Vec<Plan> = plans
+                .iter()
+                .enumerate()
+                .filter(|(j, _)| *j != i)
+                .map(|(_, p)| (*p).clone())
+                .collect();
+            engine::undo(
+                root,
+                &engine::Undo {
+                    created: plans[i],
+                    keep: &keep,
+                    variants: &others,
+                    base: &undo.base,
+                    force,
+                },
+            )
+        })
+        .min_by_key(|u| u.kept.len() + u.forced.len() + u.by_hand.len())
+        .expect("the plan itself is one");
     let mut ops = undone.ops;
     for op in std::mem::take(&mut undo.ops) {
         ops.retain(|o| o.path() != op.path());
@@ -309,14 +342,14 @@ fn plan_deletion(
     let mut by_hand = undone.by_hand;
     by_hand.extend(undo.by_hand);
     // Generated files name what goes until their tool writes them again: listed, not uses.
-    let mut sources = sources_after(root, &ops);
-    sources.retain(|p, _| {
+    let (now, mut after) = sources(root, &ops);
+    after.retain(|p, _| {
         !p.ends_with("zz_generated.deepcopy.go")
             && !undo.generated.iter().any(|g| p.starts_with(&g.path))
     });
-    let uses = request::find_uses(&sources, &undo.uses);
-    if !uses.is_empty() && !force {
-        bail!("{}", uses_refusal(&uses, &kept));
+    let found = uses::find_uses(&after, &now, &undo.uses);
+    if !found.is_empty() && !force {
+        bail!("{}", uses_refusal(&found, &kept));
     }
     let mut before = before;
     drop_deploy_image_records(&mut before, &gone)?;
@@ -340,7 +373,7 @@ fn plan_deletion(
         forced,
         by_hand,
         generated: undo.generated.into_iter().filter(|g| !g.remove).collect(),
-        uses,
+        uses: found,
         notes: undo.notes,
         next,
     })
@@ -379,11 +412,14 @@ pub fn plan_delete_api(root: &Path, args: &DeleteApiArgs) -> Result<Deletion> {
     let project = Project::load(root)?;
     let chain = chain_for(&project, args.run.plugins.as_deref(), "delete api")?;
     let target = request::resolve_api(root, &project, args)?;
-    let gone = target
+    let mut gone: Vec<Create> = target
         .creates
         .into_iter()
         .map(|c| Create::Api(Box::new(c)))
         .collect();
+    if let Some(hook) = target.spoke_of {
+        gone.push(Create::Webhook(Box::new(hook)));
+    }
     plan_deletion(root, &project, &chain, target.before, gone, args.run.force)
 }
 

@@ -187,14 +187,9 @@ pub fn custom_dashboard(metrics: &[CustomMetric]) -> String {
 }
 
 /// The panels of go/v4's dashboards whose metrics the Rust manager (src/manager.rs) cannot
-/// export: kube-rs's controller has no worker limit (it reconciles objects as they come) and
-/// lets a panic end the manager, and its scheduler keeps its queue to itself.
-const NOT_IN_RUST: [&str; 4] = [
-    "Worker limit",
-    "Panics (1h)",
-    "Queue depth",
-    "Time waiting in the queue",
-];
+/// export: kube-rs's controller lets a panic end the manager, and its scheduler keeps its queue
+/// to itself. (The worker limit, `--max-concurrent-reconciles`, is served.)
+const NOT_IN_RUST: [&str; 3] = ["Panics (1h)", "Queue depth", "Time waiting in the queue"];
 
 /// The Go runtime's panels of the resources dashboard, and what the Rust manager shows in their
 /// place: (title, new title, description, metric).
@@ -262,8 +257,8 @@ pub fn for_rust(file: &str, json: &str) -> Result<String> {
     let description = match d["uid"].as_str() {
         Some("operator-resources") => "CPU, memory, file descriptors and tokio tasks of the Rust manager pod.",
         _ => "Reconciliation and work-queue metrics that the Rust manager (src/manager.rs) exports under \
-              controller-runtime's names. kube-rs keeps its queue to itself and has no worker limit: no queue \
-              depth, time waiting in the queue, worker limit or panics.",
+              controller-runtime's names. kube-rs keeps its queue to itself and a panic ends the manager: no \
+              queue depth, time waiting in the queue or panics.",
     };
     d["description"] = Value::from(description);
     let mut out = String::new();

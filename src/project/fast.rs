@@ -106,8 +106,9 @@ impl<'a> Lines<'a> {
         let end = memchr::memchr(b'\n', &b[pos..]).map_or(b.len(), |i| pos + i);
         self.next = end + 1;
         let line = &self.text[pos..end];
-        let body = line.trim_start_matches(' ');
-        if body.is_empty() || body.starts_with('#') || line.ends_with(' ') {
+        // Bytes, not chars: the first byte after the indent, and the last.
+        let first = b[pos..end].iter().find(|&&c| c != b' ');
+        if matches!(first, None | Some(b'#')) || b[pos..end].last() == Some(&b' ') {
             self.bad = true;
         } else {
             self.cur = Some(line);

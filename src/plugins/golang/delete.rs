@@ -220,6 +220,12 @@ pub fn keep_for_metrics_certificate(plan: &mut Plan) {
     }
 }
 
+/// Whether `hook` is the conversion of some spokes of a hub that keeps converting others (a
+/// spoke version that goes, `delete api`).
+pub fn spoke_only(hook: &ResolvedWebhook) -> bool {
+    hook.conversion && hook.had.conversion
+}
+
 /// go/v4's `delete webhook`: what `create webhook` wrote for the types going (webhook.rs),
 /// the kind's webhook and test files as the commands that made them would leave them with the
 /// types that stay, and what else goes or is listed.
@@ -236,6 +242,10 @@ pub fn delete_webhook(cx: &mut Cx, hook: &ResolvedWebhook, undo: &mut Undo) -> R
     }
     cx.plan.ops.extend(created.ops);
     kustomize_bases(&ctx, undo);
+    if spoke_only(hook) {
+        // The spoke's conversion file goes (above); the hub's files name no spoke.
+        return Ok(());
+    }
     code_files(cx, hook, &code, undo)?;
     let infix = webhook::type_infix();
     undo.uses.push(Uses::Go {
@@ -291,30 +301,48 @@ fn code_files(cx: &Cx, hook: &ResolvedWebhook, files: &[String; 2], undo: &mut U
         webhook_version: String::new(),
     };
     let all = going.union(&hook.had);
-    let mut found: Vec<Option<Vec<Webhooks>>> = vec![None, None];
+    // Each file as some history wrote it, with the templates in use or those of the release
+    // PROJECT's cliVersion names; the file is then written as that history would leave it.
+    let mut found: Vec<Option<(Vec<Webhooks>, Option<&str>)>> = vec![None, None];
     let current: Vec<Option<String>> = files.iter().map(|f| read(cx.root, f)).collect();
-    for history in histories(&all) {
-        if found
-            .iter()
-            .zip(&current)
-            .all(|(f, c)| f.is_some() || c.is_none())
-        {
-            break;
-        }
-        let after = webhook::code_after(cx.root, cx.project, hook, &history)?;
-        for (i, f) in files.iter().enumerate() {
-            if found[i].is_none() && current[i].is_some() && after.get(f) == current[i].as_ref() {
-                found[i] = Some(history.clone());
+    let v = cx.project.cli_version.as_str();
+    let mut releases: Vec<Option<&str>> = vec![None];
+    if crate::releases::is_known(v) && v != crate::releases::current_version() {
+        releases.push(Some(v));
+    }
+    let after_with = |release: Option<&str>, history: &[Webhooks]| match release {
+        None => webhook::code_after(cx.root, cx.project, hook, history),
+        Some(r) => crate::releases::with(r, || {
+            webhook::code_after(cx.root, cx.project, hook, history)
+        }),
+    };
+    'search: for release in releases {
+        for history in histories(&all) {
+            if found
+                .iter()
+                .zip(&current)
+                .all(|(f, c)| f.is_some() || c.is_none())
+            {
+                break 'search;
+            }
+            let Ok(after) = after_with(release, &history) else {
+                continue;
+            };
+            for (i, f) in files.iter().enumerate() {
+                if found[i].is_none() && current[i].is_some() && after.get(f) == current[i].as_ref()
+                {
+                    found[i] = Some((history.clone(), release));
+                }
             }
         }
     }
     for (i, f) in files.iter().enumerate() {
         let Some(now) = &current[i] else { continue };
-        let history = match &found[i] {
+        let (history, release) = match &found[i] {
             Some(h) => h.clone(),
             None if undo.force => {
                 undo.forced.push(PathBuf::from(f));
-                vec![all.clone()]
+                (vec![all.clone()], None)
             }
             None => {
                 undo.kept.push(PathBuf::from(f));
@@ -329,7 +357,7 @@ fn code_files(cx: &Cx, hook: &ResolvedWebhook, files: &[String; 2], undo: &mut U
         let target = if left.is_empty() {
             None
         } else {
-            webhook::code_after(cx.root, cx.project, hook, &left)?.remove(f)
+            after_with(release, &left)?.remove(f)
         };
         match target {
             None => undo.op(Op::Remove {

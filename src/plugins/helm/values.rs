@@ -176,6 +176,7 @@ pub fn name_rust_flags(values: &mut [(String, String)]) {
              ## The Rust manager (src/main.rs) also takes --leader-elect[=true|false],\n  \
              ## --leader-election-namespace=NAMESPACE, --zap-encoder=console|json, --zap-log-level=LEVEL\n  \
              ## (debug, info, error, a verbosity or a RUST_LOG directive such as info,kube=debug),\n  \
+             ## --max-concurrent-reconciles=N (the reconciles each controller runs at once),\n  \
              ## --metrics-cert-name, --metrics-cert-key, --webhook-cert-name and --webhook-cert-key.\n",
             1,
         );

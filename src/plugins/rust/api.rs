@@ -3,10 +3,12 @@
 //! `+kubebuilder:scaffold:` markers of the module files, and go/v4's kustomize entries.
 
 use super::context::{module_name, type_name, RustProjectCtx};
+use super::external;
+use super::kopium;
 use super::rbac;
 use crate::context::ProjectCtx;
 use crate::error::usage;
-use crate::plan::IfExists;
+use crate::plan::{Edit, IfExists, Plan};
 use crate::planning::api::ResolvedResource;
 use crate::planning::parts;
 use crate::planning::plugin::Cx;
@@ -15,6 +17,7 @@ use crate::resource::{CtxInput, Gvk, ResourceCtx};
 use crate::templates;
 use anyhow::Result;
 use serde::Serialize;
+use std::path::Path;
 
 /// What the Rust api and controller templates see.
 #[derive(Debug, Clone, Serialize)]
@@ -39,8 +42,18 @@ pub struct RustResourceCtx {
     pub api_group: String,
     /// The kind's Rust type: the kind, or `<Kind>Resource` when the name is taken (`Event`).
     pub type_name: String,
-    /// Whether `type_name` is not the kind.
+    /// Whether `type_name` is not the kind's Rust type (`rust_type`).
     pub renamed: bool,
+    /// The kind's Rust type as its module declares it: the kind, or for another project's kind
+    /// the name kopium gives it (`HTTPRoute` → `HttpRoute`).
+    pub rust_type: String,
+    /// The kind is not the project's: a core type or another project's (`--external-api-path`).
+    pub foreign: bool,
+    /// Another project's kind: its CRD's copy in the project (`external-crds/...`), else empty.
+    pub external_crd: String,
+    /// Another project's kind: the object its integration test creates, as a Rust string
+    /// literal (empty for the project's kinds).
+    pub sample_literal: String,
     /// What a `use` of the kind's type says: `k8s_openapi::api::apps::v1::Deployment`,
     /// `k8s_openapi::api::core::v1::Event as EventResource`.
     pub type_path: String,
@@ -79,9 +92,16 @@ impl RunLayout {
     }
 }
 
-/// Where a kind's Rust type lives: the project's api module, or k8s-openapi for a core type.
-fn type_module(lib_name: &str, g: &Gvk, core: bool) -> String {
-    if core {
+/// Where a kind's Rust type lives: the project's api module, k8s-openapi for a core type, or
+/// the project's external module for another project's kind.
+fn type_module(lib_name: &str, g: &Gvk, core: bool, external: bool) -> String {
+    if external {
+        format!(
+            "crate::external::{}::{}",
+            module_name(&g.qgroup()),
+            module_name(&g.version)
+        )
+    } else if core {
         let group = g.group.split('.').next().unwrap_or_default();
         format!(
             "k8s_openapi::api::{}::{}",
@@ -99,14 +119,20 @@ fn type_module(lib_name: &str, g: &Gvk, core: bool) -> String {
 
 /// Refuse what the Rust layout cannot scaffold yet, saying what to do instead.
 fn check_supported(res: &ResolvedResource) -> Result<()> {
-    let what = if res.external {
-        Some("--external-api-path (types from another crate): add the crate to Cargo.toml and write the controller by hand")
-    } else if res.controller_name.is_some() {
+    let what = if res.controller_name.is_some() {
         Some("--controller-name (a second controller for one kind)")
     } else if res.ssa {
         Some("--ssa (the Rust layout always writes status by server-side apply; there is nothing to switch on)")
-    } else if res.do_controller && !res.do_resource && !res.in_project_api && !res.core {
-        Some("a controller for a kind that is neither in this project nor a core Kubernetes type")
+    } else if res.do_controller
+        && !res.do_resource
+        && !res.in_project_api
+        && !res.core
+        && !res.external
+    {
+        Some(
+            "a controller for a kind that is neither in this project nor a core Kubernetes type without its \
+             CRD: give it with --external-api-path (see `opbuilder create api --help`)",
+        )
     } else {
         None
     };
@@ -137,6 +163,8 @@ pub struct Kind<'a> {
     /// The kind has types in this project (created now or before).
     pub has_api: bool,
     pub storage: bool,
+    /// Another project's kind, and what its CRD says.
+    pub external: Option<&'a external::ExternalCrd>,
 }
 
 /// The context of the kind's, its controller's and its webhooks' templates.
@@ -146,7 +174,8 @@ pub fn context(cx: &Cx, k: Kind) -> Result<RustResourceCtx> {
     let mut pctx = ProjectCtx::load(cx.root, project)?;
     pctx.leader_election_id = rp.project.leader_election_id.clone();
     let g = k.gvk;
-    let module = type_module(&rp.lib_name, g, k.core);
+    let ext = k.external;
+    let module = type_module(&rp.lib_name, g, k.core, ext.is_some());
     let rctx = ResourceCtx::new(CtxInput {
         project,
         pctx,
@@ -166,11 +195,21 @@ pub fn context(cx: &Cx, k: Kind) -> Result<RustResourceCtx> {
     } else {
         module_name(&g.kind)
     };
-    let tname = type_name(&g.kind);
-    let type_path = if tname != g.kind {
-        format!("{module}::{} as {tname}", g.kind)
+    let rust_type = if ext.is_some() {
+        external::rust_type(&g.kind)
     } else {
-        format!("{module}::{}", g.kind)
+        g.kind.clone()
+    };
+    let tname = type_name(&rust_type);
+    let type_path = if tname != rust_type {
+        format!("{module}::{rust_type} as {tname}")
+    } else {
+        format!("{module}::{rust_type}")
+    };
+    let group_mod = if ext.is_some() {
+        module_name(&g.qgroup())
+    } else {
+        module_name(&g.group)
     };
     let local = format!(
         "crate::api::{}::{}::{tname}",
@@ -181,7 +220,7 @@ pub fn context(cx: &Cx, k: Kind) -> Result<RustResourceCtx> {
         crate_name: rp.crate_name,
         lib_name: rp.lib_name,
         rust: rp.rust,
-        group_mod: module_name(&g.group),
+        group_mod,
         version_mod: module_name(&g.version),
         kind_mod: module_name(&g.kind),
         controller_run: RunLayout::for_module(&controller_mod),
@@ -197,9 +236,17 @@ pub fn context(cx: &Cx, k: Kind) -> Result<RustResourceCtx> {
         } else {
             g.qgroup()
         },
-        type_name: type_name(&g.kind),
-        renamed: type_name(&g.kind) != g.kind,
-        type_use: if k.core { type_path.clone() } else { local },
+        renamed: tname != rust_type,
+        type_name: tname,
+        rust_type,
+        foreign: k.core || ext.is_some(),
+        external_crd: ext.map(|e| e.copy.clone()).unwrap_or_default(),
+        sample_literal: ext.map(|e| raw_string(&e.sample)).unwrap_or_default(),
+        type_use: if k.core || ext.is_some() {
+            type_path.clone()
+        } else {
+            local
+        },
         type_path,
         storage: k.storage,
         namespaced: k.namespaced,
@@ -210,6 +257,16 @@ pub fn context(cx: &Cx, k: Kind) -> Result<RustResourceCtx> {
         },
         res: rctx,
     })
+}
+
+/// `text` as a raw string literal (`r#"..."#`, with as many `#` as it needs), starting on a
+/// new line.
+fn raw_string(text: &str) -> String {
+    let mut hashes = "#".to_string();
+    while text.contains(&format!("\"{hashes}")) {
+        hashes.push('#');
+    }
+    format!("r{hashes}\"\n{text}\"{hashes}")
 }
 
 /// Declare `pub mod <name>;` among the declarations above `marker`, sorted.
@@ -228,7 +285,14 @@ fn sorted_mod(plan: &mut crate::plan::Plan, file: &str, marker: &str, name: &str
 pub fn plan_files(cx: &mut Cx, res: &ResolvedResource) -> Result<()> {
     check_supported(res)?;
     let g = &res.gvk;
-    let namespaced = if res.in_project_api && !res.do_resource {
+    let ext = if res.external {
+        Some(external::read(cx.root, res)?)
+    } else {
+        None
+    };
+    let namespaced = if let Some(e) = &ext {
+        e.namespaced
+    } else if res.in_project_api && !res.do_resource {
         cx.project
             .find(&g.group, &g.version, &g.kind)
             .and_then(|r| r.api.as_ref())
@@ -236,6 +300,24 @@ pub fn plan_files(cx: &mut Cx, res: &ResolvedResource) -> Result<()> {
     } else {
         res.namespaced
     };
+    if ext.as_ref().is_some_and(|e| e.namespaced) && !res.namespaced {
+        return Err(usage(format!(
+            "--namespaced=false: {} {} is namespaced (its CRD says `scope: Namespaced`), and the scope of \
+             another project's kind is its CRD's. Leave --namespaced out",
+            g.qgroup(),
+            g.kind
+        )));
+    }
+    if cx.project.namespaced && !namespaced && ext.is_some() {
+        return Err(usage(format!(
+            "--external-api-path {}: {} {} is cluster-scoped (its CRD says `scope: Cluster`), and this project's \
+             manager watches one namespace (PROJECT namespaced: true), whose Role cannot grant a cluster-scoped \
+             kind. Make the manager cluster-scoped first: opbuilder edit --namespaced=false",
+            res.api_path,
+            g.qgroup(),
+            g.kind
+        )));
+    }
     if cx.project.namespaced && !namespaced && (res.do_resource || res.do_controller) {
         return Err(usage(format!(
             "--namespaced=false: {}/{} {} is cluster-scoped, and this project's manager watches one namespace \
@@ -249,11 +331,12 @@ pub fn plan_files(cx: &mut Cx, res: &ResolvedResource) -> Result<()> {
         cx,
         Kind {
             gvk: g,
-            plural: &res.plural,
+            plural: ext.as_ref().map_or(&res.plural, |e| &e.plural),
             core: res.core,
             namespaced,
             has_api: res.do_resource || res.in_project_api,
             storage: is_storage(cx.project, res),
+            external: ext.as_ref(),
         },
     )?;
     let replace = |normal: IfExists| {
@@ -308,10 +391,14 @@ pub fn plan_files(cx: &mut Cx, res: &ResolvedResource) -> Result<()> {
     }
     if res.do_controller {
         for f in templates::render_tree("rust/controller", &ctx, |t| {
-            // The integration test needs a kind whose CRD the project installs.
-            !t.starts_with("tests/") || !res.core
+            // The integration test needs a kind whose CRD the project installs (another
+            // project's kind has a test of its own).
+            !t.starts_with("tests/") || !ctx.foreign
         })? {
             plan.create(f.path, f.content, replace(IfExists::Error));
+        }
+        if let Some(e) = &ext {
+            plan_external(cx.root, plan, res, &ctx, e)?;
         }
         plan.part(parts::MANAGER_SETUP, |plan| -> Result<()> {
             sorted_mod(
@@ -343,7 +430,7 @@ pub fn plan_files(cx: &mut Cx, res: &ResolvedResource) -> Result<()> {
         rules.extend(rbac::controller_rules(
             &ctx.api_group,
             &ctx.res.plural,
-            res.core,
+            ctx.foreign,
         ));
         plan.create(
             role,
@@ -352,9 +439,99 @@ pub fn plan_files(cx: &mut Cx, res: &ResolvedResource) -> Result<()> {
         );
     }
     let mut recorded = res.clone();
-    recorded.api_path = type_module(&ctx.lib_name, &res.gvk, res.core);
+    match &ext {
+        // Another project's kind: PROJECT records its CRD's copy (whose types' module follows
+        // from the group, version and kind), from which `alpha generate` makes it again.
+        Some(e) => {
+            recorded.api_path = e.copy.clone();
+            recorded.external_module = None;
+        }
+        None => recorded.api_path = type_module(&ctx.lib_name, &res.gvk, res.core, false),
+    }
     recorded.record(cx.project);
     Ok(())
+}
+
+/// A file `create` writes: kept when it holds `content` already, else created with `policy`.
+fn create_unless_same(plan: &mut Plan, root: &Path, path: &str, content: String, policy: IfExists) {
+    let same = std::fs::read_to_string(root.join(path)).is_ok_and(|t| t == content);
+    plan.create(path, content, if same { IfExists::Skip } else { policy });
+}
+
+/// Another project's kind: its CRD's copy, its types (kopium's), their modules, the Makefile's
+/// line that generates them again, and the controller's integration test.
+fn plan_external(
+    root: &Path,
+    plan: &mut Plan,
+    res: &ResolvedResource,
+    ctx: &RustResourceCtx,
+    e: &external::ExternalCrd,
+) -> Result<()> {
+    let g = &res.gvk;
+    let policy = if res.force {
+        IfExists::Overwrite
+    } else {
+        IfExists::Error
+    };
+    let version_dir = format!("src/external/{}/{}", ctx.group_mod, ctx.version_mod);
+    let types_path = format!("{version_dir}/{}.rs", ctx.kind_mod);
+    let types = if res.undo {
+        // `delete api`: the types as they are (kopium is not run to take them out).
+        std::fs::read_to_string(root.join(&types_path)).unwrap_or_default()
+    } else {
+        let why = format!("to generate the Rust types of {} ({})", g.kind, g.qgroup());
+        let types =
+            kopium::find_or_install(&ctx.rust.kopium, &why)?.generate(&e.text, &g.version)?;
+        external::check_types(&types, &ctx.rust_type, &g.kind)?;
+        types
+    };
+    create_unless_same(plan, root, &e.copy, e.text.clone(), policy);
+    create_unless_same(plan, root, &types_path, types, policy);
+    for f in templates::render_tree("rust/external", ctx, |_| true)? {
+        let policy = if f.template.starts_with("tests/") {
+            policy
+        } else {
+            IfExists::Skip
+        };
+        plan.create(f.path, f.content, policy);
+    }
+    plan.part(parts::RUST_EXTERNAL, |plan| -> Result<()> {
+        sorted_mod(
+            plan,
+            "src/external/mod.rs",
+            "external-groups",
+            &ctx.group_mod,
+        );
+        sorted_mod(
+            plan,
+            &format!("src/external/{}/mod.rs", ctx.group_mod),
+            "versions",
+            &ctx.version_mod,
+        );
+        let kind = templates::render("rust/fragments/api_kind.rs", ctx)?;
+        plan.above_marker(format!("{version_dir}/mod.rs"), "kinds", vec![kind]);
+        plan.update(
+            "src/lib.rs",
+            Edit::AfterLine {
+                anchor: "pub mod controllers;".into(),
+                text: "pub mod external;".into(),
+            },
+        );
+        Ok(())
+    })?;
+    plan.part(parts::RUST_EXTERNAL_TYPES_TARGET, |plan| -> Result<()> {
+        let section = templates::render("rust/fragments/makefile_external", ctx)?;
+        plan.update("Makefile", Edit::Append { text: section });
+        let line = templates::render("rust/fragments/makefile_external_kind", ctx)?;
+        plan.update(
+            "Makefile",
+            Edit::AfterRecipe {
+                target: "external-types".into(),
+                text: line,
+            },
+        );
+        Ok(())
+    })
 }
 
 #[cfg(test)]

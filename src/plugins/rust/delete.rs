@@ -38,6 +38,7 @@ fn context_of(cx: &Cx, res: &ResolvedResource) -> Result<RustResourceCtx> {
             namespaced: res.namespaced,
             has_api: res.do_resource || res.in_project_api,
             storage: api::is_storage(cx.project, res),
+            external: None,
         },
     )
 }
@@ -229,9 +230,13 @@ pub fn delete_webhook(cx: &mut Cx, hook: &ResolvedWebhook, undo: &mut Undo) -> R
             namespaced: api.is_none_or(|a| a.namespaced),
             has_api: api.is_some(),
             storage: false,
+            external: None,
         },
     )?;
     golang::kustomize_bases(&ctx.res, undo);
+    if golang::spoke_only(hook) {
+        return spoke_goes(cx, hook, undo);
+    }
     let admission_stays = hook.had.defaulting || hook.had.validation;
     if (hook.defaulting || hook.programmatic_validation) && !admission_stays {
         undo.uses.push(Uses::Rust {
@@ -253,5 +258,71 @@ pub fn delete_webhook(cx: &mut Cx, hook: &ResolvedWebhook, undo: &mut Undo) -> R
     }
     golang::generated_of_webhooks(cx.root, &ctx.res, undo);
     undo.next("make manifests");
+    Ok(())
+}
+
+/// A spoke of a conversion webhook goes (its version is deleted): the conversion's module and
+/// test, which `create webhook` wrote with every spoke, are written with those that stay, when
+/// they are as it wrote them (else kept and named, or with `--force` written all the same).
+fn spoke_goes(cx: &mut Cx, hook: &ResolvedWebhook, undo: &mut Undo) -> Result<()> {
+    let files_of =
+        |cx: &mut Cx, spokes: Vec<String>| -> Result<Vec<(std::path::PathBuf, String)>> {
+            let mut h = hook.clone();
+            h.defaulting = false;
+            h.programmatic_validation = false;
+            h.had = crate::project::Webhooks::default();
+            h.spoke = spokes;
+            let mut plan = crate::plan::Plan::default();
+            let mut project = cx.project.clone();
+            let mut notes = vec![];
+            webhook::plan_files(
+                &mut Cx {
+                    root: cx.root,
+                    plan: &mut plan,
+                    project: &mut project,
+                    notes: &mut notes,
+                    plugin_args: &[],
+                },
+                &h,
+            )?;
+            Ok(plan
+                .ops
+                .into_iter()
+                .filter_map(|op| match op {
+                    Op::Create { path, content, .. }
+                        if path.to_string_lossy().contains("_conversion") =>
+                    {
+                        Some((path, content))
+                    }
+                    _ => None,
+                })
+                .collect())
+        };
+    let mut all = hook.had.spoke.clone();
+    all.extend(hook.spoke.iter().cloned());
+    let with_all = files_of(cx, all)?;
+    let with_left = files_of(cx, hook.had.spoke.clone())?;
+    for (path, old) in with_all {
+        let Some(now) = golang::read(cx.root, &path.to_string_lossy()) else {
+            continue;
+        };
+        let Some((_, new)) = with_left.iter().find(|(p, _)| *p == path) else {
+            continue;
+        };
+        if now != old {
+            if undo.force {
+                undo.forced.push(path.clone());
+            } else {
+                undo.kept.push(path.clone());
+                continue;
+            }
+        }
+        undo.op(Op::Create {
+            path,
+            content: new.clone(),
+            if_exists: IfExists::Overwrite,
+            part: None,
+        });
+    }
     Ok(())
 }

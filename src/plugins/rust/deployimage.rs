@@ -85,6 +85,7 @@ fn plan_files(cx: &mut Cx, res: &ResolvedResource, opts: &Options) -> Result<()>
             namespaced: true,
             has_api: true,
             storage: api::is_storage(cx.project, res),
+            external: None,
         },
     )?;
     // The role as `make manifests` writes it once this controller's rules are in the code.

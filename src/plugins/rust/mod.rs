@@ -24,7 +24,9 @@ pub mod context;
 pub mod delete;
 pub mod deployimage;
 pub mod edit;
+pub mod external;
 pub mod init;
+pub mod kopium;
 pub mod rbac;
 pub mod webhook;
 
@@ -127,6 +129,21 @@ fn next_after_types(cx: &Cx, controller: bool) -> Next {
     }
 }
 
+/// What comes next after a controller for another project's kind: its reconcile (its types
+/// are kopium's), then test.
+fn next_after_external(cx: &Cx) -> Next {
+    let reconcile = rust_file(cx.plan, "src/controllers/", |_| true)
+        .unwrap_or_else(|| "src/controllers/".into());
+    let types = rust_file(cx.plan, "src/external/", |_| true)
+        .map(|t| format!(" (its types, kopium's, are in {t})"))
+        .unwrap_or_default();
+    Next {
+        lead: format!("fill in the reconcile in {reconcile}{types}, then run"),
+        run: test_commands(cx.root),
+        note: None,
+    }
+}
+
 impl Plugin for RustLayout {
     fn key(&self) -> &'static str {
         self.key
@@ -145,7 +162,11 @@ impl Plugin for RustLayout {
     }
     fn create_api(&self, cx: &mut Cx, res: &ResolvedResource) -> Result<()> {
         api::plan_files(cx, res)?;
-        cx.plan.next = Some(next_after_types(cx, res.do_controller));
+        cx.plan.next = Some(if res.external {
+            next_after_external(cx)
+        } else {
+            next_after_types(cx, res.do_controller)
+        });
         Ok(())
     }
     fn create_webhook(&self, cx: &mut Cx, hook: &ResolvedWebhook) -> Result<()> {

@@ -47,30 +47,38 @@ pub fn leader_election_rules() -> Vec<Rule> {
     )]
 }
 
-/// The verbs a new controller's `RBAC` grants on its kind: a reader of a core type lists and
-/// watches; a controller of the project's kind also patches (its finalizer).
-pub fn kind_verbs(core: bool) -> &'static [&'static str] {
-    if core {
-        &["list", "watch"]
-    } else {
-        &["list", "patch", "watch"]
-    }
-}
+/// The verbs of a controller on its kind: it lists and watches the objects.
+pub const WATCH_VERBS: &[&str] = &["list", "watch"];
+
+/// The verbs of a controller with a finalizer on its kind: it also patches the objects (adds
+/// and removes the finalizer). A new controller has none unless the user sets its `FINALIZER`;
+/// deploy-image's has one, as have the controllers of 0.4.0's templates.
+pub const FINALIZER_VERBS: &[&str] = &["list", "patch", "watch"];
 
 /// The verbs a controller of the project's kind has on its status: it applies it.
 pub const STATUS_VERBS: &[&str] = &["patch"];
 
-/// `RBAC` of a new controller of `plural` in `group`, as the controller template declares it.
+/// The verbs a controller of the project's kind has on its finalizers: `update`, which the API
+/// server's OwnerReferencesPermissionEnforcement admission plugin asks of a writer that gives
+/// an object an owner reference blocking the owner's deletion.
+pub const FINALIZERS_VERBS: &[&str] = &["update"];
+
+/// `RBAC` of a new controller of `plural` in `group`, as the controller template declares it (a
+/// reader of a core type lists and watches); as 0.4.0's declares it while its templates are in
+/// use (the finalizer it always had, and no finalizers subresource).
 pub fn controller_rules(group: &str, plural: &str, core: bool) -> Vec<Rule> {
-    let mut rules = vec![Rule::new(group, &[plural], kind_verbs(core))];
-    if !core {
-        rules.push(Rule::new(
-            group,
-            &[&format!("{plural}/status")],
-            STATUS_VERBS,
-        ));
+    if core {
+        return vec![Rule::new(group, &[plural], WATCH_VERBS)];
     }
-    rules
+    let status = Rule::new(group, &[&format!("{plural}/status")], STATUS_VERBS);
+    if crate::releases::active_version() == Some(crate::project::RUST_LAYOUT_V1_ALPHA_RELEASE) {
+        return vec![Rule::new(group, &[plural], FINALIZER_VERBS), status];
+    }
+    vec![
+        Rule::new(group, &[plural], WATCH_VERBS),
+        status,
+        Rule::new(group, &[&format!("{plural}/finalizers")], FINALIZERS_VERBS),
+    ]
 }
 
 /// The rules a deploy-image controller declares in its `RBAC` (what `make manifests` writes
@@ -78,9 +86,9 @@ pub fn controller_rules(group: &str, plural: &str, core: bool) -> Vec<Rule> {
 /// and reading Pods, as go/v4's deploy-image controller has them.
 pub fn deploy_image_rules(group: &str, plural: &str) -> Vec<Rule> {
     vec![
-        Rule::new(group, &[plural], kind_verbs(false)),
+        Rule::new(group, &[plural], FINALIZER_VERBS),
         Rule::new(group, &[&format!("{plural}/status")], STATUS_VERBS),
-        Rule::new(group, &[&format!("{plural}/finalizers")], &["update"]),
+        Rule::new(group, &[&format!("{plural}/finalizers")], FINALIZERS_VERBS),
         Rule::new(
             "apps",
             &["deployments"],
@@ -216,7 +224,10 @@ mod tests {
     #[test]
     fn rules_merge_and_group_as_the_projects_manifests_do() {
         let mut rules = manager_rules();
-        rules.extend(controller_rules("webapp.example.com", "guestbooks", false));
+        rules.extend(crate::releases::with(
+            crate::project::RUST_LAYOUT_V1_ALPHA_RELEASE,
+            || controller_rules("webapp.example.com", "guestbooks", false),
+        ));
         rules.extend(controller_rules("webapp.example.com", "events", false));
         rules.extend(controller_rules("", "events", true));
         let yaml = role_yaml(&rules, false);
@@ -245,7 +256,6 @@ rules:
 - apiGroups:
   - webapp.example.com
   resources:
-  - events
   - guestbooks
   verbs:
   - list
@@ -254,10 +264,23 @@ rules:
 - apiGroups:
   - webapp.example.com
   resources:
+  - events
+  verbs:
+  - list
+  - watch
+- apiGroups:
+  - webapp.example.com
+  resources:
   - events/status
   - guestbooks/status
   verbs:
   - patch
+- apiGroups:
+  - webapp.example.com
+  resources:
+  - events/finalizers
+  verbs:
+  - update
 "
         );
         // Read back, merged with more, the same rules come out.
@@ -282,12 +305,13 @@ rules:
                 .and_then(|f| f.contents_utf8())
                 .unwrap_or_else(|| panic!("no template {path}"))
         };
+        // A rule's verbs as the templates write them: `&["list", "watch"]`.
         let verbs = |rules: &[Rule]| -> Vec<String> {
             rules
                 .iter()
                 .map(|r| {
                     let quoted: Vec<String> = r.verbs.iter().map(|v| format!("{v:?}")).collect();
-                    format!("verbs: &[{}],", quoted.join(", "))
+                    format!("&[{}]", quoted.join(", "))
                 })
                 .collect()
         };
@@ -300,6 +324,8 @@ rules:
                 );
             }
         }
+        // With a finalizer, the controller patches its kind.
+        assert!(controller.contains(&verbs(&[Rule::new("g", &["p"], FINALIZER_VERBS)])[0]));
         for (template, rules) in [
             ("rust/init/src/rbac.rs.hbs", manager_rules()),
             (

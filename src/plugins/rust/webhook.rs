@@ -32,7 +32,11 @@ fn check_supported(hook: &ResolvedWebhook, project: &crate::project::Project) ->
             g.version
         ))
     } else if hook.external {
-        Some("--external-api-path".to_string())
+        Some(format!(
+            "webhooks for another project's kind ({} {}, --external-api-path) yet",
+            g.qgroup(),
+            g.kind
+        ))
     } else {
         None
     };
@@ -70,6 +74,7 @@ pub fn plan_files_in_order(
             namespaced: api.is_none_or(|a| a.namespaced),
             has_api: api.is_some(),
             storage: false,
+            external: None,
         },
     )?;
     // What the files hold once this command is done: the webhooks asked for and those before.
@@ -234,7 +239,7 @@ fn check_mergeable(root: &Path, g: &crate::resource::Gvk, module: &str, test: &s
 }
 
 /// The module's import of the webhook server, as its template writes it.
-const WEBHOOK_IMPORT: &str = "use crate::webhook::{self, Route, Webhook};";
+const WEBHOOK_IMPORT: &str = "use crate::webhook::{self, Cluster, Route, Webhook};";
 
 /// The import a validating webhook adds to its module, and where: after [`WEBHOOK_IMPORT`], or
 /// before it for a core kind (whose validation names no `FieldError`), as rustfmt orders them.

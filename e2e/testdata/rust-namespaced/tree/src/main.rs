@@ -19,7 +19,7 @@ limitations under the License.
 use clap::Parser;
 use clap::builder::BoolishValueParser;
 use futures::FutureExt;
-use std::net::SocketAddr;
+use std::net::{Ipv6Addr, SocketAddr};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -29,7 +29,7 @@ use fleet::local_webhooks;
 use fleet::manager::{self, Health, LogFormat, Metrics};
 use fleet::server;
 use fleet::tls::{CertFiles, Certificate};
-use fleet::webhook;
+use fleet::webhook::{self, Cluster};
 
 /// The manager's flags, named as the Go manager's so that config/ works for both. The boolean
 /// flags take `--flag` or `--flag=true|false`, as Go's do.
@@ -63,6 +63,10 @@ struct Flags {
     /// else the kubeconfig's namespace].
     #[arg(long)]
     leader_election_namespace: Option<String>,
+    /// How many objects each controller reconciles at once (controller-runtime's
+    /// MaxConcurrentReconciles); each object by one of them at a time.
+    #[arg(long, default_value_t = controllers::MAX_CONCURRENT_RECONCILES, value_parser = clap::value_parser!(u16).range(1..))]
+    max_concurrent_reconciles: u16,
     /// The port of the webhook server (when the project has webhooks); `-1` switches it off
     /// (the helm chart's `webhook.enabled: false`).
     #[arg(long, default_value_t = 9443, allow_negative_numbers = true, value_parser = clap::value_parser!(i32).range(-1..=65535))]
@@ -109,6 +113,19 @@ async fn main() -> anyhow::Result<()> {
         .boxed()
         .shared();
 
+    // A namespace-scoped manager (config/manager sets WATCH_NAMESPACE to its own namespace)
+    // watches that namespace only, with the Role of `make manifests`.
+    let watched = std::env::var("WATCH_NAMESPACE")
+        .ok()
+        .filter(|n| !n.is_empty());
+    match &watched {
+        Some(namespace) => tracing::info!(%namespace, "watching one namespace (WATCH_NAMESPACE)"),
+        None => tracing::info!("watching every namespace"),
+    }
+    let ctx = manager::Context::new(client.clone(), metrics.clone())
+        .watching(watched)
+        .reconciling_at_once(flags.max_concurrent_reconciles);
+
     // Every port is bound before anything runs: one that is taken is an error at start.
     // With --webhook-port=-1 no webhook server starts, as the Go manager's.
     let webhook_port = u16::try_from(flags.webhook_port).ok();
@@ -150,13 +167,12 @@ async fn main() -> anyhow::Result<()> {
                 .map_err(|e| anyhow::anyhow!("--metrics-cert-path: {e}"))?,
                 None => Certificate::self_signed(&["localhost", "127.0.0.1"])?,
             };
-            let access = server::Access::Reviewed(client.clone());
+            let access = server::Access::Reviewed(server::Reviewer::new(client.clone()));
             (Some(certificate.acceptor()?), access)
         } else {
             (None, server::Access::Anyone)
         };
         tracing::info!(address = %listener.local_addr()?, secure = flags.metrics_secure, "serving metrics");
-        let metrics = metrics.clone();
         let handler = move |request| server::metrics(request, metrics.clone(), access.clone());
         tokio::spawn(server::serve(
             listener,
@@ -165,8 +181,9 @@ async fn main() -> anyhow::Result<()> {
             std::future::pending(),
         ));
     }
-    // Webhooks are served by every replica, leader or not, as controller-runtime does; at
-    // shutdown the server answers the reviews under way before the manager exits.
+    // Webhooks are served by every replica, leader or not, as controller-runtime does, on
+    // every address (IPv6 and IPv4). At shutdown the server keeps answering a few seconds while
+    // the endpoints drop the unready pod, then answers the reviews under way and stops.
     let webhooks = if routes.is_empty() {
         None
     } else {
@@ -176,7 +193,8 @@ async fn main() -> anyhow::Result<()> {
             key: flags.webhook_cert_key.clone(),
         };
         let port = webhook_port.unwrap_or_default();
-        let address = SocketAddr::from(([0, 0, 0, 0], port));
+        let address = SocketAddr::from((Ipv6Addr::UNSPECIFIED, port));
+        let cluster = Cluster::new(client.clone(), ctx.caches.clone());
         let (server, local) = match &flags.webhook_dev_host {
             // make run: a certificate made for this machine (src/local_webhooks.rs).
             Some(host) => {
@@ -190,15 +208,19 @@ async fn main() -> anyhow::Result<()> {
                 .await?;
                 let certificate = local.certificate();
                 let server =
-                    webhook::Server::bind_certificate(address, certificate, routes).await?;
+                    webhook::Server::bind_certificate(address, certificate, routes, cluster)
+                        .await?;
                 (server, Some(local))
             }
-            None => (webhook::Server::bind(address, files, routes).await?, None),
+            None => (
+                webhook::Server::bind(address, files, routes, cluster).await?,
+                None,
+            ),
         };
         health.set("webhooks", None);
         match local {
             // make run: the webhooks are registered in the cluster once the server answers, and
-            // the server answers until they are removed again.
+            // the server answers until they are removed again (no endpoints to wait for).
             Some(mut local) => {
                 let (removed, stopping) = tokio::sync::oneshot::channel::<()>();
                 let serving = tokio::spawn(server.serve(stopping.map(drop)));
@@ -212,7 +234,12 @@ async fn main() -> anyhow::Result<()> {
                 });
                 Some(serving)
             }
-            None => Some(tokio::spawn(server.serve(shutdown.clone()))),
+            None => {
+                let stopping = shutdown
+                    .clone()
+                    .then(|()| tokio::time::sleep(webhook::SHUTDOWN_DELAY));
+                Some(tokio::spawn(server.serve(stopping)))
+            }
         }
     };
     tracing::info!("serving HTTP (probes, metrics, webhooks)");
@@ -226,18 +253,6 @@ async fn main() -> anyhow::Result<()> {
         }
     });
 
-    // A namespace-scoped manager (config/manager sets WATCH_NAMESPACE to its own namespace)
-    // watches that namespace only, with the Role of `make manifests`.
-    let watched = std::env::var("WATCH_NAMESPACE")
-        .ok()
-        .filter(|n| !n.is_empty());
-    match &watched {
-        Some(namespace) => tracing::info!(%namespace, "watching one namespace (WATCH_NAMESPACE)"),
-        None => tracing::info!("watching every namespace"),
-    }
-    let ctx = manager::Context::new(client.clone(), metrics)
-        .with_health(health)
-        .watching(watched);
     if flags.leader_elect {
         let namespace = flags
             .leader_election_namespace
@@ -288,6 +303,20 @@ mod tests {
         assert!(flags.leader_elect);
         let flags = Flags::parse_from(["manager", "--leader-elect=true"]);
         assert!(flags.leader_elect);
+    }
+
+    #[test]
+    fn each_controller_reconciles_a_bounded_number_of_objects_at_once() {
+        let flags = Flags::parse_from(["manager"]);
+        assert_eq!(
+            flags.max_concurrent_reconciles,
+            controllers::MAX_CONCURRENT_RECONCILES
+        );
+        let flags = Flags::parse_from(["manager", "--max-concurrent-reconciles=16"]);
+        assert_eq!(flags.max_concurrent_reconciles, 16);
+        // 0 would be kube-runtime's "no limit".
+        assert!(Flags::try_parse_from(["manager", "--max-concurrent-reconciles=0"]).is_err());
+        assert!(Flags::try_parse_from(["manager", "--max-concurrent-reconciles=65536"]).is_err());
     }
 
     #[test]

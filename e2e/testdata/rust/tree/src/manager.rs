@@ -15,14 +15,15 @@ limitations under the License.
 */
 
 //! The manager's machinery: what every controller shares ([`Context`]), the watches that feed
-//! the controllers, readiness ([`Health`]), the metrics, the logs, and the shutdown signal.
+//! the controllers and the caches they fill ([`Caches`]), readiness ([`Health`]), the metrics,
+//! the logs, and the shutdown signal.
 
-use futures::{Stream, StreamExt};
+use futures::{FutureExt, Stream, StreamExt};
 use k8s_openapi::NamespaceResourceScope;
 use kube::api::Api;
-use kube::runtime::controller::Action;
+use kube::runtime::controller::{self, Action};
 use kube::runtime::events::{Recorder, Reporter};
-use kube::runtime::reflector::{self, Store};
+use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Client, Resource, ResourceExt};
 use prometheus_client::collector::Collector;
@@ -34,6 +35,7 @@ use prometheus_client::metrics::gauge::{ConstGauge, Gauge};
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
 use serde::de::DeserializeOwned;
+use std::any::{Any, TypeId};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt::Debug;
 use std::hash::Hash;
@@ -51,10 +53,14 @@ pub struct Context {
     pub recorder: Recorder,
     pub metrics: Arc<Metrics>,
     pub backoff: Arc<Backoff>,
-    pub health: Arc<Health>,
+    /// The objects the controllers keep in memory, by kind: the webhooks read them too.
+    pub caches: Caches,
     /// The one namespace the controllers watch (WATCH_NAMESPACE, which config/manager sets in
     /// a namespace-scoped project: `opbuilder init --namespaced`); `None`: every namespace.
     pub namespace: Option<String>,
+    /// How many objects each controller reconciles at once (`--max-concurrent-reconciles`;
+    /// [`crate::controllers::MAX_CONCURRENT_RECONCILES`] by default).
+    pub max_concurrent_reconciles: u16,
 }
 
 impl Context {
@@ -68,9 +74,27 @@ impl Context {
             client,
             metrics,
             backoff: Arc::default(),
-            health: Arc::default(),
+            caches: Caches::default(),
             namespace: None,
+            max_concurrent_reconciles: crate::controllers::MAX_CONCURRENT_RECONCILES,
         }
+    }
+
+    /// The same context, each controller reconciling at most `n` objects at once (at least 1).
+    pub fn reconciling_at_once(self, n: u16) -> Context {
+        Context {
+            max_concurrent_reconciles: n.max(1),
+            ..self
+        }
+    }
+
+    /// How a controller runs: at most [`Context::max_concurrent_reconciles`] reconciles at
+    /// once (kube-runtime's default, 0, sets no limit), each object by one of them at a time,
+    /// without debounce (a change waiting for its turn merges with the next ones of the same
+    /// object anyway). A controller may ask for its own limit:
+    /// `ctx.controller_config().concurrency(1)`.
+    pub fn controller_config(&self) -> controller::Config {
+        controller::Config::default().concurrency(self.max_concurrent_reconciles)
     }
 
     /// The same context, its controllers watching only `namespace` (`None`: every namespace).
@@ -91,16 +115,12 @@ impl Context {
         }
     }
 
-    /// The same context, reporting the watches' failures to `health` (the manager's readiness).
-    pub fn with_health(self, health: Arc<Health>) -> Context {
-        Context { health, ..self }
-    }
-
     /// What controller `name` reconciles: the objects of `api` that `config` selects, as a store
     /// and a stream of changes for `Controller::for_stream`. The objects are kept without their
     /// managedFields, which no reconcile reads and which can be half their size (an update that
-    /// leaves them out keeps them); a watch that keeps failing makes the manager unready and is
-    /// said once (see [`Health`]). Registers the controller's metrics.
+    /// leaves them out keeps them); the store is in [`Context::caches`] for the webhooks; the
+    /// watch's failures are reported (see [`Context::observe`]). Registers the controller's
+    /// metrics.
     pub fn watch<K>(
         &self,
         name: &'static str,
@@ -114,18 +134,12 @@ impl Context {
         K: Resource + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
         K::DynamicType: Default + Eq + Hash + Clone,
     {
-        self.metrics.register(name);
-        let health = self.health.clone();
+        self.metrics.register(name, self.max_concurrent_reconciles);
         let metrics = self.metrics.clone();
         let (reader, writer) = reflector::store();
-        let changes = watcher(api, config)
-            .default_backoff()
-            .inspect(move |event| match event {
-                // The start of a (re)list, before it is asked for: it says nothing yet.
-                Ok(watcher::Event::Init) => {}
-                Ok(_) => health.watch_ok(name),
-                Err(error) => health.watch_failed(name, error),
-            })
+        self.caches.insert(reader.clone());
+        let changes = self
+            .observe(name, watcher(api, config).default_backoff())
             .modify(prune)
             .reflect(writer)
             .applied_objects()
@@ -136,6 +150,105 @@ impl Context {
                 }
             });
         (reader, changes)
+    }
+
+    /// The events of watch `name` (a controller's, or one of the objects it owns), reported:
+    /// a watch that starts failing is logged once, and once more when it recovers, and counted
+    /// (`controller_watch_errors_total`, `controller_watch_failing` 1 while it fails). It is
+    /// retried with backoff meanwhile, and the manager stays ready: its webhooks, which every
+    /// write of their kinds waits for, keep answering (a watch failing for lack of a permission
+    /// or a CRD is no reason to stop them). The backoff of an object deleted is forgotten.
+    pub fn observe<K, S>(
+        &self,
+        name: &'static str,
+        events: S,
+    ) -> impl Stream<Item = Result<watcher::Event<K>, watcher::Error>> + Send + use<K, S>
+    where
+        S: Stream<Item = Result<watcher::Event<K>, watcher::Error>> + Send,
+        K: Resource + Send,
+        K::DynamicType: Default,
+    {
+        self.metrics.register_watch(name);
+        let (metrics, backoff) = (self.metrics.clone(), self.backoff.clone());
+        events.inspect(move |event| match event {
+            // The start of a (re)list, before it is asked for: it says nothing yet.
+            Ok(watcher::Event::Init) => {}
+            Ok(watcher::Event::Delete(obj)) => {
+                metrics.watch_ok(name);
+                backoff.reset(&ObjectRef::from_obj(obj).to_string());
+            }
+            Ok(_) => metrics.watch_ok(name),
+            Err(error) => metrics.watch_failed(name, error),
+        })
+    }
+
+    /// Run controller `name` (the stream of `Controller::run`) until it ends, at shutdown. A
+    /// reconcile's failure is said by the controller's error_policy and a watch's by
+    /// [`Context::observe`]; this logs a failure of the controller's scheduler, and forgets the
+    /// backoff of an object that was gone when its retry came (deleted while a watch was down).
+    pub async fn drive<K, E>(
+        &self,
+        name: &str,
+        reconciles: impl Stream<
+            Item = Result<(ObjectRef<K>, Action), controller::Error<E, watcher::Error>>,
+        >,
+    ) where
+        K: Resource,
+        E: std::error::Error + 'static,
+    {
+        reconciles
+            .for_each(|result| {
+                match result {
+                    Err(controller::Error::ObjectNotFound(obj)) => {
+                        self.backoff.reset(&obj.to_string());
+                    }
+                    Err(controller::Error::RunnerError(error)) => {
+                        tracing::error!(controller = name, %error, "the controller's scheduler failed");
+                    }
+                    _ => {}
+                }
+                std::future::ready(())
+            })
+            .await
+    }
+}
+
+/// The stores of the objects the controllers keep in memory, one per kind, filled while a
+/// controller of this replica watches them (only the leader runs the controllers).
+#[derive(Clone, Default)]
+pub struct Caches {
+    stores: Arc<Mutex<HashMap<TypeId, Box<dyn Any + Send + Sync>>>>,
+}
+
+impl Caches {
+    fn lock(&self) -> MutexGuard<'_, HashMap<TypeId, Box<dyn Any + Send + Sync>>> {
+        self.stores.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Keep `store`, the objects of kind `K` a controller watches.
+    pub fn insert<K>(&self, store: Store<K>)
+    where
+        K: Resource + Clone + Send + Sync + 'static,
+        K::DynamicType: Eq + Hash + Clone + Send + Sync,
+    {
+        self.lock().insert(TypeId::of::<K>(), Box::new(store));
+    }
+
+    /// The objects of kind `K` a controller of this replica watches (those its watch selects),
+    /// once its first list is in: `None` before, for a kind no controller watches, and on a
+    /// standby replica. A cache is as fresh as the last change its watch delivered.
+    pub fn get<K>(&self) -> Option<Store<K>>
+    where
+        K: Resource + Clone + Send + Sync + 'static,
+        K::DynamicType: Eq + Hash + Clone + Send + Sync,
+    {
+        let store = self
+            .lock()
+            .get(&TypeId::of::<K>())?
+            .downcast_ref::<Store<K>>()?
+            .clone();
+        let listed = store.wait_until_ready().now_or_never();
+        matches!(listed, Some(Ok(()))).then_some(store)
     }
 }
 
@@ -161,7 +274,7 @@ impl Backoff {
         Duration::from_millis(ms.min(1_000_000))
     }
 
-    /// Forget the failures of `key` after a success.
+    /// Forget the failures of `key`: after a success, or once the object is gone.
     pub fn reset(&self, key: &str) {
         self.failures
             .lock()
@@ -171,16 +284,12 @@ impl Backoff {
 }
 
 /// Whether the manager is ready (`/readyz`): every check passes. The checks are the webhook
-/// server's (listening), each controller's watch (not failing), and the shutdown (not begun).
-/// A watch that fails is said once when it starts failing and once when it recovers; the
-/// readiness probe's failure threshold (3 periods of 10 s in config/manager) tells a
-/// persistent failure from a blip.
+/// server's (listening) and the shutdown's (not begun). The controllers' watches are not among
+/// them: a manager whose watch fails still answers its webhooks (see [`Context::observe`]).
 #[derive(Default)]
 pub struct Health {
     /// Check name -> why it fails (`None`: it passes).
     checks: Mutex<BTreeMap<String, Option<String>>>,
-    /// How many checks fail, so that a passing watch costs no lock.
-    failing: AtomicUsize,
 }
 
 impl Health {
@@ -188,42 +297,9 @@ impl Health {
         self.checks.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Record the outcome of check `name`; returns whether it failed before.
-    pub fn set(&self, name: &str, failure: Option<String>) -> bool {
-        let fails = failure.is_some();
-        let before = self.lock().insert(name.to_string(), failure);
-        let failed = matches!(before, Some(Some(_)));
-        match (failed, fails) {
-            (false, true) => {
-                self.failing.fetch_add(1, Ordering::Relaxed);
-            }
-            (true, false) => {
-                self.failing.fetch_sub(1, Ordering::Relaxed);
-            }
-            _ => {}
-        }
-        failed
-    }
-
-    /// The watch of controller `name` failed: unready until it delivers again.
-    pub fn watch_failed(&self, name: &str, error: &watcher::Error) {
-        if !self.set(&format!("watch {name}"), Some(error.to_string())) {
-            tracing::error!(
-                controller = name,
-                %error,
-                "the controller's watch fails: the manager is unready until it recovers (it retries with backoff)"
-            );
-        }
-    }
-
-    /// The watch of controller `name` delivered.
-    pub fn watch_ok(&self, name: &str) {
-        if self.failing.load(Ordering::Relaxed) == 0 {
-            return;
-        }
-        if self.set(&format!("watch {name}"), None) {
-            tracing::info!(controller = name, "the controller's watch recovered");
-        }
+    /// Record the outcome of check `name`.
+    pub fn set(&self, name: &str, failure: Option<String>) {
+        self.lock().insert(name.to_string(), failure);
     }
 
     /// `Ok` when every check passes, or each failing check and why.
@@ -267,17 +343,23 @@ fn work_histogram() -> Histogram {
 }
 
 /// Prometheus metrics of the controllers, served on /metrics, named and labelled as
-/// controller-runtime's so that its dashboards and alerts work: the reconciles, and of its
-/// workqueue metrics those kube-rs lets a controller see (the items handed to the controller,
-/// the retries, the time each item is worked on, the work under way). kube-rs's scheduler keeps
-/// its queue to itself: there is no `workqueue_depth` or `workqueue_queue_duration_seconds`.
-/// With them, the process's own (CPU, memory, file descriptors) and the tokio runtime's tasks.
+/// controller-runtime's so that its dashboards and alerts work: the reconciles, the worker
+/// limit, and of its workqueue metrics those kube-rs lets a controller see (the items handed to
+/// the controller, the retries, the time each item is worked on, the work under way). kube-rs's
+/// scheduler keeps its queue to itself: there is no `workqueue_depth` or
+/// `workqueue_queue_duration_seconds`. With them, the failures of the watches (label `watch`),
+/// the process's own (CPU, memory, file descriptors) and the tokio runtime's tasks.
 pub struct Metrics {
     registry: Registry,
     reconciles: Family<Labels, Counter>,
     errors: Family<Labels, Counter>,
     times: Family<Labels, Histogram, fn() -> Histogram>,
     active: Family<Labels, Gauge>,
+    workers: Family<Labels, Gauge>,
+    watch_errors: Family<Labels, Counter>,
+    watch_failing: Family<Labels, Gauge>,
+    /// How many watches fail, so that a delivering watch costs no lock while none does.
+    watches_failing: AtomicUsize,
     adds: Family<Labels, Counter>,
     retries: Family<Labels, Counter>,
     work: Family<Labels, Histogram, fn() -> Histogram>,
@@ -315,6 +397,24 @@ impl Default for Metrics {
             "Number of currently used workers per controller",
             active.clone(),
         );
+        let workers = Family::<Labels, Gauge>::default();
+        registry.register(
+            "controller_runtime_max_concurrent_reconciles",
+            "Maximum number of concurrent reconciles per controller",
+            workers.clone(),
+        );
+        let watch_errors = Family::<Labels, Counter>::default();
+        let watch_failing = Family::<Labels, Gauge>::default();
+        registry.register(
+            "controller_watch_errors",
+            "Total number of errors of each watch of the controllers",
+            watch_errors.clone(),
+        );
+        registry.register(
+            "controller_watch_failing",
+            "Whether a watch of the controllers fails (1) or delivers (0)",
+            watch_failing.clone(),
+        );
         let adds = Family::<Labels, Counter>::default();
         let retries = Family::<Labels, Counter>::default();
         let work =
@@ -347,6 +447,10 @@ impl Default for Metrics {
             errors,
             times,
             active,
+            workers,
+            watch_errors,
+            watch_failing,
+            watches_failing: AtomicUsize::new(0),
             adds,
             retries,
             work,
@@ -514,6 +618,12 @@ fn queue_label(name: &str) -> Labels {
     vec![("name".to_string(), name.to_string())]
 }
 
+/// The `watch` label of the watches' metrics: the controller's name, or the name of a watch of
+/// what it owns.
+fn watch_label(name: &str) -> Labels {
+    vec![("watch".to_string(), name.to_string())]
+}
+
 fn result_labels(name: &str, result: &str) -> Labels {
     vec![
         ("controller".to_string(), name.to_string()),
@@ -532,9 +642,10 @@ fn result_label<E>(result: &Result<Action, E>) -> &'static str {
 }
 
 impl Metrics {
-    /// Register controller `name`: its series start at zero, as controller-runtime's do.
-    /// Returns false, and says so, when another controller has the name already.
-    pub fn register(&self, name: &str) -> bool {
+    /// Register controller `name`, which runs at most `workers` reconciles at once: its series
+    /// start at zero, as controller-runtime's do. Returns false, and says so, when another
+    /// controller has the name already.
+    pub fn register(&self, name: &str, workers: u16) -> bool {
         let new = self
             .controllers
             .lock()
@@ -553,9 +664,44 @@ impl Metrics {
         }
         self.errors.get_or_create(&controller_label(name)).inc_by(0);
         self.active.get_or_create(&controller_label(name)).inc_by(0);
+        self.workers
+            .get_or_create(&controller_label(name))
+            .set(i64::from(workers));
         self.adds.get_or_create(&queue_label(name)).inc_by(0);
         self.retries.get_or_create(&queue_label(name)).inc_by(0);
         new
+    }
+
+    /// Register watch `name`: its series start at zero.
+    pub fn register_watch(&self, name: &str) {
+        let labels = watch_label(name);
+        self.watch_errors.get_or_create(&labels).inc_by(0);
+        self.watch_failing.get_or_create(&labels).inc_by(0);
+    }
+
+    /// Watch `name` failed: counted, and said when it starts failing.
+    pub fn watch_failed(&self, name: &str, error: &watcher::Error) {
+        let labels = watch_label(name);
+        self.watch_errors.get_or_create(&labels).inc();
+        if self.watch_failing.get_or_create(&labels).set(1) == 0 {
+            self.watches_failing.fetch_add(1, Ordering::Relaxed);
+            tracing::error!(
+                watch = name,
+                %error,
+                "a watch fails: its controller sees no change of these objects until it recovers (retried with backoff)"
+            );
+        }
+    }
+
+    /// Watch `name` delivered: said when it recovers.
+    pub fn watch_ok(&self, name: &str) {
+        if self.watches_failing.load(Ordering::Relaxed) == 0 {
+            return;
+        }
+        if self.watch_failing.get_or_create(&watch_label(name)).set(0) == 1 {
+            self.watches_failing.fetch_sub(1, Ordering::Relaxed);
+            tracing::info!(watch = name, "the watch recovered");
+        }
     }
 
     /// An object that changed was handed to controller `name`.
@@ -723,11 +869,12 @@ pub type Shutdown = futures::future::Shared<futures::future::BoxFuture<'static, 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use k8s_openapi::api::core::v1::ConfigMap;
 
     #[test]
     fn reconciles_are_counted_under_controller_runtimes_result_label() {
         let metrics = Metrics::default();
-        assert!(metrics.register("webapp-guestbook"));
+        assert!(metrics.register("webapp-guestbook", 4));
         metrics
             .start("webapp-guestbook")
             .finish::<()>(&Ok(Action::await_change()));
@@ -743,6 +890,7 @@ mod tests {
             r#"controller_runtime_reconcile_total{controller="webapp-guestbook",result="requeue"} 0"#,
             r#"controller_runtime_reconcile_errors_total{controller="webapp-guestbook"} 1"#,
             r#"controller_runtime_active_workers{controller="webapp-guestbook"} 0"#,
+            r#"controller_runtime_max_concurrent_reconciles{controller="webapp-guestbook"} 4"#,
             r#"controller_runtime_reconcile_time_seconds_count{controller="webapp-guestbook"} 3"#,
         ] {
             assert!(text.lines().any(|l| l == line), "no {line} in:\n{text}");
@@ -752,7 +900,7 @@ mod tests {
     #[test]
     fn the_workqueue_metrics_count_adds_retries_and_work() {
         let metrics = Metrics::default();
-        metrics.register("webapp-guestbook");
+        metrics.register("webapp-guestbook", 4);
         metrics.added("webapp-guestbook");
         metrics.start("webapp-guestbook").finish(&Err(()));
         metrics
@@ -821,26 +969,108 @@ mod tests {
     #[test]
     fn a_second_controller_of_the_same_name_is_refused() {
         let metrics = Metrics::default();
-        assert!(metrics.register("core-event"));
-        assert!(metrics.register("webapp-event"));
-        assert!(!metrics.register("core-event"));
+        assert!(metrics.register("core-event", 1));
+        assert!(metrics.register("webapp-event", 1));
+        assert!(!metrics.register("core-event", 1));
     }
 
-    #[test]
-    fn a_failing_watch_makes_the_manager_unready_until_it_delivers() {
-        let health = Health::default();
-        assert_eq!(health.readiness(), Ok(()));
-        let error = watcher::Error::NoResourceVersion;
-        health.watch_failed("webapp-guestbook", &error);
-        health.watch_failed("webapp-guestbook", &error);
-        let failing = health.readiness().expect_err("unready");
-        assert_eq!(failing.len(), 1, "{failing:?}");
+    /// A context whose client talks to a mocked API server that answers nothing.
+    fn context() -> Context {
+        let (service, _) = tower_test::mock::pair::<
+            http::Request<kube::client::Body>,
+            http::Response<kube::client::Body>,
+        >();
+        Context::new(Client::new(service, "default"), Arc::default())
+    }
+
+    fn config_map(name: &str) -> ConfigMap {
+        let mut obj = ConfigMap::default();
+        obj.metadata.name = Some(name.into());
+        obj.metadata.namespace = Some("default".into());
+        obj
+    }
+
+    #[tokio::test]
+    async fn a_failing_watch_is_counted_and_leaves_the_manager_ready() {
+        let ctx = context();
+        let error = || Err::<watcher::Event<ConfigMap>, _>(watcher::Error::NoResourceVersion);
+        let events = futures::stream::iter(vec![
+            error(),
+            error(),
+            Ok(watcher::Event::InitDone),
+            error(),
+        ]);
+        let seen: Vec<_> = ctx.observe("webapp-guestbook", events).collect().await;
+        assert_eq!(seen.len(), 4);
+        let text = ctx.metrics.render();
+        for line in [
+            r#"controller_watch_errors_total{watch="webapp-guestbook"} 3"#,
+            r#"controller_watch_failing{watch="webapp-guestbook"} 1"#,
+        ] {
+            assert!(text.lines().any(|l| l == line), "no {line} in:\n{text}");
+        }
+        ctx.metrics.watch_ok("webapp-guestbook");
+        let line = r#"controller_watch_failing{watch="webapp-guestbook"} 0"#;
+        assert!(ctx.metrics.render().lines().any(|l| l == line));
+        // Readiness knows nothing of the watches.
+        assert_eq!(Health::default().readiness(), Ok(()));
+    }
+
+    #[tokio::test]
+    async fn the_backoff_of_a_deleted_object_is_forgotten() {
+        let ctx = context();
+        let gone = config_map("gone");
+        let key = ObjectRef::from_obj(&gone).to_string();
+        let first = ctx.backoff.next(&key);
+        assert!(ctx.backoff.next(&key) > first);
+        let events = futures::stream::iter(vec![Ok(watcher::Event::Delete(gone))]);
+        let _: Vec<_> = ctx.observe("core-configmap", events).collect().await;
+        assert_eq!(ctx.backoff.next(&key), first, "the failures were kept");
+        // An object found gone when its retry comes, likewise.
+        let missed = config_map("missed");
+        let key = ObjectRef::from_obj(&missed).to_string();
+        ctx.backoff.next(&key);
+        let erased = Box::new(ObjectRef::from_obj(&missed).erase());
+        let results = futures::stream::iter(vec![Err(controller::Error::<
+            std::io::Error,
+            watcher::Error,
+        >::ObjectNotFound(erased))]);
+        ctx.drive::<ConfigMap, _>("core-configmap", results).await;
+        assert_eq!(ctx.backoff.next(&key), first, "the failures were kept");
+    }
+
+    #[tokio::test]
+    async fn a_watched_kind_is_cached_once_listed() {
+        let ctx = context();
+        assert!(ctx.caches.get::<ConfigMap>().is_none());
+        let (reader, mut writer) = reflector::store::<ConfigMap>();
+        ctx.caches.insert(reader);
         assert!(
-            failing[0].starts_with("watch webapp-guestbook: "),
-            "{failing:?}"
+            ctx.caches.get::<ConfigMap>().is_none(),
+            "a cache before its first list"
         );
-        health.watch_ok("webapp-guestbook");
-        assert_eq!(health.readiness(), Ok(()));
+        writer.apply_watcher_event(&watcher::Event::InitApply(config_map("listed")));
+        writer.apply_watcher_event(&watcher::Event::InitDone);
+        let cached = ctx.caches.get::<ConfigMap>().expect("a cache once listed");
+        assert_eq!(cached.state().len(), 1);
+        assert!(
+            ctx.caches
+                .get::<k8s_openapi::api::core::v1::Secret>()
+                .is_none()
+        );
+    }
+
+    #[tokio::test]
+    async fn each_controller_reconciles_a_bounded_number_of_objects_at_once() {
+        let ctx = context();
+        assert_eq!(
+            ctx.max_concurrent_reconciles,
+            crate::controllers::MAX_CONCURRENT_RECONCILES
+        );
+        assert!(ctx.max_concurrent_reconciles >= 1);
+        assert_eq!(ctx.reconciling_at_once(0).max_concurrent_reconciles, 1);
+        let config = format!("{:?}", context().reconciling_at_once(2).controller_config());
+        assert!(config.contains("concurrency: 2"), "{config}");
     }
 
     #[test]
@@ -875,7 +1105,6 @@ mod tests {
 
     #[test]
     fn cached_objects_keep_no_managed_fields() {
-        use k8s_openapi::api::core::v1::ConfigMap;
         use k8s_openapi::apimachinery::pkg::apis::meta::v1::ManagedFieldsEntry;
         let mut obj = ConfigMap::default();
         obj.metadata.managed_fields = Some(vec![ManagedFieldsEntry::default()]);

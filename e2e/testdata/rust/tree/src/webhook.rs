@@ -16,13 +16,18 @@ limitations under the License.
 
 //! The webhook server: HTTPS on `--webhook-port` with the certificate in `--webhook-cert-path`
 //! (tls.crt, tls.key, as cert-manager mounts them), read again when it changes, so a renewed
-//! certificate is served without a restart. Each webhook is a path and a handler; the webhooks
-//! themselves are in src/webhooks (`opbuilder create webhook` adds them). The server bounds
-//! the TLS handshake, the request head and the body (see src/server.rs), and at shutdown it
-//! answers the reviews under way before it stops.
+//! certificate is served without a restart. Each webhook is a path and an asynchronous handler,
+//! which may read the cluster ([`Cluster`]); the webhooks themselves are in src/webhooks
+//! (`opbuilder create webhook` adds them). The server bounds the connections, the TLS
+//! handshake, the request head and an idle connection (see src/server.rs), the body's size and
+//! the time it takes to arrive, and a handler's time; at shutdown it keeps answering for
+//! [`SHUTDOWN_DELAY`] (the manager is unready by then), then answers the reviews under way
+//! before it stops.
 
+use crate::manager::Caches;
 use crate::server::{self, Reply, Serving};
 use crate::tls::{CertFiles, Certificate};
+use futures::future::BoxFuture;
 use http_body_util::{BodyExt, Limited};
 use hyper::body::{Body, Bytes};
 use hyper::{Method, Request, StatusCode};
@@ -31,20 +36,65 @@ use k8s_openapi::api::admissionregistration::v1::{
     ValidatingWebhookConfiguration, WebhookClientConfig,
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, LabelSelectorRequirement};
-use kube::Resource;
 use kube::core::GroupVersionKind;
 use kube::core::admission::{AdmissionRequest, AdmissionResponse, AdmissionReview};
 use kube::core::response::{Status, StatusCause, StatusDetails};
+use kube::runtime::reflector::Store;
+use kube::{Client, Resource};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use std::future::Future;
+use std::hash::Hash;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::TcpListener;
+use tokio::time::timeout;
 
-/// A handler: the body of a review request in, the body of its response out.
-pub type Handler = fn(&[u8]) -> Vec<u8>;
+/// A handler: the body of a review request and what it may read of the cluster in, the body of
+/// its response out. It runs on the manager's runtime beside everything else: await what takes
+/// time (the API server), and hand long computations to `tokio::task::spawn_blocking`.
+pub type Handler = fn(Bytes, Cluster) -> BoxFuture<'static, Vec<u8>>;
+
+/// What a webhook may read of the cluster: the API server, as the manager's ServiceAccount
+/// (`client`; what it reads needs a rule in the RBAC of the code, such as `rbac::MANAGER`), and
+/// the objects the controllers keep in memory ([`Cluster::cached`]).
+#[derive(Clone)]
+pub struct Cluster {
+    pub client: Client,
+    caches: Caches,
+}
+
+impl Cluster {
+    /// The cluster of `client`, with the controllers' `caches`.
+    pub fn new(client: Client, caches: Caches) -> Cluster {
+        Cluster { client, caches }
+    }
+
+    /// The objects of kind `K` a controller of this replica watches (those its watch selects:
+    /// its namespace, its selectors), as fresh as the last change the watch delivered. `None`
+    /// where no controller of this replica has listed them: on a standby replica (only the
+    /// leader runs the controllers, every replica serves the webhooks), before the first list
+    /// completes, and for a kind no controller watches; read them with `client` then.
+    pub fn cached<K>(&self) -> Option<Store<K>>
+    where
+        K: Resource + Clone + Send + Sync + 'static,
+        K::DynamicType: Eq + Hash + Clone + Send + Sync,
+    {
+        self.caches.get()
+    }
+
+    /// A cluster whose API server answers nothing (every request fails) and without caches,
+    /// for the unit tests of handlers.
+    #[cfg(test)]
+    pub fn offline() -> Cluster {
+        let (service, _) = tower_test::mock::pair::<
+            http::Request<kube::client::Body>,
+            http::Response<kube::client::Body>,
+        >();
+        Cluster::new(Client::new(service, "default"), Caches::default())
+    }
+}
 
 /// One webhook of the server.
 pub struct Route {
@@ -197,28 +247,44 @@ pub const DEFAULT_CERT_DIR: &str = "/tmp/k8s-webhook-server/serving-certs";
 /// review of an update carries two.
 pub const MAX_BODY: usize = 7 * 1024 * 1024;
 
-/// How long the reviews under way may take to be answered once the manager stops: within the
-/// pod's termination grace period (10 s in config/manager).
-pub const DRAIN_TIMEOUT: Duration = Duration::from_secs(8);
+/// How long the body of a review may take to arrive once its head has: a client that sends it
+/// slower is answered 408 and its connection closed.
+pub const BODY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long a handler may take: the API server waits 30 s at most (`timeout_seconds`), so an
+/// answer later than that is read by nobody; the handler is stopped and 504 answered.
+pub const HANDLER_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How long the server keeps answering once the manager is stopping: the manager is unready
+/// from the start of it, and the endpoints of the webhook Service drop the pod within a few
+/// seconds, so that the API server does not send a review to a port that has closed.
+pub const SHUTDOWN_DELAY: Duration = Duration::from_secs(4);
+
+/// How long the reviews under way may take to be answered once the server stops: with
+/// [`SHUTDOWN_DELAY`], within the pod's termination grace period (10 s in config/manager).
+pub const DRAIN_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The webhook server, listening.
 pub struct Server {
     listener: TcpListener,
     tls: tokio_rustls::TlsAcceptor,
     routes: Arc<Vec<Route>>,
+    cluster: Cluster,
 }
 
 impl Server {
-    /// Listen on `address` with the certificate of `files`: an error when either fails, so
-    /// that a manager that cannot serve its webhooks does not start (or become ready).
+    /// Listen on `address` (`[::]:port`: every address, IPv6 and IPv4) with the certificate of
+    /// `files`: an error when either fails, so that a manager that cannot serve its webhooks
+    /// does not start (or become ready). The handlers of `routes` read `cluster`.
     pub async fn bind(
         address: SocketAddr,
         files: CertFiles,
         routes: Vec<Route>,
+        cluster: Cluster,
     ) -> anyhow::Result<Server> {
         let certificate = Certificate::from_files(files)
             .map_err(|e| anyhow::anyhow!("the webhook server's certificate: {e}"))?;
-        Server::bind_certificate(address, certificate, routes).await
+        Server::bind_certificate(address, certificate, routes, cluster).await
     }
 
     /// [`Server::bind`] with a certificate the manager has (`make run`'s, see
@@ -227,14 +293,16 @@ impl Server {
         address: SocketAddr,
         certificate: Arc<Certificate>,
         routes: Vec<Route>,
+        cluster: Cluster,
     ) -> anyhow::Result<Server> {
-        let listener = TcpListener::bind(address)
+        let listener = server::listen(address)
             .await
             .map_err(|e| anyhow::anyhow!("--webhook-port: cannot listen on {address}: {e}"))?;
         Ok(Server {
             listener,
             tls: certificate.acceptor()?,
             routes: Arc::new(routes),
+            cluster,
         })
     }
 
@@ -255,13 +323,13 @@ impl Server {
         if let Ok(address) = self.listener.local_addr() {
             tracing::info!(%address, "serving webhooks");
         }
-        let routes = self.routes;
-        let handler = move |request| respond(request, routes.clone());
+        let (routes, cluster) = (self.routes, self.cluster);
+        let handler = move |request| respond(request, routes.clone(), cluster.clone());
         server::serve(self.listener, serving, handler, shutdown).await;
     }
 }
 
-async fn respond<B>(request: Request<B>, routes: Arc<Vec<Route>>) -> Reply
+async fn respond<B>(request: Request<B>, routes: Arc<Vec<Route>>, cluster: Cluster) -> Reply
 where
     B: Body<Data = Bytes>,
     B::Error: std::error::Error + Send + Sync + 'static,
@@ -269,15 +337,32 @@ where
     let route = routes.iter().find(|r| r.path == request.uri().path());
     let (status, body) = match route {
         Some(route) if request.method() == Method::POST => {
-            match Limited::new(request.into_body(), MAX_BODY).collect().await {
-                Ok(body) => (StatusCode::OK, (route.handler)(&body.to_bytes())),
-                Err(e) if e.is::<http_body_util::LengthLimitError>() => (
+            let read = Limited::new(request.into_body(), MAX_BODY).collect();
+            match timeout(BODY_TIMEOUT, read).await {
+                Ok(Ok(body)) => {
+                    let handled = (route.handler)(body.to_bytes(), cluster);
+                    match timeout(HANDLER_TIMEOUT, handled).await {
+                        Ok(answer) => (StatusCode::OK, answer),
+                        Err(_) => {
+                            tracing::error!(path = route.path, timeout = ?HANDLER_TIMEOUT, "a webhook took too long: stopped");
+                            (
+                                StatusCode::GATEWAY_TIMEOUT,
+                                b"the webhook took too long\n".to_vec(),
+                            )
+                        }
+                    }
+                }
+                Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => (
                     StatusCode::PAYLOAD_TOO_LARGE,
                     format!("a review may not exceed {MAX_BODY} bytes\n").into_bytes(),
                 ),
-                Err(e) => (
+                Ok(Err(e)) => (
                     StatusCode::BAD_REQUEST,
                     format!("reading the review: {e}\n").into_bytes(),
+                ),
+                Err(_) => (
+                    StatusCode::REQUEST_TIMEOUT,
+                    format!("the review did not arrive within {BODY_TIMEOUT:?}\n").into_bytes(),
                 ),
             }
         }
@@ -296,24 +381,34 @@ fn review_body(response: AdmissionResponse) -> Vec<u8> {
     serde_json::to_vec(&response.into_review()).unwrap_or_default()
 }
 
+/// The admission request of a review's body.
+fn admission_request<K>(body: &[u8]) -> Result<AdmissionRequest<K>, String>
+where
+    K: Resource + DeserializeOwned,
+{
+    let review: AdmissionReview<K> = serde_json::from_slice(body).map_err(|e| e.to_string())?;
+    review
+        .try_into()
+        .map_err(|e: kube::core::admission::ConvertAdmissionReviewError| e.to_string())
+}
+
 /// A defaulting webhook: `default` fills in the object; the response patches the difference.
-pub fn defaulting<K>(body: &[u8], default: fn(&mut K)) -> Vec<u8>
+pub async fn defaulting<K>(
+    body: Bytes,
+    cluster: Cluster,
+    default: impl AsyncFn(&mut K, &Cluster),
+) -> Vec<u8>
 where
     K: Resource + DeserializeOwned + Serialize + Clone,
 {
-    let request: AdmissionRequest<K> = match serde_json::from_slice::<AdmissionReview<K>>(body)
-        .map_err(|e| e.to_string())
-        .and_then(|r| {
-            r.try_into()
-                .map_err(|e: kube::core::admission::ConvertAdmissionReviewError| e.to_string())
-        }) {
+    let request: AdmissionRequest<K> = match admission_request(&body) {
         Ok(r) => r,
         Err(e) => return review_body(AdmissionResponse::invalid(e)),
     };
     let mut response = AdmissionResponse::from(&request);
     if let Some(obj) = &request.object {
         let mut defaulted = obj.clone();
-        default(&mut defaulted);
+        default(&mut defaulted, &cluster).await;
         let (before, after) = (serde_json::to_value(obj), serde_json::to_value(&defaulted));
         if let (Ok(before), Ok(after)) = (before, after) {
             let patch = json_patch::diff(&before, &after);
@@ -528,22 +623,23 @@ fn refusal_status(refusal: Refusal, kind: &GroupVersionKind, name: &str) -> Stat
     }
 }
 
-/// A validating webhook: `validate(new, old)` for creates (no old), updates, and deletes (no new).
-pub fn validating<K>(body: &[u8], validate: fn(Option<&K>, Option<&K>) -> Validation) -> Vec<u8>
+/// A validating webhook: `validate(new, old, cluster)` for creates (no old), updates, and
+/// deletes (no new).
+pub async fn validating<K>(
+    body: Bytes,
+    cluster: Cluster,
+    validate: impl AsyncFn(Option<&K>, Option<&K>, &Cluster) -> Validation,
+) -> Vec<u8>
 where
     K: Resource + DeserializeOwned + Serialize + Clone,
 {
-    let request: AdmissionRequest<K> = match serde_json::from_slice::<AdmissionReview<K>>(body)
-        .map_err(|e| e.to_string())
-        .and_then(|r| {
-            r.try_into()
-                .map_err(|e: kube::core::admission::ConvertAdmissionReviewError| e.to_string())
-        }) {
+    let request: AdmissionRequest<K> = match admission_request(&body) {
         Ok(r) => r,
         Err(e) => return review_body(AdmissionResponse::invalid(e)),
     };
     let mut response = AdmissionResponse::from(&request);
-    match validate(request.object.as_ref(), request.old_object.as_ref()) {
+    let (new, old) = (request.object.as_ref(), request.old_object.as_ref());
+    match validate(new, old, &cluster).await {
         Ok(warnings) if warnings.is_empty() => {}
         Ok(warnings) => response.warnings = Some(warnings),
         Err(refusal) => {
@@ -560,7 +656,7 @@ mod tests {
     use k8s_openapi::api::core::v1::ConfigMap;
 
     /// A review of creating a ConfigMap named `settings`, as the API server sends it.
-    fn review() -> Vec<u8> {
+    fn review() -> Bytes {
         serde_json::to_vec(&serde_json::json!({
             "apiVersion": "admission.k8s.io/v1",
             "kind": "AdmissionReview",
@@ -581,6 +677,7 @@ mod tests {
             }
         }))
         .expect("a review")
+        .into()
     }
 
     fn answer(body: Vec<u8>) -> serde_json::Value {
@@ -588,7 +685,11 @@ mod tests {
         review["response"].clone()
     }
 
-    fn refuse_empty_mode(new: Option<&ConfigMap>, _: Option<&ConfigMap>) -> Validation {
+    async fn refuse_empty_mode(
+        new: Option<&ConfigMap>,
+        _: Option<&ConfigMap>,
+        _: &Cluster,
+    ) -> Validation {
         let mode = new
             .and_then(|c| c.data.as_ref())
             .and_then(|d| d.get("mode"));
@@ -602,9 +703,9 @@ mod tests {
         }
     }
 
-    #[test]
-    fn field_errors_refuse_as_invalid_with_a_cause_each() {
-        let response = answer(validating(&review(), refuse_empty_mode));
+    #[tokio::test]
+    async fn field_errors_refuse_as_invalid_with_a_cause_each() {
+        let response = answer(validating(review(), Cluster::offline(), refuse_empty_mode).await);
         assert_eq!(response["uid"], "0001");
         assert_eq!(response["allowed"], false);
         let status = &response["status"];
@@ -621,37 +722,37 @@ mod tests {
         assert_eq!(status["details"]["kind"], "ConfigMap");
     }
 
-    #[test]
-    fn a_message_refuses_as_forbidden() {
-        fn deny(_: Option<&ConfigMap>, _: Option<&ConfigMap>) -> Validation {
+    #[tokio::test]
+    async fn a_message_refuses_as_forbidden() {
+        async fn deny(_: Option<&ConfigMap>, _: Option<&ConfigMap>, _: &Cluster) -> Validation {
             Err("not today".into())
         }
-        let response = answer(validating(&review(), deny));
+        let response = answer(validating(review(), Cluster::offline(), deny).await);
         assert_eq!(response["allowed"], false);
         assert_eq!(response["status"]["code"], 403);
         assert_eq!(response["status"]["reason"], "Forbidden");
         assert_eq!(response["status"]["message"], "not today");
     }
 
-    #[test]
-    fn warnings_go_back_with_an_allowed_object() {
-        fn warn(_: Option<&ConfigMap>, _: Option<&ConfigMap>) -> Validation {
+    #[tokio::test]
+    async fn warnings_go_back_with_an_allowed_object() {
+        async fn warn(_: Option<&ConfigMap>, _: Option<&ConfigMap>, _: &Cluster) -> Validation {
             Ok(vec!["mode is deprecated".into()])
         }
-        let response = answer(validating(&review(), warn));
+        let response = answer(validating(review(), Cluster::offline(), warn).await);
         assert_eq!(response["allowed"], true);
         assert_eq!(response["warnings"][0], "mode is deprecated");
     }
 
-    #[test]
-    fn defaulting_answers_with_a_json_patch() {
-        fn label(obj: &mut ConfigMap) {
+    #[tokio::test]
+    async fn defaulting_answers_with_a_json_patch() {
+        async fn label(obj: &mut ConfigMap, _: &Cluster) {
             obj.metadata
                 .labels
                 .get_or_insert_default()
                 .insert("defaulted".into(), "yes".into());
         }
-        let response = answer(defaulting(&review(), label));
+        let response = answer(defaulting(review(), Cluster::offline(), label).await);
         assert_eq!(response["allowed"], true);
         assert_eq!(response["patchType"], "JSONPatch");
         // kube writes the patch's bytes as a JSON array, which the API server reads as well.
@@ -680,30 +781,125 @@ mod tests {
         );
     }
 
+    fn echo_route() -> Arc<Vec<Route>> {
+        Arc::new(vec![Route {
+            path: "/echo",
+            handler: |body, _| Box::pin(async move { body.to_vec() }),
+        }])
+    }
+
     #[tokio::test]
     async fn a_review_larger_than_the_limit_is_refused() {
-        let routes = Arc::new(vec![Route {
-            path: "/echo",
-            handler: |body| body.to_vec(),
-        }]);
         let request = |size: usize| {
             Request::post("/echo")
                 .body(http_body_util::Full::new(Bytes::from(vec![b'x'; size])))
                 .expect("a request")
         };
-        let reply = respond(request(MAX_BODY + 1), routes.clone()).await;
+        let reply = respond(request(MAX_BODY + 1), echo_route(), Cluster::offline()).await;
         assert_eq!(reply.status(), StatusCode::PAYLOAD_TOO_LARGE);
-        let reply = respond(request(MAX_BODY), routes).await;
+        let reply = respond(request(MAX_BODY), echo_route(), Cluster::offline()).await;
         assert_eq!(reply.status(), StatusCode::OK);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_review_whose_body_does_not_arrive_is_answered_408() {
+        // A head, then a body that never comes.
+        let never = futures::stream::pending::<Result<hyper::body::Frame<Bytes>, std::io::Error>>();
+        let request = Request::post("/echo")
+            .body(http_body_util::StreamBody::new(never))
+            .expect("a request");
+        let reply = respond(request, echo_route(), Cluster::offline()).await;
+        assert_eq!(reply.status(), StatusCode::REQUEST_TIMEOUT);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_handler_that_takes_too_long_is_stopped() {
+        let routes = Arc::new(vec![Route {
+            path: "/stuck",
+            handler: |_, _| Box::pin(std::future::pending()),
+        }]);
+        let request = Request::post("/stuck")
+            .body(http_body_util::Full::new(Bytes::from_static(b"{}")))
+            .expect("a request");
+        let reply = respond(request, routes, Cluster::offline()).await;
+        assert_eq!(reply.status(), StatusCode::GATEWAY_TIMEOUT);
+    }
+
+    /// Refuse a ConfigMap whose `owner` names a Namespace the API server does not have.
+    async fn owner_exists(
+        new: Option<&ConfigMap>,
+        _: Option<&ConfigMap>,
+        cluster: &Cluster,
+    ) -> Validation {
+        use k8s_openapi::api::core::v1::Namespace;
+        let owner = new.and_then(|c| c.data.as_ref()?.get("owner").cloned());
+        let Some(owner) = owner else {
+            return Ok(vec![]);
+        };
+        let namespaces: kube::Api<Namespace> = kube::Api::all(cluster.client.clone());
+        match namespaces.get_opt(&owner).await {
+            Ok(Some(_)) => Ok(vec![]),
+            Ok(None) => Err(FieldError::invalid("data.owner", &owner, "no such Namespace").into()),
+            Err(e) => Err(Refusal::Denied(format!(
+                "cannot read Namespace {owner}: {e}"
+            ))),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_handler_reads_the_cluster() {
+        let (service, mut handle) = tower_test::mock::pair::<
+            http::Request<kube::client::Body>,
+            http::Response<kube::client::Body>,
+        >();
+        let cluster = Cluster::new(Client::new(service, "default"), Caches::default());
+        let mut body: serde_json::Value = serde_json::from_slice(&review()).expect("JSON");
+        body["request"]["object"]["data"]["owner"] = "team-a".into();
+        let body = Bytes::from(serde_json::to_vec(&body).expect("JSON"));
+        let api_server = tokio::spawn(async move {
+            let (request, send) = handle.next_request().await.expect("a request");
+            assert_eq!(request.uri().path(), "/api/v1/namespaces/team-a");
+            let status = serde_json::json!({
+                "kind": "Status", "apiVersion": "v1", "status": "Failure",
+                "reason": "NotFound", "code": 404, "message": "not found",
+            });
+            let reply = http::Response::builder()
+                .status(404)
+                .body(kube::client::Body::from(
+                    serde_json::to_vec(&status).expect("JSON"),
+                ));
+            send.send_response(reply.expect("a response"));
+        });
+        let response = answer(validating(body, cluster, owner_exists).await);
+        api_server.await.expect("the mock API server");
+        assert_eq!(response["allowed"], false);
+        assert_eq!(
+            response["status"]["details"]["causes"][0]["field"],
+            "data.owner"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_handler_reads_the_controllers_cache() {
+        let caches = Caches::default();
+        let cluster = Cluster::new(Cluster::offline().client, caches.clone());
+        assert!(cluster.cached::<ConfigMap>().is_none());
+        let (reader, mut writer) = kube::runtime::reflector::store::<ConfigMap>();
+        caches.insert(reader);
+        writer.apply_watcher_event(&kube::runtime::watcher::Event::InitDone);
+        let cached = cluster
+            .cached::<ConfigMap>()
+            .expect("the controller's cache");
+        assert!(cached.is_empty());
     }
 
     /// Whether the slow handler has received its review.
     static SLOW_STARTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
     /// A handler that takes its time, then answers with the review's body.
-    fn slow(body: &[u8]) -> Vec<u8> {
+    async fn slow(body: Bytes) -> Vec<u8> {
         SLOW_STARTED.store(true, std::sync::atomic::Ordering::SeqCst);
-        std::thread::sleep(Duration::from_millis(500));
+        tokio::time::sleep(Duration::from_millis(500)).await;
         body.to_vec()
     }
 
@@ -721,11 +917,16 @@ mod tests {
         std::fs::write(dir.join("tls.key"), key.serialize_pem()).expect("tls.key");
         let routes = vec![Route {
             path: "/slow",
-            handler: slow,
+            handler: |body, _| Box::pin(slow(body)),
         }];
-        let server = Server::bind(([127, 0, 0, 1], 0).into(), CertFiles::new(&dir), routes)
-            .await
-            .expect("listening");
+        let server = Server::bind(
+            ([127, 0, 0, 1], 0).into(),
+            CertFiles::new(&dir),
+            routes,
+            Cluster::offline(),
+        )
+        .await
+        .expect("listening");
         let address = server.local_addr().expect("its address");
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let serving = tokio::spawn(server.serve(async move {

@@ -79,9 +79,9 @@ async fn a_new_object_gets_its_deployment_and_follows_its_size() {
     let deployment = deployments.get("sample").await.expect("the Deployment");
     let owners = deployment.owner_references();
     assert!(
-        owners
-            .iter()
-            .any(|o| o.controller == Some(true) && Some(&o.uid) == created.uid().as_ref()),
+        owners.iter().any(|o| o.controller == Some(true)
+            && Some(&o.uid) == created.uid().as_ref()
+            && o.block_owner_deletion == Some(true)),
         "the Deployment is not owned by the object: {owners:?}"
     );
     let spec = deployment.spec;

@@ -37,6 +37,7 @@ async fn the_api_server_calls_the_webhooks() {
 
     // The API server takes a moment to start calling new webhooks: create probes until the
     // object it stores is the defaulted one.
+    let cluster = plane.cluster().await;
     let mut defaulted = false;
     for _ in 0..100 {
         let created = api
@@ -44,7 +45,7 @@ async fn the_api_server_calls_the_webhooks() {
             .await
             .expect("creating the object");
         let mut expected = object("probe");
-        hooks::default(&mut expected);
+        hooks::default(&mut expected, &cluster).await;
         api.delete("probe", &DeleteParams::default())
             .await
             .expect("deleting the object");

@@ -19,10 +19,9 @@ limitations under the License.
 
 use crate::manager::{Context, MANAGER_NAME, Shutdown};
 use crate::rbac::Rule;
-use futures::StreamExt;
 use k8s_openapi::api::core::v1::Event as EventResource;
 use kube::ResourceExt;
-use kube::runtime::controller::{self, Action, Controller};
+use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
 use std::sync::Arc;
@@ -57,15 +56,11 @@ pub async fn run(ctx: Context, shutdown: Shutdown) {
     let others = format!("reportingComponent!={MANAGER_NAME}");
     let config = watcher::Config::default().fields(&others);
     let (reader, changes) = ctx.watch(NAME, api, config);
-    Controller::for_stream(changes, reader)
-        .graceful_shutdown_on(shutdown)
-        .run(reconcile, error_policy, Arc::new(ctx))
-        .for_each(|result| async move {
-            // A failed reconcile is said by error_policy, a failed watch by the manager.
-            if let Err(controller::Error::RunnerError(error)) = result {
-                tracing::error!(controller = NAME, %error, "the controller's scheduler failed");
-            }
-        })
+    let controller = Controller::for_stream(changes, reader)
+        .with_config(ctx.controller_config())
+        .graceful_shutdown_on(shutdown);
+    let ctx = Arc::new(ctx);
+    ctx.drive(NAME, controller.run(reconcile, error_policy, ctx.clone()))
         .await;
 }
 

@@ -19,10 +19,9 @@ limitations under the License.
 
 use crate::manager::{Context, Shutdown};
 use crate::rbac::Rule;
-use futures::StreamExt;
 use k8s_openapi::api::apps::v1::Deployment;
 use kube::ResourceExt;
-use kube::runtime::controller::{self, Action, Controller};
+use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
 use std::sync::Arc;
@@ -55,15 +54,11 @@ pub async fn run(ctx: Context, shutdown: Shutdown) {
     // metadata (`kube::runtime::metadata_watcher`, with `Controller::for_stream`).
     let config = watcher::Config::default();
     let (reader, changes) = ctx.watch(NAME, api, config);
-    Controller::for_stream(changes, reader)
-        .graceful_shutdown_on(shutdown)
-        .run(reconcile, error_policy, Arc::new(ctx))
-        .for_each(|result| async move {
-            // A failed reconcile is said by error_policy, a failed watch by the manager.
-            if let Err(controller::Error::RunnerError(error)) = result {
-                tracing::error!(controller = NAME, %error, "the controller's scheduler failed");
-            }
-        })
+    let controller = Controller::for_stream(changes, reader)
+        .with_config(ctx.controller_config())
+        .graceful_shutdown_on(shutdown);
+    let ctx = Arc::new(ctx);
+    ctx.drive(NAME, controller.run(reconcile, error_policy, ctx.clone()))
         .await;
 }
 

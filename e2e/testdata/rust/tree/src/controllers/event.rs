@@ -20,39 +20,55 @@ limitations under the License.
 use crate::api::webapp::v1::{EventResource, EventStatus};
 use crate::manager::{Context, MANAGER_NAME, Shutdown};
 use crate::rbac::Rule;
-use futures::StreamExt;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 use k8s_openapi::jiff::Timestamp;
 use kube::api::{Api, Patch, PatchParams};
-use kube::runtime::controller::{self, Action, Controller};
+use kube::runtime::controller::{Action, Controller};
 use kube::runtime::events::{Event, EventType};
 use kube::runtime::finalizer::{Event as Finalizer, finalizer};
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
 use kube::{Resource, ResourceExt};
 use std::sync::Arc;
-use std::time::Duration;
 
 /// The controller's name in logs and metrics, unique among the manager's controllers.
 pub const NAME: &str = "webapp-event";
 
-/// The finalizer that makes the API server wait for [`cleanup`] before deleting an object.
-pub const FINALIZER: &str = "webapp.example.com/finalizer";
+/// The finalizer that makes the API server wait for [`cleanup`] before it deletes an object:
+/// none, as go/v4's controller has none. What a Event owns through an owner reference is
+/// deleted with it by Kubernetes; a finalizer costs a write per object and holds every
+/// deletion, of the objects and of their namespaces and CRD (`make undeploy`), until the
+/// manager has run [`cleanup`]: without a running manager they stay Terminating.
+/// TODO(user): when a Event leaves something behind that owner references cannot delete
+/// (outside the cluster, or in another namespace), set `Some("webapp.example.com/finalizer")` and
+/// write [`cleanup`]; `RBAC` then grants the patch that adds and removes it.
+pub const FINALIZER: Option<&str> = None;
 
 /// What this controller may do, written to config/rbac/role.yaml by `make manifests`: watch
-/// the Event objects (list and watch), add and remove its finalizer (patch), and apply
-/// their status (patch); nothing else.
+/// the Event objects (list and watch; patch when it has a finalizer to add and remove), apply
+/// their status (patch), and give what it creates an owner reference that blocks the
+/// Event's deletion (update on finalizers, which the API server asks for where the
+/// OwnerReferencesPermissionEnforcement admission plugin is on, as in OpenShift); nothing else.
 /// TODO(user): add the rules of what the reconcile reads or changes (e.g. Deployments).
 pub const RBAC: &[Rule] = &[
     Rule {
         groups: &["webapp.example.com"],
         resources: &["events"],
-        verbs: &["list", "patch", "watch"],
+        verbs: if FINALIZER.is_some() {
+            &["list", "patch", "watch"]
+        } else {
+            &["list", "watch"]
+        },
     },
     Rule {
         groups: &["webapp.example.com"],
         resources: &["events/status"],
         verbs: &["patch"],
+    },
+    Rule {
+        groups: &["webapp.example.com"],
+        resources: &["events/finalizers"],
+        verbs: &["update"],
     },
 ];
 
@@ -71,15 +87,11 @@ pub async fn run(ctx: Context, shutdown: Shutdown) {
     let (reader, changes) = ctx.watch(NAME, api, watcher::Config::default());
     // TODO(user): to reconcile the owner when an object it owns changes, add
     // `.owns(Api::<Deployment>::all(ctx.client.clone()), watcher::Config::default())`.
-    Controller::for_stream(changes, reader)
-        .graceful_shutdown_on(shutdown)
-        .run(reconcile, error_policy, Arc::new(ctx))
-        .for_each(|result| async move {
-            // A failed reconcile is said by error_policy, a failed watch by the manager.
-            if let Err(controller::Error::RunnerError(error)) = result {
-                tracing::error!(controller = NAME, %error, "the controller's scheduler failed");
-            }
-        })
+    let controller = Controller::for_stream(changes, reader)
+        .with_config(ctx.controller_config())
+        .graceful_shutdown_on(shutdown);
+    let ctx = Arc::new(ctx);
+    ctx.drive(NAME, controller.run(reconcile, error_policy, ctx.clone()))
         .await;
 }
 
@@ -88,20 +100,15 @@ fn api_for(obj: &EventResource, ctx: &Context) -> Api<EventResource> {
     Api::namespaced(ctx.client.clone(), &obj.namespace().unwrap_or_default())
 }
 
-/// Bring the cluster closer to what `obj` asks for: [`apply`] while it exists, [`cleanup`] once
-/// it is being deleted (the finalizer holds the deletion until then).
+/// Bring the cluster closer to what `obj` asks for: [`apply`], or with a [`FINALIZER`],
+/// [`apply`] while it exists and [`cleanup`] once it is being deleted.
 pub async fn reconcile(obj: Arc<EventResource>, ctx: Arc<Context>) -> Result<Action, Error> {
     let reconciliation = ctx.metrics.start(NAME);
     let key = ObjectRef::from_obj(&*obj).to_string();
-    let api = api_for(&obj, &ctx);
-    let result = finalizer(&api, FINALIZER, obj, |event| async {
-        match event {
-            Finalizer::Apply(obj) => apply(obj, &ctx).await,
-            Finalizer::Cleanup(obj) => cleanup(obj, &ctx).await,
-        }
-    })
-    .await
-    .map_err(|e| Error::Finalizer(Box::new(e)));
+    let result = match FINALIZER {
+        None => apply(obj, &ctx).await,
+        Some(name) => finalized(name, obj, &ctx).await,
+    };
     if result.is_ok() {
         ctx.backoff.reset(&key);
     }
@@ -109,30 +116,61 @@ pub async fn reconcile(obj: Arc<EventResource>, ctx: Arc<Context>) -> Result<Act
     result
 }
 
-/// The object exists: make the cluster match its spec, then report in its status.
+/// [`apply`] while `obj` exists, [`cleanup`] once it is being deleted, with the finalizer
+/// `name` holding its deletion until then (added first, removed after the cleanup).
+async fn finalized(name: &str, obj: Arc<EventResource>, ctx: &Context) -> Result<Action, Error> {
+    finalizer(&api_for(&obj, ctx), name, obj, |event| async {
+        match event {
+            Finalizer::Apply(obj) => apply(obj, ctx).await,
+            Finalizer::Cleanup(obj) => cleanup(obj, ctx).await,
+        }
+    })
+    .await
+    .map_err(|e| Error::Finalizer(Box::new(e)))
+}
+
+/// The condition `Available` that `obj` should report now.
+fn available(obj: &EventResource) -> Condition {
+    Condition {
+        type_: "Available".into(),
+        status: "True".into(),
+        reason: "Reconciled".into(),
+        message: "the Event is reconciled".into(),
+        observed_generation: obj.metadata.generation,
+        last_transition_time: Time(Timestamp::now()),
+    }
+}
+
+/// The object exists: make the cluster match its spec, then report in its status, unless it
+/// says so already. A change of the object brings it back; nothing else does (no periodic
+/// requeue).
 async fn apply(obj: Arc<EventResource>, ctx: &Context) -> Result<Action, Error> {
     // TODO(user): the reconcile logic: compare what obj.spec asks for with what exists, create
-    // or change what differs (give what you create an owner reference,
-    // `obj.controller_owner_ref(&())`), and report it in the status below.
+    // or change what differs, and report it in the status below. Give what you create an owner
+    // reference, `obj.controller_owner_ref(&())`, so that it goes with the Event (with
+    // `block_owner_deletion: Some(true)` in it, as controller-runtime's, a foreground deletion
+    // of the Event waits for it: RBAC's finalizers rule allows that), and watch it (see
+    // `run`). To look again later at what no watch reports (something outside the cluster),
+    // return `Action::requeue(<delay>)`.
+    let mut condition = available(&obj);
     let previous = obj
         .status
         .as_ref()
-        .and_then(|s| s.conditions.iter().find(|c| c.type_ == "Available"));
-    let changed = previous.is_none_or(|c| c.status != "True");
-    // Keep the transition time while the condition holds, so an unchanged status is a no-op.
-    let since = match previous {
-        Some(c) if !changed => c.last_transition_time.clone(),
-        _ => Time(Timestamp::now()),
-    };
+        .and_then(|s| s.conditions.iter().find(|c| c.type_ == condition.type_));
+    if let Some(previous) = previous
+        && previous.status == condition.status
+    {
+        // The transition time holds while the status does.
+        condition.last_transition_time = previous.last_transition_time.clone();
+        if *previous == condition {
+            // Nothing to report: no write (a write would be the API server's work for nothing,
+            // and bring the object back here).
+            return Ok(Action::await_change());
+        }
+    }
+    let transition = previous.is_none_or(|c| c.status != condition.status);
     let status = EventStatus {
-        conditions: vec![Condition {
-            type_: "Available".into(),
-            status: "True".into(),
-            reason: "Reconciled".into(),
-            message: "the Event is reconciled".into(),
-            observed_generation: obj.metadata.generation,
-            last_transition_time: since,
-        }],
+        conditions: vec![condition],
     };
     // Server-side apply of the status: the manager owns exactly the fields it writes.
     let patch = serde_json::json!({
@@ -147,13 +185,14 @@ async fn apply(obj: Arc<EventResource>, ctx: &Context) -> Result<Action, Error> 
             &Patch::Apply(&patch),
         )
         .await?;
-    if changed {
+    if transition {
         publish(ctx, &obj, "Reconciled", "Reconcile", "available").await;
     }
-    Ok(Action::requeue(Duration::from_secs(300)))
+    Ok(Action::await_change())
 }
 
-/// The object is being deleted: remove what cannot be left to garbage collection.
+/// The object is being deleted (with a [`FINALIZER`]): remove what cannot be left to garbage
+/// collection.
 async fn cleanup(obj: Arc<EventResource>, ctx: &Context) -> Result<Action, Error> {
     // TODO(user): delete what lives outside the cluster or is not owned through owner
     // references; objects owned by this Event are collected by Kubernetes.
@@ -199,12 +238,12 @@ mod tests {
         (Arc::new(ctx), handle)
     }
 
-    fn object(with_finalizer: bool) -> EventResource {
+    /// An object as the controller finds it: with its [`FINALIZER`], if it has one.
+    fn object() -> EventResource {
         let mut obj = EventResource::new("test", EventSpec::default());
         obj.metadata.namespace = Some("default".into());
-        if with_finalizer {
-            obj.metadata.finalizers = Some(vec![FINALIZER.into()]);
-        }
+        obj.metadata.generation = Some(1);
+        obj.metadata.finalizers = FINALIZER.map(|f| vec![f.to_string()]);
         obj
     }
 
@@ -219,7 +258,7 @@ mod tests {
             let reply = if line.ends_with("/events") {
                 body.to_vec()
             } else {
-                serde_json::to_vec(&object(true)).expect("JSON")
+                serde_json::to_vec(&object()).expect("JSON")
             };
             seen.push(format!("{line} {}", String::from_utf8_lossy(&body)));
             let response = Response::builder().body(Body::from(reply));
@@ -229,28 +268,46 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_new_object_gets_the_finalizer_first() {
-        let (ctx, handle) = mocked();
-        let server = tokio::spawn(answer(handle, 1));
-        let action = reconcile(Arc::new(object(false)), ctx).await;
-        let seen = server.await.expect("the mock server");
-        assert!(seen[0].starts_with("PATCH "), "{seen:?}");
-        assert!(seen[0].contains(FINALIZER), "{seen:?}");
-        let action = action.expect("reconciled");
-        assert_eq!(action, Action::await_change());
-    }
-
-    #[tokio::test]
-    async fn an_object_with_the_finalizer_gets_an_available_status_and_an_event() {
+    async fn a_new_object_gets_an_available_status_and_an_event() {
         let (ctx, handle) = mocked();
         let server = tokio::spawn(answer(handle, 2));
-        let action = reconcile(Arc::new(object(true)), ctx).await;
+        let action = reconcile(Arc::new(object()), ctx).await;
         let seen = server.await.expect("the mock server");
         let action = action.expect("reconciled");
         assert!(seen[0].contains("/events/test/status "), "{seen:?}");
         assert!(seen[0].contains(r#""type":"Available""#), "{seen:?}");
         assert!(seen[1].starts_with("POST "), "{seen:?}");
         assert!(seen[1].contains("/events "), "{seen:?}");
-        assert_eq!(action, Action::requeue(Duration::from_secs(300)));
+        // No periodic requeue: the next change brings the object back.
+        assert_eq!(action, Action::await_change());
+    }
+
+    #[tokio::test]
+    async fn an_object_that_reports_its_state_already_is_not_written() {
+        let (ctx, handle) = mocked();
+        // The API server answers nothing: any request would fail the reconcile.
+        drop(handle);
+        let mut obj = object();
+        let mut reported = available(&obj);
+        reported.last_transition_time = Time(Timestamp::UNIX_EPOCH);
+        obj.status = Some(EventStatus {
+            conditions: vec![reported],
+        });
+        let action = reconcile(Arc::new(obj), ctx).await.expect("no request");
+        assert_eq!(action, Action::await_change());
+    }
+
+    #[tokio::test]
+    async fn the_finalizer_pattern_adds_the_finalizer_first() {
+        let (ctx, handle) = mocked();
+        let server = tokio::spawn(answer(handle, 1));
+        let mut obj = object();
+        obj.metadata.finalizers = None;
+        let name = "webapp.example.com/finalizer";
+        let action = finalized(name, Arc::new(obj), &ctx).await;
+        let seen = server.await.expect("the mock server");
+        assert!(seen[0].starts_with("PATCH "), "{seen:?}");
+        assert!(seen[0].contains(name), "{seen:?}");
+        assert_eq!(action.expect("reconciled"), Action::await_change());
     }
 }

@@ -21,16 +21,17 @@ limitations under the License.
 use crate::api::cache::v1alpha1::{Memcached, MemcachedStatus};
 use crate::manager::{Context, MANAGER_NAME, Shutdown};
 use crate::rbac::Rule;
-use futures::StreamExt;
 use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec};
 use k8s_openapi::api::core::v1::{
     Capabilities, Container, PodSecurityContext, PodSpec, PodTemplateSpec, SeccompProfile,
     SecurityContext,
 };
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, LabelSelector, Time};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{
+    Condition, LabelSelector, OwnerReference, Time,
+};
 use k8s_openapi::jiff::Timestamp;
 use kube::api::{Api, ObjectMeta, Patch, PatchParams};
-use kube::runtime::controller::{self, Action, Controller};
+use kube::runtime::controller::{Action, Controller};
 use kube::runtime::events::{Event, EventType};
 use kube::runtime::finalizer::{Event as Finalizer, finalizer};
 use kube::runtime::reflector::ObjectRef;
@@ -42,10 +43,12 @@ use std::sync::Arc;
 /// The controller's name in logs and metrics, unique among the manager's controllers.
 pub const NAME: &str = "cache-memcached";
 
-/// The name of the watch of the Deployments this controller made, in the readiness probe.
+/// The name of the watch of the Deployments this controller made, in the logs and metrics.
 const OWNED: &str = "cache-memcached-deployments";
 
-/// The finalizer that makes the API server wait for [`cleanup`] before deleting an object.
+/// The finalizer that makes the API server wait for [`cleanup`] before deleting an object, as
+/// go/v4's deploy-image controller has it. The object, its namespace and its CRD stay
+/// Terminating while no manager runs: delete the objects before the manager (`make undeploy`).
 pub const FINALIZER: &str = "cache.example.com/finalizer";
 
 /// The variable of the manager's environment holding the operand image
@@ -84,8 +87,9 @@ pub const RBAC: &[Rule] = &[
         resources: &["memcacheds/status"],
         verbs: &["patch"],
     },
-    // Owner references that block the owner's deletion need this where the API server enforces
-    // it (the OwnerReferencesPermissionEnforcement admission plugin).
+    // The Deployment's owner reference blocks the object's deletion: the API server asks for
+    // this where it enforces it (the OwnerReferencesPermissionEnforcement admission plugin, on
+    // in OpenShift and in the tests' control plane).
     Rule {
         groups: &["cache.example.com"],
         resources: &["memcacheds/finalizers"],
@@ -130,29 +134,19 @@ pub async fn run(ctx: Context, shutdown: Shutdown) {
 pub async fn run_with_image(ctx: Context, shutdown: Shutdown, image: Option<String>) {
     let api = ctx.watched::<Memcached>();
     let (reader, changes) = ctx.watch(NAME, api, watcher::Config::default());
-    // The Deployments this controller made: a change to one reconciles its owner. A watch that
-    // keeps failing makes the manager unready, as the manager's own watches do.
-    let health = ctx.health.clone();
+    // The Deployments this controller made: a change to one reconciles its owner. Their
+    // watch's failures are reported as the controller's own watch's.
     let made =
         watcher::Config::default().labels(&format!("app.kubernetes.io/managed-by={MANAGED_BY}"));
-    let deployments = watcher(ctx.watched::<Deployment>(), made)
-        .default_backoff()
-        .inspect(move |event| match event {
-            Ok(watcher::Event::Init) => {}
-            Ok(_) => health.watch_ok(OWNED),
-            Err(error) => health.watch_failed(OWNED, error),
-        })
-        .touched_objects();
-    Controller::for_stream(changes, reader)
+    let deployments = watcher(ctx.watched::<Deployment>(), made).default_backoff();
+    let deployments = ctx.observe(OWNED, deployments).touched_objects();
+    let controller = Controller::for_stream(changes, reader)
         .owns_stream(deployments)
-        .graceful_shutdown_on(shutdown)
-        .run(reconcile, error_policy, Arc::new(Data { ctx, image }))
-        .for_each(|result| async move {
-            // A failed reconcile is said by error_policy, a failed watch by the manager.
-            if let Err(controller::Error::RunnerError(error)) = result {
-                tracing::error!(controller = NAME, %error, "the controller's scheduler failed");
-            }
-        })
+        .with_config(ctx.controller_config())
+        .graceful_shutdown_on(shutdown);
+    let data = Arc::new(Data { ctx, image });
+    data.ctx
+        .drive(NAME, controller.run(reconcile, error_policy, data.clone()))
         .await;
 }
 
@@ -287,8 +281,16 @@ pub fn deployment_for(obj: &Memcached, image: &str) -> Deployment {
             namespace: obj.namespace(),
             labels: Some(labels.clone()),
             // The object owns its Deployment: the Deployment is deleted with it, and its
-            // changes reconcile the object (see `owns_stream` in `run_with_image`).
-            owner_references: obj.controller_owner_ref(&()).map(|owner| vec![owner]),
+            // changes reconcile the object (see `owns_stream` in `run_with_image`). As
+            // controller-runtime's controller references, it blocks the owner's deletion: a
+            // foreground deletion of the object waits for the Deployment to go (which needs
+            // `update` on the owner's finalizers: see RBAC).
+            owner_references: obj.controller_owner_ref(&()).map(|owner| {
+                vec![OwnerReference {
+                    block_owner_deletion: Some(true),
+                    ..owner
+                }]
+            }),
             ..ObjectMeta::default()
         },
         spec: DeploymentSpec {
@@ -444,6 +446,7 @@ mod tests {
         assert_eq!(owners.len(), 1);
         assert_eq!(owners[0].uid, "0000-1111");
         assert_eq!(owners[0].controller, Some(true));
+        assert_eq!(owners[0].block_owner_deletion, Some(true));
         let spec = deployment.spec;
         assert_eq!(spec.replicas, Some(3));
         let labels = spec.selector.match_labels.expect("a selector");

@@ -30,6 +30,19 @@ pub mod memcached;
 pub mod tenant;
 // +kubebuilder:scaffold:controller-modules
 
+/// How many objects each controller reconciles at once, unless `--max-concurrent-reconciles`
+/// says otherwise (a controller may set its own: `ctx.controller_config().concurrency(n)`).
+/// kube-runtime's default sets no limit: the first list of thousands of objects, and each
+/// relist, would start as many reconciles at once, each with its requests to the API server
+/// (kube's client holds a connection per request in flight), to be throttled there by priority
+/// and fairness, with the memory of all of them in the manager. controller-runtime runs one
+/// worker per controller; a reconcile spends most of its time waiting for the API server, so a
+/// few keep the first sync of many objects short while the requests in flight stay few. An
+/// object is never reconciled by two of them at once.
+/// TODO(user): raise it for a controller with many objects and short reconciles, lower it to 1
+/// for one whose reconciles must not overlap.
+pub const MAX_CONCURRENT_RECONCILES: u16 = 4;
+
 /// How long the controllers may take to finish once the manager stops: the reconciles under
 /// way finish, and a controller whose first list never completed (kube-runtime holds it until
 /// then) is dropped, within the pod's termination grace period (10 s in config/manager).

@@ -18,7 +18,7 @@ limitations under the License.
 //! through the webhook server of src/webhook.rs. `opbuilder create webhook` adds a webhook type
 //! later above the marker lines; keep them.
 
-use crate::webhook::{self, Route, Webhook};
+use crate::webhook::{self, Cluster, Route, Webhook};
 use k8s_openapi::api::core::v1::ConfigMap;
 
 /// The path of the defaulting webhook.
@@ -51,14 +51,17 @@ pub fn routes() -> Vec<Route> {
     vec![
         Route {
             path: DEFAULTING_PATH,
-            handler: |body| webhook::defaulting(body, default),
+            handler: |body, cluster| Box::pin(webhook::defaulting(body, cluster, default)),
         },
         // +kubebuilder:scaffold:webhook-routes
     ]
 }
 
 /// Fill in what a new or changed ConfigMap leaves out; the API server stores the result.
-pub fn default(obj: &mut ConfigMap) {
+/// `cluster` reads other objects: `cluster.client` from the API server (with a rule in the RBAC
+/// of the code), `cluster.cached()` from a controller's cache where this replica has one.
+pub async fn default(obj: &mut ConfigMap, cluster: &Cluster) {
+    let _ = cluster;
     // TODO(user): set the defaults. For example, a label on every object:
     obj.metadata
         .labels
@@ -76,10 +79,10 @@ mod tests {
         ConfigMap::default()
     }
 
-    #[test]
-    fn defaulting_fills_in_the_example_field() {
+    #[tokio::test]
+    async fn defaulting_fills_in_the_example_field() {
         let mut obj = object();
-        default(&mut obj);
+        default(&mut obj, &Cluster::offline()).await;
         assert_ne!(obj.metadata.labels, object().metadata.labels);
     }
     // +kubebuilder:scaffold:webhook-tests

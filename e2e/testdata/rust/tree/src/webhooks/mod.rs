@@ -36,7 +36,7 @@ pub fn routes() -> Vec<Route> {
     if !conversions().is_empty() {
         routes.push(Route {
             path: webhook::CONVERSION_PATH,
-            handler: |body| webhook::converting(body, &conversions()),
+            handler: |body, _| Box::pin(async move { webhook::converting(&body, &conversions()) }),
         });
     }
     routes

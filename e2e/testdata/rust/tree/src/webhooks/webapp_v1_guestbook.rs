@@ -19,7 +19,7 @@ limitations under the License.
 //! later above the marker lines; keep them.
 
 use crate::api::webapp::v1::Guestbook;
-use crate::webhook::{self, Route, Webhook};
+use crate::webhook::{self, Cluster, Route, Webhook};
 use crate::webhook::{FieldError, Validation};
 
 /// The path of the defaulting webhook.
@@ -66,18 +66,21 @@ pub fn routes() -> Vec<Route> {
     vec![
         Route {
             path: DEFAULTING_PATH,
-            handler: |body| webhook::defaulting(body, default),
+            handler: |body, cluster| Box::pin(webhook::defaulting(body, cluster, default)),
         },
         Route {
             path: VALIDATION_PATH,
-            handler: |body| webhook::validating(body, validate),
+            handler: |body, cluster| Box::pin(webhook::validating(body, cluster, validate)),
         },
         // +kubebuilder:scaffold:webhook-routes
     ]
 }
 
 /// Fill in what a new or changed Guestbook leaves out; the API server stores the result.
-pub fn default(obj: &mut Guestbook) {
+/// `cluster` reads other objects: `cluster.client` from the API server (with a rule in the RBAC
+/// of the code), `cluster.cached()` from a controller's cache where this replica has one.
+pub async fn default(obj: &mut Guestbook, cluster: &Cluster) {
+    let _ = cluster;
     // TODO(user): set the defaults. For example:
     if obj.spec.foo.is_none() {
         obj.spec.foo = Some("default".into());
@@ -85,9 +88,15 @@ pub fn default(obj: &mut Guestbook) {
 }
 
 /// Accept (with warnings to show the user) or refuse a new or changed Guestbook: `new` is the
-/// object as it would be stored, `old` the stored one on an update.
-pub fn validate(new: Option<&Guestbook>, old: Option<&Guestbook>) -> Validation {
-    let _ = old;
+/// object as it would be stored, `old` the stored one on an update. `cluster` reads other
+/// objects: `cluster.client` from the API server (with a rule in the RBAC of the code),
+/// `cluster.cached()` from a controller's cache where this replica has one.
+pub async fn validate(
+    new: Option<&Guestbook>,
+    old: Option<&Guestbook>,
+    cluster: &Cluster,
+) -> Validation {
+    let _ = (old, cluster);
     // TODO(user): the rules. For example, an empty foo is refused:
     match new.and_then(|o| o.spec.foo.as_deref()) {
         Some("") => Err(FieldError::invalid("spec.foo", "", "must not be empty").into()),
@@ -105,24 +114,26 @@ mod tests {
         Guestbook::new("test", GuestbookSpec::default())
     }
 
-    #[test]
-    fn defaulting_fills_in_the_example_field() {
+    #[tokio::test]
+    async fn defaulting_fills_in_the_example_field() {
         let mut obj = object();
-        default(&mut obj);
+        default(&mut obj, &Cluster::offline()).await;
         assert_ne!(obj.spec, object().spec);
     }
 
-    #[test]
-    fn validation_accepts_the_defaults() {
-        assert_eq!(validate(Some(&object()), None), Ok(vec![]));
+    #[tokio::test]
+    async fn validation_accepts_the_defaults() {
+        let accepted = validate(Some(&object()), None, &Cluster::offline()).await;
+        assert_eq!(accepted, Ok(vec![]));
     }
 
-    #[test]
-    fn validation_refuses_an_empty_foo() {
+    #[tokio::test]
+    async fn validation_refuses_an_empty_foo() {
         let mut obj = object();
         obj.spec.foo = Some(String::new());
         let refused = FieldError::invalid("spec.foo", "", "must not be empty");
-        assert_eq!(validate(Some(&obj), None), Err(refused.into()));
+        let answer = validate(Some(&obj), None, &Cluster::offline()).await;
+        assert_eq!(answer, Err(refused.into()));
     }
     // +kubebuilder:scaffold:webhook-tests
 

@@ -35,14 +35,16 @@ use kube::{Client, Config};
 use rcgen::{
     BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair,
 };
+use serde::Deserialize;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use guestbook::api::crds;
+use guestbook::manager::Caches;
 use guestbook::tls::CertFiles;
-use guestbook::webhook::{self, Route, Webhook};
+use guestbook::webhook::{self, Cluster, Route, Webhook};
 use guestbook::{controllers, leader_election, rbac};
 
 /// How long the control plane may take to start.
@@ -173,6 +175,35 @@ fn pki(dir: &Path) -> Result<(), rcgen::Error> {
     Ok(())
 }
 
+/// The CustomResourceDefinitions of other projects' kinds that the project keeps in
+/// external-crds/ (`opbuilder create api --external-api-path` copies them there), file by file.
+fn external_crds() -> Vec<CustomResourceDefinition> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("external-crds");
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return vec![];
+    };
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
+        .collect();
+    files.sort();
+    let mut crds = vec![];
+    for file in files {
+        let text = std::fs::read_to_string(&file)
+            .unwrap_or_else(|e| panic!("reading {}: {e}", file.display()));
+        for doc in serde_yaml::Deserializer::from_str(&text) {
+            let value = serde_yaml::Value::deserialize(doc)
+                .unwrap_or_else(|e| panic!("reading {}: {e}", file.display()));
+            if !value.is_null() {
+                crds.push(serde_yaml::from_value(value).unwrap_or_else(|e| {
+                    panic!("{} holds no CustomResourceDefinition: {e}", file.display())
+                }));
+            }
+        }
+    }
+    crds
+}
+
 /// A webhook server started by [`ControlPlane::serve_webhooks`]: its port and the PEM of the CA
 /// its certificate is signed by.
 pub struct WebhookServer {
@@ -251,6 +282,9 @@ fn launch_plane(assets: &Path, dir: &Path, processes: &mut Processes) -> PathBuf
             "--service-cluster-ip-range=10.0.0.0/24".into(),
             "--endpoint-reconciler-type=none".into(),
             "--disable-admission-plugins=ServiceAccount".into(),
+            // As OpenShift has it: an owner reference that blocks the owner's deletion needs
+            // `update` on the owner's finalizers (controller RBAC grants it).
+            "--enable-admission-plugins=OwnerReferencesPermissionEnforcement".into(),
         ],
     ));
     let kubeconfig = dir.join("kubeconfig");
@@ -425,12 +459,14 @@ impl ControlPlane {
 
     /// Serve `routes` on a free local port with a certificate of a CA of its own, and install
     /// `webhooks`' configurations pointing there, so that the API server calls them. The
-    /// server stops with the test.
+    /// handlers read [`Self::cluster`]. The server stops with the test.
     pub async fn serve_webhooks(&self, routes: Vec<Route>, webhooks: &[Webhook]) -> WebhookServer {
         let dir = self.processes.dir.join("webhook-certs");
         std::fs::create_dir_all(&dir).expect("a directory for the webhook certificate");
         let ca = webhook_certificates(&dir).expect("a webhook certificate");
-        let server = webhook::Server::bind(([127, 0, 0, 1], 0).into(), CertFiles::new(dir), routes)
+        let address = ([127, 0, 0, 1], 0).into();
+        let cluster = self.cluster().await;
+        let server = webhook::Server::bind(address, CertFiles::new(dir), routes, cluster)
             .await
             .expect("the webhook server listening");
         let port = server.local_addr().expect("its address").port();
@@ -457,6 +493,12 @@ impl ControlPlane {
         WebhookServer { port, ca }
     }
 
+    /// What a webhook handler reads of this API server: the cluster as the manager's
+    /// ServiceAccount (see [`Self::manager_client`]), without the controllers' caches.
+    pub async fn cluster(&self) -> Cluster {
+        Cluster::new(self.manager_client().await, Caches::default())
+    }
+
     /// Make the API server convert the objects of the CRD `name` with the conversion webhook
     /// of `server`.
     pub async fn convert_with_webhook(&self, name: &str, server: &WebhookServer) {
@@ -476,10 +518,11 @@ impl ControlPlane {
             .unwrap_or_else(|e| panic!("switching the CRD {name} to the conversion webhook: {e}"));
     }
 
-    /// Create the project's CRDs and wait until each is established.
+    /// Create the project's CRDs, and those of other projects' kinds that it keeps in
+    /// external-crds/, and wait until each is established.
     async fn install_crds(&self) {
         let api: Api<CustomResourceDefinition> = Api::all(self.client.clone());
-        for crd in crds() {
+        for crd in crds().into_iter().chain(external_crds()) {
             let name = crd.metadata.name.clone().unwrap_or_default();
             api.create(&PostParams::default(), &crd)
                 .await
