@@ -510,9 +510,9 @@ func parseBundle(b []byte, now time.Time) []*x509.Certificate {
 }
 
 func encodeBundle(cas []*x509.Certificate) []byte {
-	var out []byte
+	var out bytes.Buffer
 	for _, ca := range cas {
-		out = append(out, encodePEM("CERTIFICATE", ca.Raw)...)
+		out.Write(encodePEM("CERTIFICATE", ca.Raw))
 	}
-	return out
+	return out.Bytes()
 }
