@@ -49,7 +49,8 @@ const MAIN_FLAGS: &str = "\tflag.StringVar(&webhookCertSecret, \"webhook-cert-se
 
 /// Inserted above the metrics certificate watcher; its last line (a space) keeps a blank line
 /// before it, which indenting the fragment empties.
-const MAIN_SETUP: &str = "// --webhook-cert-secret: the manager's own certificate, kept in a Secret and rotated, with
+const MAIN_SETUP: &str =
+    "// --webhook-cert-secret: the manager's own certificate, kept in a Secret and rotated, with
 // no cert-manager (certs.opbuilder.io/v1-alpha); see internal/webhookcerts/cluster.go.
 if err := webhookcerts.SetupCluster(mgr, webhookServer, webhookcerts.ClusterOptions{
 \tSecret:  webhookCertSecret,
@@ -61,12 +62,14 @@ if err := webhookcerts.SetupCluster(mgr, webhookServer, webhookcerts.ClusterOpti
  
 ";
 
-const RBAC_ENTRIES: &str = "# The Secret of the manager's own webhook certificate (certs.opbuilder.io/v1-alpha).
+const RBAC_ENTRIES: &str =
+    "# The Secret of the manager's own webhook certificate (certs.opbuilder.io/v1-alpha).
 - webhook_cert_role.yaml
 - webhook_cert_role_binding.yaml";
 
-/// The Go code, the manager's flags and setup, the Role, and the PROJECT section.
-fn enable(cx: &mut Cx) -> Result<()> {
+/// The Go code, the manager's flags and setup, the Role, and the PROJECT section. `boilerplate`:
+/// the license header of `init` (whose file is only planned yet); `None` reads the project's.
+fn enable(cx: &mut Cx, boilerplate: Option<&str>) -> Result<()> {
     if cx.project.rust_layout().is_some() {
         return Err(usage(format!(
             "--plugins {KEY}: the Rust layout's manager does not keep its own certificate yet (docs/certs.md \
@@ -75,12 +78,13 @@ fn enable(cx: &mut Cx) -> Result<()> {
         )));
     }
     cx.project.set_plugin_config(KEY, &Section {})?;
-    let ctx = ProjectCtx::load(cx.root, cx.project)?;
+    let ctx = match boilerplate {
+        Some(b) => ProjectCtx::new(cx.project, Some(b.to_string())),
+        None => ProjectCtx::load(cx.root, cx.project)?,
+    };
     // The certificate authority of make run's webhooks (init's), which projects made before
     // it lack.
-    for f in templates::render_tree("init", &ctx, |t| {
-        t == "internal/webhookcerts/certs.go"
-    })? {
+    for f in templates::render_tree("init", &ctx, |t| t == "internal/webhookcerts/certs.go")? {
         cx.plan.create(f.path, f.content, IfExists::Skip);
     }
     for f in templates::render_tree("certs", &ctx, |t| t != MANAGER_PATCH)? {
@@ -121,8 +125,9 @@ fn enable(cx: &mut Cx) -> Result<()> {
 /// undoes): the cert-manager tree, its switches and replacements in config/default, and the
 /// manager patch that mounts its certificate, which becomes ours.
 fn without_cert_manager(plan: &mut Plan, patch: &str) {
-    plan.ops
-        .retain(|op| !matches!(op, Op::Create { path, .. } if path.starts_with("config/certmanager")));
+    plan.ops.retain(
+        |op| !matches!(op, Op::Create { path, .. } if path.starts_with("config/certmanager")),
+    );
     for op in &mut plan.ops {
         match op {
             Op::Create { path, content, .. } if path == Path::new(MANAGER_PATCH) => {
@@ -135,7 +140,9 @@ fn without_cert_manager(plan: &mut Plan, patch: &str) {
                     }
                     // Every replacement copies a field of a cert-manager Certificate.
                     Edit::EnableEntry { .. } => false,
-                    Edit::AboveMarker { marker, .. } => !marker.starts_with("crdkustomizecainjection"),
+                    Edit::AboveMarker { marker, .. } => {
+                        !marker.starts_with("crdkustomizecainjection")
+                    }
                     _ => true,
                 });
             }
@@ -148,10 +155,12 @@ fn without_cert_manager(plan: &mut Plan, patch: &str) {
 
 fn manager_patch(cx: &Cx) -> Result<String> {
     let ctx = ProjectCtx::load(cx.root, cx.project)?;
-    Ok(templates::render_tree("certs", &ctx, |t| t == MANAGER_PATCH)?
-        .pop()
-        .map(|f| f.content)
-        .unwrap_or_default())
+    Ok(
+        templates::render_tree("certs", &ctx, |t| t == MANAGER_PATCH)?
+            .pop()
+            .map(|f| f.content)
+            .unwrap_or_default(),
+    )
 }
 
 /// Whether go/v4 planned this project's webhooks (the Rust layout is refused by [`enable`]).
@@ -172,8 +181,8 @@ impl Plugin for Certs {
         true
     }
 
-    fn init(&self, cx: &mut Cx, _boilerplate: Option<&str>) -> Result<()> {
-        enable(cx)?;
+    fn init(&self, cx: &mut Cx, boilerplate: Option<&str>) -> Result<()> {
+        enable(cx, boilerplate)?;
         cx.notes.push(
             "Webhooks will need no cert-manager: the manager makes, keeps and rotates its own certificate in the \
              Secret webhook-server-cert (internal/webhookcerts/cluster.go)."
@@ -195,8 +204,9 @@ impl Plugin for Certs {
     }
 
     fn edit(&self, cx: &mut Cx, _args: &EditArgs) -> Result<()> {
-        enable(cx)?;
-        let default = std::fs::read_to_string(cx.root.join(DEFAULT_KUSTOMIZATION)).unwrap_or_default();
+        enable(cx, None)?;
+        let default =
+            std::fs::read_to_string(cx.root.join(DEFAULT_KUSTOMIZATION)).unwrap_or_default();
         if default.lines().any(|l| l.trim() == "- ../certmanager") {
             cx.notes.push(format!(
                 "warning: the webhooks already use cert-manager. To move them to the manager's own certificate, \
