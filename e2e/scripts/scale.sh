@@ -527,8 +527,9 @@ faults_layout() {
 	sleep 1
 	leader=$(awk '{ c[$2] = $3 } END { for (n in c) if (c[n] > best) { best = c[n]; who = n } print who }' "$work/$layout-leaders.log")
 	[[ -n $leader ]] || die "$layout: no manager has reconciled anything yet"
-	result "$layout" killed-at "$(with_condition)"
-	log_info "$layout: $(with_condition)/$objects with the condition: the leader ($leader) is killed (SIGKILL), a new manager (c) starts"
+	n=$(with_condition)
+	result "$layout" killed-at "$n"
+	log_info "$layout: $n/$objects with the condition: the leader ($leader) is killed (SIGKILL), a new manager (c) starts"
 	v="pid_$leader"
 	date +%s >"$work/$layout-$leader.killed"
 	kill -KILL "${!v}"
@@ -537,8 +538,9 @@ faults_layout() {
 	# shellcheck disable=SC2046 # one name per word
 	kubectl delete "$plural" -n "$namespace" --wait=false $(printf 'f-%05d ' $(seq 100 199)) >/dev/null
 	until_percent "$restart_at"
-	result "$layout" restarted-at "$(with_condition)"
-	log_info "$layout: $(with_condition)/$objects with the condition: the API server restarts"
+	n=$(with_condition)
+	result "$layout" restarted-at "$n"
+	log_info "$layout: $n/$objects with the condition: the API server restarts"
 	"$scripts/control-plane.sh" restart-apiserver "$plane_dir" >"$work/$layout-apiserver-restart.log" 2>&1 || {
 		tail -n 30 "$work/$layout-apiserver-restart.log" >&2
 		die "$layout: the API server did not come back"
