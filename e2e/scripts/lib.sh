@@ -15,6 +15,9 @@
 #   log_info/log_warn/log_error MSG...   timestamped messages on stderr
 #   die MSG...            log_error, then exit 1
 #   wait_for SECS DESC CMD...  poll CMD until it succeeds, at most SECS seconds
+#   free_port             a port nothing listens on, below the ephemeral range
+#   make_run_start, make_run_stop  `make run` of a project in a session of its own, serving its
+#                         webhooks from this machine, and its stop (a signal to the session)
 #   need_cmd NAME...      fail early when a required tool is missing
 #   rust_target_dir, use_rust_target   the cargo target of the generated Rust projects
 #   manager_identity, token_kubeconfig  a manager's ServiceAccount and RBAC, and a kubeconfig as it
@@ -266,6 +269,58 @@ wait_for() {
 		fi
 		sleep 1
 	done
+}
+
+# free_port: a port nothing listens on, below the ephemeral range.
+free_port() {
+	local port tries=0
+	while ((tries++ < 200)); do
+		port=$((20000 + RANDOM % 12000))
+		if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+			printf '%s\n' "$port"
+			return 0
+		fi
+	done
+	die "no free port on 127.0.0.1"
+}
+
+# make_run_start LOG: `make run` of the project in the current directory in the background, in a
+# session of its own (so that make, go run or cargo run, and the manager are signalled together,
+# as a terminal's Ctrl-C does), its probes and webhooks on free ports (ARGS; the webhook port in
+# MAKE_RUN_WEBHOOK_PORT); its output in LOG. Returns once the manager says that it serves its
+# webhooks from this machine (waiting at most MAKE_RUN_TIMEOUT seconds, default 1200: the first
+# build), or 1, with LOG's tail, when it does not. Sets MAKE_RUN_PGID.
+make_run_start() {
+	local probe
+	probe=$(free_port)
+	MAKE_RUN_WEBHOOK_PORT=$(free_port)
+	log_info "make run (webhooks on port $MAKE_RUN_WEBHOOK_PORT, log $1)"
+	# Not a job of this shell (which would report its death by a signal): setsid forks, the
+	# session's leader prints its PID (the session's and process group's ID), then runs make.
+	MAKE_RUN_PGID=$(setsid -f sh -c 'echo $$; exec make run ARGS="$1" </dev/null >"$2" 2>&1' sh \
+		"--health-probe-bind-address=127.0.0.1:$probe --webhook-port=$MAKE_RUN_WEBHOOK_PORT" "$1")
+	WAIT_FOR_PID=$MAKE_RUN_PGID wait_for "${MAKE_RUN_TIMEOUT:-1200}" "make run to serve its webhooks" \
+		grep -qi "serving the webhooks from this machine" "$1" || {
+		tail -n 30 "$1" >&2
+		return 1
+	}
+}
+
+# make_run_stop SIGNAL: SIGNAL to the session of make_run_start; waits up to 40 s for all of its
+# processes to end, else kills them and returns 1. Does nothing when none runs.
+make_run_stop() {
+	[[ -n ${MAKE_RUN_PGID:-} ]] || return 0
+	local pgid=$MAKE_RUN_PGID deadline=$((SECONDS + 40))
+	MAKE_RUN_PGID=""
+	kill "-$1" -- "-$pgid" 2>/dev/null || true
+	while kill -0 -- "-$pgid" 2>/dev/null && ((SECONDS < deadline)); do
+		sleep 0.2
+	done
+	if kill -0 -- "-$pgid" 2>/dev/null; then
+		kill -KILL -- "-$pgid" 2>/dev/null || true
+		log_error "make run did not stop within 40 s of SIG$1"
+		return 1
+	fi
 }
 
 # fmt_duration SECS: print a duration such as "1m23s".

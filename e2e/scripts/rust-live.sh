@@ -38,7 +38,8 @@
 #     image config/manager gives in MEMCACHED_IMAGE with the command, port and user of `create
 #     api`, is controlled by the Memcached, follows a new spec.size (and the Available condition
 #     reports it); deleting the Memcached runs its finalizer (a Deleting warning);
-#   - no manager's log (written to a file: not a terminal) holds an escape sequence.
+#   - no manager's log (written to a file: not a terminal) holds an escape sequence;
+#   - the webhooks under `make run` (rust-make-run.sh, in the same project).
 # Needs python3 with PyYAML (Debian: python3-yaml).
 #
 # Usage: rust-live.sh
@@ -162,7 +163,18 @@ for d in docs:
 print(yaml.safe_dump_all(docs))
 PY
 	kubectl apply --server-side --force-conflicts -f "$work/webhooks.yaml" >/dev/null
-	kubectl patch crd guestbooks.webapp.example.com --type=merge -p "{\"spec\":{\"conversion\":{\"webhook\":{\"clientConfig\":{\"service\":null,\"url\":\"https://127.0.0.1:$port/convert\",\"caBundle\":\"$ca\"}}}}}" >/dev/null
+	# The CRD as `make install` applies it (server-side, as kubectl), its conversion by URL: the
+	# next `make install` (rust-make-run.sh) replaces the url with the Service again. An ordinary
+	# patch would leave the url to another field manager, and that apply would be refused
+	# ("exactly one of url or service").
+	kubectl kustomize config/crd | python3 -c '
+import sys, yaml
+port, ca = sys.argv[1], sys.argv[2]
+for d in yaml.safe_load_all(sys.stdin):
+    if d and d["metadata"]["name"] == "guestbooks.webapp.example.com":
+        d["spec"]["conversion"]["webhook"]["clientConfig"] = {"url": f"https://127.0.0.1:{port}/convert", "caBundle": ca}
+        print(yaml.safe_dump(d))
+' "$port" "$ca" | kubectl apply --server-side --force-conflicts -f - >/dev/null
 }
 
 holder() { kubectl get lease "$lease" -n "$namespace" -o jsonpath='{.spec.holderIdentity}' 2>/dev/null; }
@@ -533,4 +545,5 @@ log_info "no escape sequences in the logs"
 if grep -l $'\e' "$work"/*.log; then
 	fail "a manager wrote escape sequences to a file (its log is not a terminal)"
 fi
+"$scripts/rust-make-run.sh" "$dir"
 log_info "rust-live: ok"

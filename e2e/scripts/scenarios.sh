@@ -317,41 +317,15 @@ make_run_configurations() {
 	k get mutatingwebhookconfigurations,validatingwebhookconfigurations -l opbuilder.io/make-run -o name
 }
 
-# start_make_run: `make run` of the project in the current directory in the background, in a
-# session of its own (so that make, go run and the manager can be signalled together, as a
-# terminal's Ctrl-C does), with free ports; returns once the manager serves the webhooks from
-# this machine. Output: $SC_DIR/make-run.log (started anew).
+# start_make_run: make_run_start (lib.sh) in the current directory, its log $SC_DIR/make-run.log.
 start_make_run() {
-	local probe
-	probe=$(free_port)
-	MAKE_RUN_WEBHOOK_PORT=$(free_port)
-	log_info "[$SC_NAME] make run (webhooks on port $MAKE_RUN_WEBHOOK_PORT)"
-	setsid make run ARGS="--health-probe-bind-address=127.0.0.1:$probe --webhook-port=$MAKE_RUN_WEBHOOK_PORT" \
-		</dev/null >"$SC_DIR/make-run.log" 2>&1 &
-	MAKE_RUN_PGID=$!
-	WAIT_FOR_PID=$MAKE_RUN_PGID wait_for "$STEP_TIMEOUT" "make run to serve its webhooks" \
-		grep -q "Serving the webhooks from this machine" "$SC_DIR/make-run.log" || {
-		tail -n 30 "$SC_DIR/make-run.log" >&2
-		fail "make run did not serve its webhooks"
-	}
+	make_run_start "$SC_DIR/make-run.log" || fail "make run did not serve its webhooks"
 	pass "make run serves its webhooks"
 }
 
-# stop_make_run SIGNAL: SIGNAL to make run's session (make, go run and the manager); waits up to
-# 40 s for all of them to end. Safe to repeat.
+# stop_make_run SIGNAL: make_run_stop (lib.sh).
 stop_make_run() {
-	[[ -n ${MAKE_RUN_PGID:-} ]] || return 0
-	local pgid=$MAKE_RUN_PGID deadline=$((SECONDS + 40))
-	MAKE_RUN_PGID=""
-	kill "-$1" -- "-$pgid" 2>/dev/null || true
-	while kill -0 -- "-$pgid" 2>/dev/null && ((SECONDS < deadline)); do
-		sleep 0.2
-	done
-	if kill -0 -- "-$pgid" 2>/dev/null; then
-		kill -KILL -- "-$pgid" 2>/dev/null || true
-		fail "make run did not stop within 40 s of SIG$1"
-	fi
-	{ wait "$pgid"; } 2>/dev/null || true
+	make_run_stop "$1" || fail "make run did not stop within 40 s of SIG$1"
 }
 
 # webhooks_in_an_older_layout PROJ: a copy of PROJ as an earlier release made it (or its owner
@@ -689,18 +663,6 @@ crd_absent() {
 	out=$(k get crd "$1" -o name --ignore-not-found) && [[ -z $out ]]
 }
 
-# free_port: a port nothing listens on, below the ephemeral range.
-free_port() {
-	local port tries=0
-	while ((tries++ < 200)); do
-		port=$((20000 + RANDOM % 12000))
-		if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
-			printf '%s\n' "$port"
-			return 0
-		fi
-	done
-	fail "no free port on 127.0.0.1"
-}
 
 # start_plane: control plane in $CP_DIR; exports KUBECONFIG and sets SC_KUBECTL.
 start_plane() {
@@ -759,7 +721,7 @@ sc_cleanup() {
 		wait "$CHILD_PID" 2>/dev/null || true
 	fi
 	stop_manager
-	[[ -z ${MAKE_RUN_PGID:-} ]] || kill -KILL -- "-$MAKE_RUN_PGID" 2>/dev/null || true
+	make_run_stop KILL || true
 	local pid
 	for pid in "${EXTRA_PIDS[@]}"; do
 		kill -TERM "$pid" 2>/dev/null || true

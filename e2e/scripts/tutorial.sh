@@ -120,8 +120,7 @@ if ((rust)); then
 	started='serving HTTP'
 else
 	need_cmd go make curl setsid
-	# make run serves the tutorial's webhooks from this machine once this is logged.
-	started='Serving the webhooks from this machine'
+	started='Starting workers'
 fi
 OPBUILDER_BIN=${OPBUILDER_BIN:-$OPBUILDER_TARGET_DIR/debug/opbuilder}
 [[ -x $OPBUILDER_BIN ]] || die "opbuilder binary $OPBUILDER_BIN missing: run 'cargo build' (or set OPBUILDER_BIN)"
@@ -161,12 +160,24 @@ run_steps() {
 		# Tools for `make` (controller-gen, kustomize) come from the e2e cache once the
 		# project exists; seeding them only saves building them again.
 		tutorial_background() {
-			local script
+			local script ready=$started pgid
 			script=$(cat)
+			# A second `make run` of the page: the reader stopped the first with Ctrl-C.
+			if [[ -f $work/manager.pid ]]; then
+				pgid=$(cat "$work/manager.pid")
+				kill -INT -- "-$pgid" 2>/dev/null || true
+				wait_for 60 "the first manager to stop" bash -c "! kill -0 -- -$pgid 2>/dev/null" ||
+					die "the tutorial's first manager did not stop on Ctrl-C"
+			fi
+			# With webhooks (Go's internal/webhook/, a Rust module in src/webhooks/), make run
+			# is ready once it serves them from this machine.
+			if [[ -d internal/webhook ]] || ls src/webhooks 2>/dev/null | grep -qv '^mod\.rs$'; then
+				ready='[Ss]erving the webhooks from this machine'
+			fi
 			log_info "background: $script"
 			setsid bash -c "$script" </dev/null >"$work/manager.log" 2>&1 &
 			echo $! >"$work/manager.pid"
-			wait_for 600 "the manager to start" grep -q "$started" "$work/manager.log" ||
+			wait_for 600 "the manager to start" grep -q "$ready" "$work/manager.log" ||
 				{ tail -n 40 "$work/manager.log" >&2; die "the manager of the tutorial did not start"; }
 		}
 		opbuilder() {
@@ -220,6 +231,12 @@ if ((rust)); then
 		grep -q -- "path: $path" "$work/run/app-operator/config/webhook/manifests.yaml" ||
 			die "config/webhook/manifests.yaml of the tutorial has no webhook at $path"
 	done
+	# The webhooks, served by the second make run: the image defaulted, the Ingress refused.
+	image=$(kubectl -n default get app app-latest -o 'jsonpath={.spec.image}')
+	ingress=$(kubectl -n default get app app-latest -o 'jsonpath={.spec.enable_ingress}')
+	[[ $image == nginx:latest && $ingress != true ]] ||
+		die "the webhooks under make run: image '$image' (want nginx:latest, defaulted), enable_ingress '$ingress' (the patch refused)"
+	log_info "the webhooks under make run: the image defaulted, the Ingress without a Service refused"
 	log_info "tutorial (Rust): ok in $(fmt_duration $((SECONDS - start)))"
 	exit 0
 fi

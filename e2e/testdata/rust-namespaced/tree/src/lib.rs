@@ -19,6 +19,7 @@ limitations under the License.
 pub mod api;
 pub mod controllers;
 pub mod leader_election;
+pub mod local_webhooks;
 pub mod manager;
 pub mod rbac;
 pub mod server;

@@ -102,6 +102,15 @@ impl Certificate {
         Ok(certificate)
     }
 
+    /// The certificate and key of `cert` and `key` (PEM), such as a certificate the manager
+    /// made: an error when they cannot be used.
+    pub fn from_pem(cert: &[u8], key: &[u8]) -> anyhow::Result<Arc<Certificate>> {
+        let key = parse(&(cert.to_vec(), key.to_vec()))?;
+        Ok(Arc::new(Certificate {
+            current: RwLock::new(Arc::new(key)),
+        }))
+    }
+
     /// A certificate for `names` (host names or IP addresses), signed by its own key: what the
     /// metrics server presents without `--metrics-cert-path`, as the Go manager's does.
     pub fn self_signed(names: &[&str]) -> anyhow::Result<Arc<Certificate>> {

@@ -25,6 +25,7 @@ use std::sync::Arc;
 
 use guestbook::controllers;
 use guestbook::leader_election::LeaderElection;
+use guestbook::local_webhooks;
 use guestbook::manager::{self, Health, LogFormat, Metrics};
 use guestbook::server;
 use guestbook::tls::{CertFiles, Certificate};
@@ -74,6 +75,12 @@ struct Flags {
     /// served without a restart.
     #[arg(long, default_value = webhook::DEFAULT_CERT_DIR)]
     webhook_cert_path: PathBuf,
+    /// Serve the webhooks from this machine (make run): the address at which the API server
+    /// reaches it (host or host:port), or `auto` to find it. The manager makes a certificate
+    /// for it and points webhook configurations of its own and the CRDs' conversion at itself
+    /// until it stops (src/local_webhooks.rs).
+    #[arg(long, conflicts_with = "webhook_cert_path")]
+    webhook_dev_host: Option<String>,
     /// The certificate file in --webhook-cert-path.
     #[arg(long, default_value = "tls.crt")]
     webhook_cert_name: String,
@@ -99,8 +106,12 @@ async fn main() -> anyhow::Result<()> {
     let client = kube::Client::try_default().await?;
     let metrics = Arc::new(Metrics::default());
     let health = Arc::new(Health::default());
-    // SIGTERM (Kubernetes stopping the pod) or Ctrl-C.
-    let shutdown = manager::shutdown_signal().boxed().shared();
+    // SIGTERM (Kubernetes stopping the pod) or Ctrl-C; under make run also SIGHUP.
+    let hangup = local_webhooks::hangup(flags.webhook_dev_host.is_some());
+    let shutdown = futures::future::select(manager::shutdown_signal().boxed(), hangup.boxed())
+        .map(drop)
+        .boxed()
+        .shared();
 
     // A namespace-scoped manager (config/manager sets WATCH_NAMESPACE to its own namespace)
     // watches that namespace only, with the Role of `make manifests`.
@@ -181,14 +192,55 @@ async fn main() -> anyhow::Result<()> {
             cert: flags.webhook_cert_name.clone(),
             key: flags.webhook_cert_key.clone(),
         };
-        let address = SocketAddr::from((Ipv6Addr::UNSPECIFIED, webhook_port.unwrap_or_default()));
+        let port = webhook_port.unwrap_or_default();
+        let address = SocketAddr::from((Ipv6Addr::UNSPECIFIED, port));
         let cluster = Cluster::new(client.clone(), ctx.caches.clone());
-        let server = webhook::Server::bind(address, files, routes, cluster).await?;
+        let (server, local) = match &flags.webhook_dev_host {
+            // make run: a certificate made for this machine (src/local_webhooks.rs).
+            Some(host) => {
+                let local = local_webhooks::Local::prepare(
+                    client.clone(),
+                    host,
+                    port,
+                    &guestbook::webhooks::webhooks(),
+                    &guestbook::webhooks::conversions(),
+                )
+                .await?;
+                let certificate = local.certificate();
+                let server =
+                    webhook::Server::bind_certificate(address, certificate, routes, cluster)
+                        .await?;
+                (server, Some(local))
+            }
+            None => (
+                webhook::Server::bind(address, files, routes, cluster).await?,
+                None,
+            ),
+        };
         health.set("webhooks", None);
-        let stopping = shutdown
-            .clone()
-            .then(|()| tokio::time::sleep(webhook::SHUTDOWN_DELAY));
-        Some(tokio::spawn(server.serve(stopping)))
+        match local {
+            // make run: the webhooks are registered in the cluster once the server answers, and
+            // the server answers until they are removed again (no endpoints to wait for).
+            Some(mut local) => {
+                let (removed, stopping) = tokio::sync::oneshot::channel::<()>();
+                let serving = tokio::spawn(server.serve(stopping.map(drop)));
+                local.register().await?;
+                tokio::spawn({
+                    let shutdown = shutdown.clone();
+                    async move {
+                        local.keep(shutdown).await;
+                        let _ = removed.send(());
+                    }
+                });
+                Some(serving)
+            }
+            None => {
+                let stopping = shutdown
+                    .clone()
+                    .then(|()| tokio::time::sleep(webhook::SHUTDOWN_DELAY));
+                Some(tokio::spawn(server.serve(stopping)))
+            }
+        }
     };
     tracing::info!("serving HTTP (probes, metrics, webhooks)");
 

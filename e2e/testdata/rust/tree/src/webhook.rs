@@ -284,6 +284,17 @@ impl Server {
     ) -> anyhow::Result<Server> {
         let certificate = Certificate::from_files(files)
             .map_err(|e| anyhow::anyhow!("the webhook server's certificate: {e}"))?;
+        Server::bind_certificate(address, certificate, routes, cluster).await
+    }
+
+    /// [`Server::bind`] with a certificate the manager has (`make run`'s, see
+    /// [`crate::local_webhooks`]).
+    pub async fn bind_certificate(
+        address: SocketAddr,
+        certificate: Arc<Certificate>,
+        routes: Vec<Route>,
+        cluster: Cluster,
+    ) -> anyhow::Result<Server> {
         let listener = server::listen(address)
             .await
             .map_err(|e| anyhow::anyhow!("--webhook-port: cannot listen on {address}: {e}"))?;
