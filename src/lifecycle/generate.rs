@@ -232,7 +232,7 @@ pub(super) fn replay(
             if r.external && project.rust_layout().is_some() {
                 // The Rust layout's outside kind: PROJECT's path is the project's copy of its
                 // CRD, which the command reads (relative to the root) and keeps as it is.
-                step(c, Some(r.path.clone()));
+                step(c, Some(r.path.to_string()));
             } else {
                 step(c, None);
             }
@@ -702,7 +702,7 @@ fn moves(project: &Project, input: &Path) -> String {
         let old = if r.path.is_empty() {
             new.clone()
         } else {
-            r.path.clone()
+            r.path.to_string()
         };
         let rel = |p: &str| {
             p.strip_prefix(&project.repo)
