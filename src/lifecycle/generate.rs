@@ -146,6 +146,17 @@ pub(super) fn replay(
         None => init.push("--license=none".into()),
     }
     step(init, None);
+    // The certs plugin changes what `create webhook` writes: on before the first webhook.
+    let certs = project
+        .plugin_keys()
+        .iter()
+        .any(|k| k == plugins::certs::KEY);
+    if certs && by == Replayer::Opbuilder {
+        step(
+            vec!["edit".into(), flag("plugins", plugins::certs::KEY)],
+            None,
+        );
+    }
     let gvk = |r: &Resource| {
         vec![
             flag("group", &r.group),
@@ -327,6 +338,8 @@ pub(super) fn replay(
                     copy_first: Some(manifests),
                 });
             }
+            // Replayed right after init, above; Kubebuilder has none of its files.
+            plugins::certs::KEY => {}
             // opbuilder's own plugin: Kubebuilder has none of its files.
             plugins::typed_clients::KEY if by == Replayer::Kubebuilder => {}
             plugins::typed_clients::KEY => steps.push(Step {
