@@ -517,6 +517,10 @@ until_percent() {
 		sleep 1
 	done
 }
+# until_past N: until more than N Frigates have the condition, or the waiter ($waited) ended.
+until_past() {
+	while kill -0 "$waited" 2>/dev/null && ((${1} >= $(with_condition))); do sleep 1; done
+}
 # two_leaders FILE: the seconds (rounds of FILE's "TIME MANAGER COUNT" lines) in which two
 # managers' reconcile counts both grew.
 two_leaders() {
@@ -690,10 +694,15 @@ pod_faults() {
 	id=$(kubectl -n "$ns" get pod "$pod" -o jsonpath='{.status.containerStatuses[0].containerID}')
 	log_info "$layout: $n/$objects with the condition, 100 deleted: the leader's container ($pod) is killed"
 	t=$(now)
-	ctr tasks kill --signal SIGKILL "${id#containerd://}" >/dev/null
+	ctr tasks kill --signal SIGKILL "${id#containerd://}" >/dev/null 2>>"$work/$layout-kill.log"
 	wait_for 300 "the killed manager back in a new container, both Ready" anew "$id" ||
 		die "$layout: the killed manager did not come back"
 	result "$layout" pod-back "$(since "$t")"
+	# The API server restarts under a working leader: once the sync has gone on after the kill
+	# (a manager has taken the Lease), at SCALE_FAULT_RESTART_AT percent at the earliest.
+	until_past "$n"
+	result "$layout" takeover "$(since "$t")"
+	wait "$creating" || die "$layout: the Frigates could not be created"
 	until_percent "$restart_at"
 	n=$(with_condition)
 	result "$layout" restarted-at "$n"
@@ -707,7 +716,7 @@ pod_faults() {
 }
 
 node_layout() {
-	local layout=$1 dir="$work/$1/scale$1" ns="scale$1-system" half waited t0 t_restart sampler
+	local layout=$1 dir="$work/$1/scale$1" ns="scale$1-system" half waited t0 t_restart sampler creating
 	local n done left remaining stuck two restarts
 	deploy "$layout" 2
 	half=$((objects / 2))
@@ -738,7 +747,11 @@ node_layout() {
 	) >"$work/$layout-leaders.log" 2>/dev/null &
 	sampler=$!
 	track "$sampler"
-	py create "$KUBECONFIG" "$collection" f "$half" "$objects" >"$work/$layout-create-during.log"
+	# podfaults: the leader may be killed while the second half is still being created (the API
+	# server stays); the node's restart waits until every object is made.
+	py create "$KUBECONFIG" "$collection" f "$half" "$objects" >"$work/$layout-create-during.log" &
+	creating=$!
+	[[ $mode == podfaults ]] || wait "$creating" || die "$layout: the Frigates could not be created"
 	until_percent "$kill_at"
 	# shellcheck disable=SC2046 # one name per word
 	kubectl delete "$plural" -n "$namespace" --wait=false $(printf 'f-%05d ' $(seq 100 199)) >/dev/null
@@ -802,10 +815,10 @@ podfaults_report() {
 	echo
 	echo "## The leader's pod killed and the API server restarted, the managers in pods on the node: $objects objects, two replicas with leader election ($(nproc) cores)"
 	echo
-	echo "| layout | with the condition when the leader was killed / the API server restarted | kill → the killed manager Ready in a new container | API server restart (stop → /readyz) | restart → every status | restart → a new Frigate's status | start → every status | Frigates left | without status | stuck Terminating | rounds two managers reconciled | container restarts | load at the end |"
-	echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+	echo "| layout | with the condition when the leader was killed / the API server restarted | kill → the killed manager Ready in a new container | kill → the sync goes on | API server restart (stop → /readyz) | restart → every status | restart → a new Frigate's status | start → every status | Frigates left | without status | stuck Terminating | rounds two managers reconciled | container restarts | load at the end |"
+	echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 	for l in $layouts; do
-		echo "| $([[ $l == go ]] && echo go/v4 || echo Rust) | $(get "$l" killed-at) / $(get "$l" restarted-at) | $(get "$l" pod-back) s | $(get "$l" apiserver-restart) s | $(get "$l" after-restart) s | $(get "$l" probe) s | $(get "$l" done) s | $(get "$l" objects) | $(get "$l" remaining) | $(get "$l" stuck) | $(get "$l" two-leaders) | $(get "$l" restarts) | $(get "$l" load) |"
+		echo "| $([[ $l == go ]] && echo go/v4 || echo Rust) | $(get "$l" killed-at) / $(get "$l" restarted-at) | $(get "$l" pod-back) s | $(get "$l" takeover) s | $(get "$l" apiserver-restart) s | $(get "$l" after-restart) s | $(get "$l" probe) s | $(get "$l" done) s | $(get "$l" objects) | $(get "$l" remaining) | $(get "$l" stuck) | $(get "$l" two-leaders) | $(get "$l" restarts) | $(get "$l" load) |"
 	done
 }
 
