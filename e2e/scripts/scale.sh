@@ -692,7 +692,7 @@ pod_faults() {
 	[[ -n $leader ]] || die "$layout: no manager has reconciled anything yet"
 	pod=${leader%.*}
 	id=$(kubectl -n "$ns" get pod "$pod" -o jsonpath='{.status.containerStatuses[0].containerID}')
-	log_info "$layout: $n/$objects with the condition, 100 deleted: the leader's container ($pod) is killed"
+	log_info "$layout: $n/$objects with the condition, 100 being deleted: the leader's container ($pod) is killed"
 	t=$(now)
 	ctr tasks kill --signal SIGKILL "${id#containerd://}" >/dev/null 2>>"$work/$layout-kill.log"
 	wait_for 300 "the killed manager back in a new container, both Ready" anew "$id" ||
@@ -702,7 +702,7 @@ pod_faults() {
 	# (a manager has taken the Lease), at SCALE_FAULT_RESTART_AT percent at the earliest.
 	until_past "$n"
 	result "$layout" takeover "$(since "$t")"
-	wait "$creating" || die "$layout: the Frigates could not be created"
+	wait "$creating" && wait "$deleting" || die "$layout: the Frigates could not be created or deleted"
 	until_percent "$restart_at"
 	n=$(with_condition)
 	result "$layout" restarted-at "$n"
@@ -716,7 +716,7 @@ pod_faults() {
 }
 
 node_layout() {
-	local layout=$1 dir="$work/$1/scale$1" ns="scale$1-system" half waited t0 t_restart sampler creating
+	local layout=$1 dir="$work/$1/scale$1" ns="scale$1-system" half waited t0 t_restart sampler creating deleting
 	local n done left remaining stuck two restarts
 	deploy "$layout" 2
 	half=$((objects / 2))
@@ -747,14 +747,17 @@ node_layout() {
 	) >"$work/$layout-leaders.log" 2>/dev/null &
 	sampler=$!
 	track "$sampler"
-	# podfaults: the leader may be killed while the second half is still being created (the API
-	# server stays); the node's restart waits until every object is made.
+	# podfaults: the leader may be killed while the second half is still being created and the
+	# 100 deleted (the API server stays); the node's restart waits until both are done.
 	py create "$KUBECONFIG" "$collection" f "$half" "$objects" >"$work/$layout-create-during.log" &
 	creating=$!
 	[[ $mode == podfaults ]] || wait "$creating" || die "$layout: the Frigates could not be created"
 	until_percent "$kill_at"
+	# The deletions take 20 s (kubectl's 5 requests a second): in podfaults, beside the kill.
 	# shellcheck disable=SC2046 # one name per word
-	kubectl delete "$plural" -n "$namespace" --wait=false $(printf 'f-%05d ' $(seq 100 199)) >/dev/null
+	kubectl delete "$plural" -n "$namespace" --wait=false $(printf 'f-%05d ' $(seq 100 199)) >/dev/null &
+	deleting=$!
+	[[ $mode == podfaults ]] || wait "$deleting" || die "$layout: the 100 Frigates could not be deleted"
 	containers() {
 		kubectl -n "$ns" get pods -l control-plane=controller-manager --request-timeout=5s \
 			-o jsonpath='{range .items[*]}{.status.containerStatuses[0].containerID} {end}'
