@@ -64,6 +64,12 @@
 #    mid-sync, the API server restarted mid-sync, 100 objects deleted: every object must end with
 #    its status, none Terminating, one manager reconciling at a time (the section fails if not).
 #
+# 11. The node restarted at scale (section "scalenode", not in the default list: root, and the
+#    node of e2e/scripts/cluster.sh, which it starts and stops): the same projects' images
+#    deployed with two replicas, SCALE_OBJECTS objects, the node restarted mid-sync
+#    (`cluster.sh restart`: every process of it killed at once, then started again); the same
+#    checks as the faults.
+#
 # BENCH_SECTIONS picks sections (default "paired floor durability alone wait rust neighbour"),
 # e.g. `BENCH_SECTIONS=wait bash e2e/bench.sh`. BENCH_OPBUILDER=PATH benchmarks that opbuilder
 # binary instead of building this checkout (to compare two versions).
@@ -547,4 +553,7 @@ if want scale; then
 fi
 if want scalefaults; then
 	bash "$root/e2e/scripts/scale.sh" faults "$op"
+fi
+if want scalenode; then
+	bash "$root/e2e/scripts/scale.sh" node "$op"
 fi

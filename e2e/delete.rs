@@ -1,12 +1,13 @@
 //! `delete api` and `delete webhook`: round trips derived from the golden scripts. Each
 //! golden script (e2e/testdata/*/commands) is run forward, keeping the tree after every
 //! command; then, from the last command back, each `create api` and `create webhook` is undone
-//! by the matching `delete` and the tree must be byte-identical (every file and directory) to
+//! by the same command line with `create` changed to `delete` (`delete` takes `create`'s flags,
+//! checked against PROJECT) and the tree must be byte-identical (every file and directory) to
 //! the one before that `create`. A command that has no reverse (`init`, `edit`, `create
 //! --force`) is stepped over by going back to the tree before it. So every kind of API and
 //! webhook the golden trees have is created and deleted again, in both layouts.
 
-use crate::support::{full_snapshot, opbuilder, project_yaml, split_words};
+use crate::support::{full_snapshot, opbuilder, split_words};
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -14,7 +15,7 @@ use std::path::{Path, PathBuf};
 type Tree = BTreeMap<PathBuf, Option<Vec<u8>>>;
 
 /// Make `dir` hold exactly `tree`.
-fn restore(dir: &Path, tree: &Tree) {
+pub fn restore(dir: &Path, tree: &Tree) {
     for e in fs::read_dir(dir).unwrap() {
         let p = e.unwrap().path();
         if p.is_dir() {
@@ -44,6 +45,20 @@ fn flag<'a>(words: &'a [String], name: &str) -> Option<&'a str> {
             w.strip_prefix(name).and_then(|r| r.strip_prefix('='))
         }
     })
+}
+
+/// The `create` command `words` as a `delete` command, every flag as it is (`delete` takes
+/// `create`'s flags); None for a command without one.
+fn swapped(words: &[String]) -> Option<Vec<String>> {
+    if words.get(1).map(String::as_str) != Some("create")
+        || !matches!(words.get(2).map(String::as_str), Some("api" | "webhook"))
+        || words.iter().any(|w| w == "--force")
+    {
+        return None;
+    }
+    let mut out = words[1..].to_vec();
+    out[0] = "delete".into();
+    Some(out)
 }
 
 /// The `delete` command that undoes the `create` command `words` in a project whose PROJECT
@@ -101,7 +116,7 @@ pub fn reverse(words: &[String], before: &serde_yaml::Value) -> Option<Vec<Strin
 }
 
 /// The first differences between two trees, for a failure message.
-fn differences(want: &Tree, got: &Tree) -> String {
+pub fn differences(want: &Tree, got: &Tree) -> String {
     let mut out = vec![];
     for (p, w) in want {
         match got.get(p) {
@@ -148,7 +163,6 @@ fn round_trip(script: &str, dir: &Path) -> (Vec<String>, usize) {
         .map(split_words)
         .collect();
     let mut trees: Vec<Tree> = vec![full_snapshot(dir)];
-    let mut projects: Vec<serde_yaml::Value> = vec![serde_yaml::Value::Null];
     for words in &lines {
         let out = opbuilder(dir).args(&words[1..]).output().unwrap();
         assert!(
@@ -158,13 +172,12 @@ fn round_trip(script: &str, dir: &Path) -> (Vec<String>, usize) {
             String::from_utf8_lossy(&out.stderr)
         );
         trees.push(full_snapshot(dir));
-        projects.push(project_yaml(dir));
     }
     let mut problems = vec![];
     let mut undone = 0;
     let mut in_place = true;
     for i in (0..lines.len()).rev() {
-        let Some(delete) = reverse(&lines[i], &projects[i]) else {
+        let Some(delete) = swapped(&lines[i]) else {
             in_place = false;
             continue;
         };
@@ -364,6 +377,41 @@ fn code_elsewhere_that_uses_the_kind_stops_the_deletion() {
 }
 
 #[test]
+fn rust_code_elsewhere_that_uses_the_kind_stops_the_deletion() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    ok(
+        d,
+        "init --plugins=rust.opbuilder.io/v1-beta --domain example.com --project-name fleet --skip-post-steps",
+    );
+    ok(
+        d,
+        &format!("create api {APP} --resource --controller --skip-post-steps"),
+    );
+    fs::write(
+        d.join("src/fleet.rs"),
+        "use crate::api::ship::v1::Frigate;\n\npub fn flagship() -> Option<Frigate> {\n    None\n}\n",
+    )
+    .unwrap();
+    let lib = fs::read_to_string(d.join("src/lib.rs")).unwrap();
+    fs::write(d.join("src/lib.rs"), format!("{lib}pub mod fleet;\n")).unwrap();
+    refuse(
+        d,
+        &format!("delete api {APP}"),
+        1,
+        &[
+            "other code still uses what this would delete",
+            "src/fleet.rs:1: use crate::api::ship::v1::Frigate;",
+            "src/fleet.rs:3: pub fn flagship() -> Option<Frigate> {",
+        ],
+    );
+    let out = ok(d, &format!("delete api {APP} --force"));
+    assert!(out.contains("Still used (--force)"), "{out}");
+    assert!(d.join("src/fleet.rs").is_file());
+    assert!(!d.join("src/api/ship/v1/frigate.rs").exists());
+}
+
+#[test]
 fn one_webhook_type_goes_as_if_it_had_never_been_created() {
     for (first, gone, stays) in [
         (
@@ -401,14 +449,30 @@ fn one_webhook_type_goes_as_if_it_had_never_been_created() {
 
 #[test]
 fn cert_manager_stays_while_the_metrics_certificate_uses_it() {
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
-    project(
+    for rust in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        metrics_certificate_kept(dir.path(), rust);
+    }
+}
+
+/// A project of go/v4 (or the Rust layout, whose kustomize tree is go/v4's) whose only
+/// webhook goes while the metrics certificate is on.
+fn metrics_certificate_kept(d: &Path, rust: bool) {
+    if rust {
+        ok(
+            d,
+            "init --plugins=rust.opbuilder.io/v1-beta --domain example.com --project-name fleet --skip-post-steps",
+        );
+    } else {
+        crate::support::init_project(d, &[]);
+    }
+    ok(
         d,
-        &[
-            &format!("create api {APP} --resource --controller"),
-            &format!("create webhook {APP} --defaulting"),
-        ],
+        &format!("create api {APP} --resource --controller --skip-post-steps"),
+    );
+    ok(
+        d,
+        &format!("create webhook {APP} --defaulting --skip-post-steps"),
     );
     let k = d.join("config/default/kustomization.yaml");
     let text = fs::read_to_string(&k).unwrap().replace(

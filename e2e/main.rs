@@ -6,6 +6,8 @@ mod support;
 
 mod cli;
 mod delete;
+mod delete_flags;
+mod delete_order;
 mod deployimage;
 mod docs;
 mod external;

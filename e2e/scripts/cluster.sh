@@ -19,6 +19,11 @@
 #                                 registry.k8s.io), for the node to pull: only the layers the
 #                                 registry and the node lack move (a large image on the node's
 #                                 Debian base: its own layers, not the base's)
+#   cluster.sh restart DIR        the node as after a power cut and a boot: every process of it
+#                                 (control plane, etcd, containerd, kubelet, kube-proxy, the
+#                                 containers) killed at once, their mounts cleared, all started
+#                                 again on DIR's state until the kubelet reports Ready; the pods'
+#                                 containers then start anew
 #   cluster.sh status DIR         exit 0 when every process runs and the node is Ready
 #   cluster.sh stop   DIR         stop it all and remove what it added to the host: processes,
 #                                 mounts, iptables rules, interfaces, CNI files, the lo address,
@@ -54,7 +59,7 @@ usage() {
 
 action=${1:-}
 case "$action" in
-start | env | stop | status) [[ $# -eq 2 ]] || usage ;;
+start | restart | env | stop | status) [[ $# -eq 2 ]] || usage ;;
 load | push) [[ $# -eq 3 ]] || usage ;;
 *) usage ;;
 esac
@@ -784,6 +789,55 @@ install_cert_manager() {
 	log_info "cert-manager running in $(fmt_duration $((SECONDS - t)))"
 }
 
+# launch_node: containerd, etcd, the control plane, the kubelet and kube-proxy started on what DIR
+# holds (start wrote it; restart finds it again), until the node is Ready.
+launch_node() {
+	log_info "starting containerd, etcd and the control plane on $NODE_IP"
+	PATH="$dir/bin:/usr/sbin:/usr/bin:/sbin:/bin" daemon_launch "$dir" containerd "$dir/bin/containerd" \
+		--config "$dir/containerd/config.toml"
+	daemon_launch "$dir" etcd "$k8s_bin/etcd" --name="$NODE_NAME" --data-dir="$dir/etcd" \
+		--listen-client-urls=http://127.0.0.1:2379 --advertise-client-urls=http://127.0.0.1:2379 \
+		--listen-peer-urls=http://127.0.0.1:2380 --initial-advertise-peer-urls=http://127.0.0.1:2380 \
+		--initial-cluster="$NODE_NAME=http://127.0.0.1:2380" --unsafe-no-fsync=true --log-level=warn
+	WAIT_FOR_PID=$(daemon_recorded "$dir" etcd) await "etcd" curl -fsS --max-time 5 http://127.0.0.1:2379/health
+	daemon_launch "$dir" kube-apiserver "$k8s_bin/kube-apiserver" \
+		--etcd-servers=http://127.0.0.1:2379 \
+		--bind-address="$NODE_IP" --advertise-address="$NODE_IP" --secure-port="$API_PORT" \
+		--tls-cert-file="$pki/apiserver.crt" --tls-private-key-file="$pki/apiserver.key" \
+		--client-ca-file="$pki/ca.crt" \
+		--authorization-mode=Node,RBAC --enable-admission-plugins=NodeRestriction \
+		--service-account-issuer=https://kubernetes.default.svc.cluster.local \
+		--service-account-key-file="$pki/sa.pub" --service-account-signing-key-file="$pki/sa.key" \
+		--service-cluster-ip-range="$SERVICE_CIDR" \
+		--kubelet-client-certificate="$pki/apiserver-kubelet-client.crt" \
+		--kubelet-client-key="$pki/apiserver-kubelet-client.key" \
+		--kubelet-certificate-authority="$pki/ca.crt" \
+		--kubelet-preferred-address-types=InternalIP \
+		--allow-privileged=true --profiling=false --cert-dir="$pki/serving"
+	WAIT_FOR_PID=$(daemon_recorded "$dir" kube-apiserver) await "kube-apiserver /readyz" k get --raw /readyz
+	daemon_launch "$dir" kube-controller-manager "$node_bin/kube-controller-manager" \
+		--kubeconfig="$dir/kube-controller-manager.kubeconfig" \
+		--authentication-kubeconfig="$dir/kube-controller-manager.kubeconfig" \
+		--authorization-kubeconfig="$dir/kube-controller-manager.kubeconfig" \
+		--bind-address="$NODE_IP" --leader-elect=false --use-service-account-credentials=true \
+		--controllers='*,-nodeipam' --service-account-private-key-file="$pki/sa.key" \
+		--root-ca-file="$pki/ca.crt" --cluster-signing-cert-file="$pki/ca.crt" \
+		--cluster-signing-key-file="$pki/ca.key" --service-cluster-ip-range="$SERVICE_CIDR"
+	daemon_launch "$dir" kube-scheduler "$node_bin/kube-scheduler" \
+		--kubeconfig="$dir/kube-scheduler.kubeconfig" \
+		--authentication-kubeconfig="$dir/kube-scheduler.kubeconfig" \
+		--authorization-kubeconfig="$dir/kube-scheduler.kubeconfig" \
+		--bind-address="$NODE_IP" --leader-elect=false
+	WAIT_FOR_PID=$(daemon_recorded "$dir" containerd) await "containerd" containerd_answers
+
+	log_info "starting kubelet and kube-proxy (node $NODE_NAME)"
+	daemon_launch "$dir" kubelet "$node_bin/kubelet" --config="$dir/kubelet/config.yaml" \
+		--kubeconfig="$dir/kubelet.kubeconfig" --hostname-override="$NODE_NAME" --node-ip="$NODE_IP" \
+		--root-dir="$dir/kubelet/root" --cert-dir="$dir/kubelet/pki"
+	daemon_launch "$dir" kube-proxy "$node_bin/kube-proxy" --config="$dir/kube-proxy.yaml"
+	WAIT_FOR_PID=$(daemon_recorded "$dir" kubelet) await "node $NODE_NAME to be Ready" node_ready
+}
+
 do_start() {
 	[[ $(id -u) == 0 ]] || die "the node needs root"
 	t_total=$SECONDS
@@ -839,50 +893,7 @@ do_start() {
 	log_info "timing: images $(fmt_duration $((SECONDS - t)))"
 
 	t=$SECONDS
-	log_info "starting containerd, etcd and the control plane on $NODE_IP"
-	PATH="$dir/bin:/usr/sbin:/usr/bin:/sbin:/bin" daemon_launch "$dir" containerd "$dir/bin/containerd" \
-		--config "$dir/containerd/config.toml"
-	daemon_launch "$dir" etcd "$k8s_bin/etcd" --name="$NODE_NAME" --data-dir="$dir/etcd" \
-		--listen-client-urls=http://127.0.0.1:2379 --advertise-client-urls=http://127.0.0.1:2379 \
-		--listen-peer-urls=http://127.0.0.1:2380 --initial-advertise-peer-urls=http://127.0.0.1:2380 \
-		--initial-cluster="$NODE_NAME=http://127.0.0.1:2380" --unsafe-no-fsync=true --log-level=warn
-	WAIT_FOR_PID=$(daemon_recorded "$dir" etcd) await "etcd" curl -fsS --max-time 5 http://127.0.0.1:2379/health
-	daemon_launch "$dir" kube-apiserver "$k8s_bin/kube-apiserver" \
-		--etcd-servers=http://127.0.0.1:2379 \
-		--bind-address="$NODE_IP" --advertise-address="$NODE_IP" --secure-port="$API_PORT" \
-		--tls-cert-file="$pki/apiserver.crt" --tls-private-key-file="$pki/apiserver.key" \
-		--client-ca-file="$pki/ca.crt" \
-		--authorization-mode=Node,RBAC --enable-admission-plugins=NodeRestriction \
-		--service-account-issuer=https://kubernetes.default.svc.cluster.local \
-		--service-account-key-file="$pki/sa.pub" --service-account-signing-key-file="$pki/sa.key" \
-		--service-cluster-ip-range="$SERVICE_CIDR" \
-		--kubelet-client-certificate="$pki/apiserver-kubelet-client.crt" \
-		--kubelet-client-key="$pki/apiserver-kubelet-client.key" \
-		--kubelet-certificate-authority="$pki/ca.crt" \
-		--kubelet-preferred-address-types=InternalIP \
-		--allow-privileged=true --profiling=false --cert-dir="$pki/serving"
-	WAIT_FOR_PID=$(daemon_recorded "$dir" kube-apiserver) await "kube-apiserver /readyz" k get --raw /readyz
-	daemon_launch "$dir" kube-controller-manager "$node_bin/kube-controller-manager" \
-		--kubeconfig="$dir/kube-controller-manager.kubeconfig" \
-		--authentication-kubeconfig="$dir/kube-controller-manager.kubeconfig" \
-		--authorization-kubeconfig="$dir/kube-controller-manager.kubeconfig" \
-		--bind-address="$NODE_IP" --leader-elect=false --use-service-account-credentials=true \
-		--controllers='*,-nodeipam' --service-account-private-key-file="$pki/sa.key" \
-		--root-ca-file="$pki/ca.crt" --cluster-signing-cert-file="$pki/ca.crt" \
-		--cluster-signing-key-file="$pki/ca.key" --service-cluster-ip-range="$SERVICE_CIDR"
-	daemon_launch "$dir" kube-scheduler "$node_bin/kube-scheduler" \
-		--kubeconfig="$dir/kube-scheduler.kubeconfig" \
-		--authentication-kubeconfig="$dir/kube-scheduler.kubeconfig" \
-		--authorization-kubeconfig="$dir/kube-scheduler.kubeconfig" \
-		--bind-address="$NODE_IP" --leader-elect=false
-	WAIT_FOR_PID=$(daemon_recorded "$dir" containerd) await "containerd" containerd_answers
-
-	log_info "starting kubelet and kube-proxy (node $NODE_NAME)"
-	daemon_launch "$dir" kubelet "$node_bin/kubelet" --config="$dir/kubelet/config.yaml" \
-		--kubeconfig="$dir/kubelet.kubeconfig" --hostname-override="$NODE_NAME" --node-ip="$NODE_IP" \
-		--root-dir="$dir/kubelet/root" --cert-dir="$dir/kubelet/pki"
-	daemon_launch "$dir" kube-proxy "$node_bin/kube-proxy" --config="$dir/kube-proxy.yaml"
-	WAIT_FOR_PID=$(daemon_recorded "$dir" kubelet) await "node $NODE_NAME to be Ready" node_ready
+	launch_node
 	await "the default ServiceAccount" k -n default get serviceaccount default
 	log_info "timing: node Ready $(fmt_duration $((SECONDS - t)))"
 
@@ -1056,6 +1067,67 @@ do_stop() {
 	log_info "node stopped in $(fmt_duration $((SECONDS - t)))"
 }
 
+# ================================================================ restart
+
+# restart: the node as after a power cut and a boot, its disk kept: every process of it killed at
+# once (SIGKILL: the control plane, etcd, containerd, the kubelet, kube-proxy, every container and
+# its shim), what a boot clears cleared (the containers' mounts, the pods' network namespaces),
+# then all of it started again on DIR's state, until the kubelet reports the node Ready again.
+# The kubelet then starts every pod's containers anew. Docker and the registry are the machine's,
+# not the node's: they keep running. The bridge, kube-proxy's rules and the lo address stay (a
+# boot would clear them and the node's parts would make them again).
+do_restart() {
+	[[ $(id -u) == 0 ]] || die "the node needs root"
+	[[ -f $dir/started ]] || die "no node runs in $dir (start one: $0 start $dir)"
+	local t=$SECONDS name pid p m since
+	log_info "node $NODE_NAME: every process killed at once (a power cut), then started again"
+	for name in kube-proxy kubelet kube-scheduler kube-controller-manager kube-apiserver etcd containerd; do
+		pid=$(daemon_pid "$dir" "$name") || continue
+		kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null || true
+	done
+	# The containers (the processes in containerd's k8s.io cgroups) and this node's shims, until
+	# none is left.
+	containers() {
+		for p in /proc/[0-9]*; do
+			if [[ $(awk -F: '$2 == "pids" { print $3 }' "$p/cgroup" 2>/dev/null) == /k8s.io/* ]]; then
+				echo "${p#/proc/}"
+			elif [[ $(readlink "$p/exe" 2>/dev/null) == */containerd-shim-runc-v2 ]] &&
+				tr '\0' ' ' <"$p/cmdline" 2>/dev/null | grep -- "$dir/" >/dev/null; then
+				echo "${p#/proc/}"
+			fi
+		done
+	}
+	for ((i = 0; i < 50; i++)); do
+		pid=$(containers | sort -u | xargs)
+		[[ -n $pid ]] || break
+		# shellcheck disable=SC2086 # one PID a word
+		kill -KILL $pid 2>/dev/null || true
+		sleep 0.2
+	done
+	[[ -z $(containers) ]] || die "containers still run after SIGKILL: $(containers | xargs)"
+	gone() { ! daemon_pid "$dir" "$1" >/dev/null; }
+	for name in kube-proxy kubelet kube-scheduler kube-controller-manager kube-apiserver etcd containerd; do
+		wait_for 30 "$name to be gone" gone "$name" || die "$name survived SIGKILL"
+	done
+	for m in $(awk -v d="$dir/" 'index($5 "/", d) == 1 || $5 ~ /^\/(var\/)?run\/netns\/cni-/ { print $5 }' /proc/self/mountinfo | sort -r); do
+		umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true
+	done
+	rm -f /run/netns/cni-* 2>/dev/null || true
+	log_info "node $NODE_NAME down after $(fmt_duration $((SECONDS - t))); starting it again"
+	since=$(date -u +%FT%TZ)
+	sleep 1
+	launch_node
+	# The Node object still says Ready from before: wait for the kubelet's own word since.
+	ready_since() {
+		local status beat
+		read -r status beat < <(k get node "$NODE_NAME" \
+			-o 'jsonpath={.status.conditions[?(@.type=="Ready")].status} {.status.conditions[?(@.type=="Ready")].lastHeartbeatTime}')
+		[[ $status == True && $beat > $since ]]
+	}
+	await "node $NODE_NAME to report Ready again" ready_since
+	log_info "node $NODE_NAME restarted in $(fmt_duration $((SECONDS - t)))"
+}
+
 # ================================================================ env, load, status
 
 do_env() {
@@ -1104,6 +1176,7 @@ do_status() {
 
 case "$action" in
 start) do_start ;;
+restart) do_restart ;;
 stop) do_stop ;;
 env) do_env ;;
 load) do_load "$3" ;;

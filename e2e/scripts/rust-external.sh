@@ -16,8 +16,9 @@
 # (hack/kopium.sh) writes the types again byte for byte; `make lint` (cargo fmt --check, clippy on
 # every target with warnings as errors) and `make test` (every test of the project, the two
 # controllers' integration tests each reconciling an object of its kind on the control plane that
-# installs the CRDs); `alpha generate` makes the same project again from PROJECT; a refusal (a CRD
-# of another kind) writes nothing (e2e/ui/rust-external pins the messages).
+# installs the CRDs); `alpha generate` makes the same project again from PROJECT; `delete api` of
+# the three kinds (the first created first) gives back the project `init` made, byte for byte; a
+# refusal (a CRD of another kind) writes nothing (e2e/ui/rust-external pins the messages).
 #
 # Usage: rust-external.sh
 set -euo pipefail
@@ -95,6 +96,16 @@ make external-types
 log_info "alpha generate makes the same project again"
 ob alpha generate --output-dir "$work/again" >/dev/null
 diff -r -x target -x bin -x .git -x Cargo.lock "$project" "$work/again" || die "alpha generate made another project (diff above)"
+log_info "delete api of the three kinds, the first created first, gives back the project of init"
+git clone -q "$project" "$work/deleted"
+(
+	cd "$work/deleted"
+	ob delete api --group cert-manager --version v1 --kind Certificate >/dev/null
+	ob delete api --group gateway --version v1 --kind HTTPRoute >/dev/null
+	ob delete api --group toys --version v1 --kind Shelf >/dev/null
+	git add -A
+	git diff --cached --quiet HEAD~1 || die "delete api did not give back the project of init: $(git diff --cached --stat HEAD~1)"
+)
 log_info "make lint and make test (the integration tests reconcile a Certificate and an HTTPRoute)"
 "$scripts/link-envtest.sh" "$project"
 make lint

@@ -32,7 +32,8 @@ Usage:
       list of a client with WatchList is the initial events of a WATCH), and what
       the service-accounts flow schema (the manager's identity) dispatched and APF rejected.
   scale.py manager URL [CONTROLLER]
-      A manager's /metrics (plain HTTP): one JSON object with reconciles (all results) and the
+      A manager's /metrics (plain HTTP, or HTTPS with the bearer token in the file
+      SCALE_METRICS_TOKEN_FILE, the server's certificate not checked): one JSON object with reconciles (all results) and the
       p50 and p99 of controller_runtime_reconcile_time_seconds (of CONTROLLER, else of every
       controller), interpolated in its buckets as Prometheus' histogram_quantile does (also
       in milliseconds, p50_ms and p99_ms, "n/a" without reconciles).
@@ -358,7 +359,15 @@ def quantile(q, buckets):
 
 
 def manager(url, controller):
-    with urllib.request.urlopen(url, timeout=10) as response:
+    request_ = urllib.request.Request(url)
+    context = None
+    if url.startswith("https:"):
+        # A pod's metrics endpoint: its serving certificate is its own (not checked here), the
+        # token of SCALE_METRICS_TOKEN_FILE one that may read metrics.
+        context = ssl._create_unverified_context()
+        with open(os.environ["SCALE_METRICS_TOKEN_FILE"]) as f:
+            request_.add_header("Authorization", "Bearer " + f.read().strip())
+    with urllib.request.urlopen(request_, timeout=10, context=context) as response:
         text = response.read().decode()
     reconciles = 0.0
     buckets = {}

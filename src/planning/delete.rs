@@ -17,6 +17,7 @@ use clap::Args;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use super::delete_flags::{CreateApiFlags, CreateFlags, CreateWebhookFlags};
 pub use super::uses::Uses;
 
 /// The group, version and kind of what to delete, as `create` named them.
@@ -80,6 +81,10 @@ pub struct DeleteApiArgs {
     pub controller_name: Option<String>,
     #[command(flatten)]
     pub run: DeleteRunFlags,
+    #[command(flatten)]
+    pub create: CreateFlags,
+    #[command(flatten)]
+    pub create_api: CreateApiFlags,
 }
 
 #[derive(Debug, Args)]
@@ -105,6 +110,10 @@ pub struct DeleteWebhookArgs {
     pub conversion: bool,
     #[command(flatten)]
     pub run: DeleteRunFlags,
+    #[command(flatten)]
+    pub create: CreateFlags,
+    #[command(flatten)]
+    pub create_webhook: CreateWebhookFlags,
 }
 
 /// One `create` command PROJECT records, as it resolved.
@@ -316,6 +325,7 @@ pub struct ApiTarget {
 /// from its hub's list.
 pub fn resolve_api(root: &Path, project: &Project, args: &DeleteApiArgs) -> Result<ApiTarget> {
     let r = entry_for(project, &args.res, "delete api")?.clone();
+    super::delete_flags::check(project, &r, &args.create)?;
     let own = own_controller(&r);
     if let Some(n) = &args.controller_name {
         if args.resource == Some(true) {
@@ -599,6 +609,7 @@ pub struct WebhookTarget {
 /// one), each of which PROJECT must record.
 pub fn resolve_webhook(project: &Project, args: &DeleteWebhookArgs) -> Result<WebhookTarget> {
     let r = entry_for(project, &args.res, "delete webhook")?.clone();
+    super::delete_flags::check(project, &r, &args.create)?;
     let had = r.webhooks.clone().unwrap_or_default();
     if !had.any() {
         bail!(
@@ -624,6 +635,13 @@ pub fn resolve_webhook(project: &Project, args: &DeleteWebhookArgs) -> Result<We
     gone.defaulting = had.defaulting && (all || args.defaulting);
     gone.validation = had.validation && (all || args.programmatic_validation);
     gone.conversion = had.conversion && (all || args.conversion);
+    super::delete_flags::check_webhook(
+        &r,
+        &args.create_webhook,
+        gone.defaulting,
+        gone.validation,
+        gone.conversion,
+    )?;
     gone.defaulting_path = had.defaulting_path.clone();
     gone.validation_path = had.validation_path.clone();
     gone.spoke = had.spoke.clone();

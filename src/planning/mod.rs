@@ -7,6 +7,7 @@
 
 pub mod api;
 pub mod delete;
+pub mod delete_flags;
 pub mod edit;
 pub mod flags;
 pub mod init;

@@ -5,7 +5,7 @@
 
 use super::chain::{Chain, Command};
 use super::deployimage;
-use super::registry::parse_flag;
+use super::registry::{lookup, parse_flag};
 use crate::error::usage;
 use crate::plan::undo::{self as engine, ByHand};
 use crate::plan::{Op, Plan};
@@ -41,7 +41,21 @@ pub struct Deletion {
 /// The chain of a `delete` command: `--plugins`, else PROJECT's, as `create api` runs it (the
 /// plugins that join every `create api` of the project included).
 fn chain_for(project: &Project, plugins: Option<&str>, command: &str) -> Result<Chain> {
-    let flag = parse_flag(plugins)?;
+    let mut flag = parse_flag(plugins)?;
+    // deploy-image without a layout (as `create api --plugins=deploy-image/v1-alpha` is given
+    // it): deploy-image plans the APIs it made, the project's layout the others that stay.
+    if let Some(f) = flag
+        .as_mut()
+        .filter(|f| f.iter().any(|k| k.name == deployimage::NAME))
+    {
+        for key in project.layout.iter().rev() {
+            if let Ok(Some(k)) = lookup(key) {
+                if !f.iter().any(|x| std::ptr::eq(*x, k)) {
+                    f.insert(0, k);
+                }
+            }
+        }
+    }
     super::check_layout_key(project, flag.as_deref(), command, &[])?;
     let chain = Chain::for_command(Some(project), flag, Command::CreateApi)?;
     if !chain.has_layout() {
@@ -277,11 +291,14 @@ fn plan_deletion(
             variants.push(other);
         }
     }
-    // What everything that stays needs.
+    // What everything that stays needs, each planned into PROJECT as its `create` found it,
+    // what goes included: names chosen then stay (a Rust controller module named
+    // `<group>_<kind>` beside another group's kind of that name keeps that name when the other
+    // goes).
     let mut keep = Plan::default();
     for c in creates_of(&before) {
         let c = with_options(&before, c);
-        let at = at_create(&before, project, &c);
+        let at = at_create(project, project, &c);
         replay(chain, root, &at, &c, &mut keep, &mut scratch).map_err(|e| {
             let what = match &c {
                 Create::Api(r) => format!("{}/{} {}", r.gvk.group, r.gvk.version, r.gvk.kind),
@@ -299,8 +316,16 @@ fn plan_deletion(
     }
     // Taken out as `create` planned it, or as a variant did (a project whose templates changed
     // since: the variant that finds more of what `create` wrote as it wrote it wins).
+    // A variant that plans some files only (another order of a kind's webhook sections, a
+    // later command's edit of one file) takes `create`'s plan for the others: each undo then
+    // covers every file, and one is not preferred for leaving files out.
+    let variants: Vec<Plan> = variants
+        .iter()
+        .filter(|v| !v.ops.is_empty())
+        .map(|v| whole(&created, v))
+        .collect();
     let mut plans: Vec<&Plan> = vec![&created];
-    plans.extend(variants.iter().filter(|v| !v.ops.is_empty()));
+    plans.extend(variants.iter());
     let undone = (0..plans.len())
         .map(|i| {
             let others: Vec<Plan> = plans
@@ -379,6 +404,22 @@ fn plan_deletion(
     })
 }
 
+/// `variant` with `created`'s ops on the files it does not plan.
+fn whole(created: &Plan, variant: &Plan) -> Plan {
+    let mine: Vec<&PathBuf> = variant.ops.iter().map(Op::path).collect();
+    let mut ops: Vec<Op> = created
+        .ops
+        .iter()
+        .filter(|o| !mine.contains(&o.path()))
+        .cloned()
+        .collect();
+    ops.extend(variant.ops.iter().cloned());
+    Plan {
+        ops,
+        ..Default::default()
+    }
+}
+
 /// Drop deploy-image's record of each API that goes from PROJECT's section of the plugin (the
 /// section goes when it is left empty).
 fn drop_deploy_image_records(project: &mut Project, gone: &[Create]) -> Result<()> {
@@ -411,6 +452,20 @@ fn drop_deploy_image_records(project: &mut Project, gone: &[Create]) -> Result<(
 pub fn plan_delete_api(root: &Path, args: &DeleteApiArgs) -> Result<Deletion> {
     let project = Project::load(root)?;
     let chain = chain_for(&project, args.run.plugins.as_deref(), "delete api")?;
+    // `create api`'s flags first (usage errors); resolve_api says why a kind not found is not.
+    let (g, v, k) = (
+        args.res.group.trim(),
+        args.res.version.trim(),
+        args.res.kind.trim(),
+    );
+    if let Some(entry) = project.find(g, v, k) {
+        let image = deployimage::recorded(&project)
+            .unwrap_or_default()
+            .into_iter()
+            .find(|d| d.group == entry.group && d.version == entry.version && d.kind == entry.kind)
+            .map(|d| d.options);
+        crate::planning::delete_flags::check_api(entry, &args.create_api, image.as_ref())?;
+    }
     let target = request::resolve_api(root, &project, args)?;
     let mut gone: Vec<Create> = target
         .creates

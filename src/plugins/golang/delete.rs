@@ -91,6 +91,8 @@ pub fn delete_api(cx: &mut Cx, res: &ResolvedResource, undo: &mut Undo) -> Resul
         if res.ssa {
             ssa(cx, &ctx, undo);
             applyconfigurations(root, &ctx, undo);
+        } else {
+            opted_out_later(cx, &ctx, undo);
         }
         undo.uses.push(Uses::Go {
             package: res.api_path.clone(),
@@ -190,6 +192,50 @@ fn ssa(cx: &mut Cx, ctx: &ResourceCtx, undo: &mut Undo) {
             });
         }
     }
+}
+
+/// A kind without server-side apply in a package where a kind created after it has it: that
+/// `create api --ssa` opted this kind out below its root marker (api.rs), so its types file is
+/// as `create` wrote it with that line too (a variant of the plan).
+fn opted_out_later(cx: &Cx, ctx: &ResourceCtx, undo: &mut Undo) {
+    let later_ssa = undo.after.resources.iter().any(|r| {
+        r.group == ctx.group
+            && r.version == ctx.version
+            && r.api.as_ref().is_some_and(|a| a.ssa)
+            && !cx
+                .project
+                .resources
+                .iter()
+                .any(|e| e.is_gvk(&r.group, &r.version, &r.kind))
+    });
+    if !later_ssa {
+        return;
+    }
+    let path = PathBuf::from(format!("{}/{}_types.go", ctx.api_dir, ctx.kind_lower));
+    let mut ops: Vec<Op> = cx
+        .plan
+        .ops
+        .iter()
+        .filter(|o| *o.path() == path)
+        .cloned()
+        .collect();
+    if ops.iter().any(
+        |o| matches!(o, Op::Create { content, .. } if content.contains("+kubebuilder:ac:generate")),
+    ) {
+        return;
+    }
+    ops.push(Op::Update {
+        path,
+        edits: vec![Edit::AfterLine {
+            anchor: OBJECT_ROOT.into(),
+            text: AC_DISABLE.into(),
+        }],
+        part: None,
+    });
+    undo.variants.push(Plan {
+        ops,
+        ..Default::default()
+    });
 }
 
 /// Whether config/default/kustomization.yaml serves metrics with cert-manager's certificate
