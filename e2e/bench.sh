@@ -70,6 +70,12 @@
 #    (`cluster.sh restart`: every process of it killed at once, then started again); the same
 #    checks as the faults.
 #
+# 12. make undeploy with objects present (section "scaleundeploy", not in the default list: root,
+#    the same node): each project's image deployed (one replica), SCALE_OBJECTS (default 100)
+#    objects with their status, half in the manager's namespace and half in another; how long
+#    `make undeploy` takes (goal: 60 s) and what it leaves (goal: nothing, none Terminating; the
+#    section fails if anything is left).
+#
 # BENCH_SECTIONS picks sections (default "paired floor durability alone wait rust neighbour"),
 # e.g. `BENCH_SECTIONS=wait bash e2e/bench.sh`. BENCH_OPBUILDER=PATH benchmarks that opbuilder
 # binary instead of building this checkout (to compare two versions).
@@ -556,4 +562,7 @@ if want scalefaults; then
 fi
 if want scalenode; then
 	bash "$root/e2e/scripts/scale.sh" node "$op"
+fi
+if want scaleundeploy; then
+	bash "$root/e2e/scripts/scale.sh" undeploy "$op"
 fi

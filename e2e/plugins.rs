@@ -952,3 +952,77 @@ fn helm_and_grafana_join_the_rust_layout() {
         &["cannot join the Rust layout"],
     );
 }
+
+const WEBHOOK: &[&str] = &[
+    "create",
+    "webhook",
+    "--group",
+    "ship",
+    "--version",
+    "v1",
+    "--kind",
+    "Frigate",
+    "--defaulting",
+    "--skip-post-steps",
+];
+
+/// certs/v1-alpha (docs/certs.md): `edit` turns it on in a project without webhooks (PROJECT's
+/// `plugins:`, the code, the flags, the Role), and the next `create webhook` writes nothing of
+/// cert-manager; in a project whose webhooks use cert-manager, `edit` says what to change by
+/// hand; the Rust layout refuses it, writing nothing.
+#[test]
+fn certs_takes_cert_manager_out_of_create_webhook() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path();
+    init(dir, &[]);
+    ok(dir, API);
+    ok(dir, &["edit", "--plugins=certs/v1-alpha"]);
+    assert_eq!(layout(dir), ["go.kubebuilder.io/v4"]);
+    assert!(project(dir)["plugins"]["certs.opbuilder.io/v1-alpha"].is_mapping());
+    assert!(dir.join("internal/webhookcerts/cluster.go").is_file());
+    let main = fs::read_to_string(dir.join("cmd/main.go")).unwrap();
+    assert!(main.contains("webhookcerts.SetupCluster(mgr, webhookServer"));
+    ok(dir, WEBHOOK);
+    assert!(!dir.join("config/certmanager").exists());
+    let default = fs::read_to_string(dir.join("config/default/kustomization.yaml")).unwrap();
+    let on: Vec<&str> = default
+        .lines()
+        .filter(|l| !l.trim_start().starts_with('#'))
+        .collect();
+    assert!(on.contains(&"- ../webhook"), "{default}");
+    assert!(
+        !on.iter()
+            .any(|l| l.contains("certmanager") || l.starts_with("replacements:")),
+        "{default}"
+    );
+    let patch = fs::read_to_string(dir.join("config/default/manager_webhook_patch.yaml")).unwrap();
+    assert!(patch.contains("--webhook-cert-secret=webhook-server-cert"));
+    assert!(!patch.contains("volumes/"), "{patch}");
+
+    // Webhooks that already use cert-manager: the steps to move them are printed.
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path();
+    init(dir, &[]);
+    ok(dir, API);
+    ok(dir, WEBHOOK);
+    let out = run(dir, &["edit", "--plugins=certs/v1-alpha"]);
+    assert!(out.status.success());
+    let said = String::from_utf8_lossy(&out.stdout) + String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains("the webhooks already use cert-manager"),
+        "{said}"
+    );
+
+    let t = tempfile::tempdir().unwrap();
+    refused(
+        t.path(),
+        &[
+            "init",
+            "--domain",
+            "example.com",
+            "--plugins=rust.opbuilder.io/v1-beta,certs/v1-alpha",
+        ],
+        2,
+        &["certs.opbuilder.io/v1-alpha"],
+    );
+}

@@ -350,12 +350,12 @@ pub fn recorded_domain_and_path(p: &Project, r: &crate::project::Resource) -> (S
     let domain = if r.domain.is_empty() && own {
         p.domain.clone()
     } else {
-        r.domain.clone()
+        r.domain.to_string()
     };
     let path = if r.path.is_empty() && own && p.rust_layout().is_none() {
         layout(p, &r.group, &r.version).api_path
     } else {
-        r.path.clone()
+        r.path.to_string()
     };
     (domain, path)
 }

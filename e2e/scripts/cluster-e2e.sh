@@ -24,12 +24,15 @@
 #   8. `make undeploy` leaves none of the project's objects;
 #   then, on the same node, the projects of cluster-projects.sh (each a function; see there): the
 #      project's own make test-e2e, a Rust-layout project, seed 001's RedisCluster, the helm
-#      chart, the deploy-image operand (real memcached) and the tutorial's CronJob operator;
+#      chart, the deploy-image operand (real memcached), the tutorial's CronJob operator and the
+#      webhooks without cert-manager (certs/v1-alpha: deploy, two replicas, a forced rotation);
 #   9. cluster.sh stop: the host's state (processes, mounts, iptables, interfaces, CNI files, lo
 #      addresses, sysctls) is what it was before the node started.
 #
 # Usage: cluster-e2e.sh     Environment: OPBUILDER_BIN, OPBUILDER_E2E_CACHE, CLUSTER_KEEP=1 (keep
-# the work directory of a passing run). The last line is "cluster: N passed, M failed".
+# the work directory of a passing run), CLUSTER_ONLY="NAME..." (only those projects of
+# cluster-projects.sh, e.g. selfcerts, on a node started and stopped for them). The last line is
+# "cluster: N passed, M failed".
 set -euo pipefail
 
 # shellcheck source-path=SCRIPTDIR source=lib.sh
@@ -173,6 +176,32 @@ grep -E '^[0-9:]+ \[INFO\] [a-z-]+\.sh: timing: ' "$work/stage.log" |
 	sed -E 's/^[0-9:]+ \[INFO\] ([a-z-]+)\.sh: timing: /  \1: /' >"$work/node-timings.txt" || true
 k get node opbuilder-e2e >/dev/null || fail "no node"
 ok "node Ready; CoreDNS and cert-manager $(pin node.cert_manager) running"
+
+# stop_node: cluster.sh stop, the host as before start, the timings and the summary line.
+stop_node() {
+	cd "$work"
+	timed "cluster.sh stop" "$here/cluster.sh" stop "$node"
+	diff -u "$node/host-before.txt" "$node/host-after.txt" >&2 ||
+		fail "cluster.sh stop left something behind (the diff above: before start, after stop)"
+	ok "after stop the host is as before start: no process, mount, iptables rule, interface, CNI file or lo address of the node, sysctls restored"
+
+	log_info "timings (this run):"
+	cat "$work/node-timings.txt" >&2
+	printf '  %s\n' "${timings[@]}" >&2
+	log_info "stage cluster: $(fmt_duration $((SECONDS - t_total)))"
+	echo "cluster: $passed passed, 0 failed"
+}
+
+# CLUSTER_ONLY="NAME...": only the projects named (the functions cluster_NAME of
+# cluster-projects.sh, such as selfcerts), then stop; for working on one of them.
+if [[ -n ${CLUSTER_ONLY:-} ]]; then
+	for only in $CLUSTER_ONLY; do
+		declare -F "cluster_$only" >/dev/null || fail "CLUSTER_ONLY: no project cluster_$only in cluster-projects.sh"
+		"cluster_$only"
+	done
+	stop_node
+	exit 0
+fi
 
 # ---------------------------------------------------------------- the project
 
@@ -404,17 +433,8 @@ cluster_redis_seed
 cluster_helm
 cluster_deploy_image
 cluster_tutorial
+cluster_selfcerts
 
 # ---------------------------------------------------------------- stop: nothing left behind
 
-cd "$work"
-timed "cluster.sh stop" "$here/cluster.sh" stop "$node"
-diff -u "$node/host-before.txt" "$node/host-after.txt" >&2 ||
-	fail "cluster.sh stop left something behind (the diff above: before start, after stop)"
-ok "after stop the host is as before start: no process, mount, iptables rule, interface, CNI file or lo address of the node, sysctls restored"
-
-log_info "timings (this run):"
-cat "$work/node-timings.txt" >&2
-printf '  %s\n' "${timings[@]}" >&2
-log_info "stage cluster: $(fmt_duration $((SECONDS - t_total)))"
-echo "cluster: $passed passed, 0 failed"
+stop_node

@@ -18,7 +18,9 @@
 #                        (node_debian_image, node-lib.sh): its pod Running as the flags say
 #                        (check_memcached_operand, shared with cluster_rust);
 #   cluster_tutorial     docs/tutorial.md's CronJob operator (tutorial.sh --project) deployed
-#                        from its image: its Jobs run to completion on the node's busybox.
+#                        from its image: its Jobs run to completion on the node's busybox;
+#   cluster_selfcerts    webhooks without cert-manager (certs.opbuilder.io/v1-alpha): deploy,
+#                        two replicas, the Secret deleted and the authority rotated, /metrics.
 #
 # Sourced by cluster-e2e.sh, whose helpers and variables they use (k, ok, fail, timed, ca_injected,
 # timings; $work, $node, $here, $opbuilder); the helpers below (scrape_metrics, deploy_available_in,
@@ -701,5 +703,142 @@ cluster_tutorial() {
 	k delete mycronjob "$cr" --timeout=60s >/dev/null || fail "the MyCronJob was not deleted"
 	timings+=("$(printf '%-52s %s' "tutorial: the Jobs run, the status checked" "$(fmt_duration $((SECONDS - t)))")")
 	timed "tutorial: make undeploy" make undeploy
+	cd "$work"
+}
+
+# cluster_selfcerts: certs.opbuilder.io/v1-alpha (issue 48 item 3, docs/certs.md): a go/v4 project
+# whose manager keeps its own webhook certificate, deployed with no cert-manager object (the
+# node's cert-manager stays idle: no Certificate or Issuer in the namespace). Proven: the Secret
+# webhook-server-cert made by the manager, its CA in the caBundle of both webhook configurations
+# and of the CRD's conversion; defaulting, validation and conversion answer through the Service
+# right after the rollout; /metrics keeps its authorization (200 with a token bound to
+# metrics-reader, 401 without); two replicas serve the one certificate (the Secret unchanged by
+# the second, 20 admissions through the Service in a row); the Secret deleted with two replicas
+# running: the manager rebuilds it and rotates to a new authority in its three steps while an
+# admission and a conversion are made every 2 s, none refused; at the end one new authority,
+# in the Secret and in every caBundle, signing the served certificate.
+cluster_selfcerts() {
+	local name=harbor
+	local deploy=$name-controller-manager img=example.com/$name:v0.0.1 proj="$work/$name"
+	local t=$SECONDS out old_ca rv i step steps failures=0 made=0 kind obj path
+	ns=$name-system
+	mkdir -p "$proj"
+	cd "$proj"
+	timed "selfcerts: init --plugins=go/v4,certs/v1-alpha, create api v1, v2, create webhook" bash -c "
+		set -e
+		'$opbuilder' init --domain example.com --repo example.com/$name --plugins=go/v4,certs/v1-alpha
+		'$opbuilder' create api --group ship --version v1 --kind Frigate --resource --controller
+		'$opbuilder' create api --group ship --version v2 --kind Frigate --resource --controller=false
+		'$opbuilder' create webhook --group ship --version v1 --kind Frigate --defaulting --programmatic-validation --conversion --spoke v2
+	"
+	"$here/seed-tools.sh" "$proj" >>"$work/stage.log" 2>&1 || fail "selfcerts: seed-tools.sh failed"
+	timed "selfcerts: make build" make build
+	kubectl kustomize config/default >"$work/selfcerts-rendered.yaml" 2>>"$work/stage.log" ||
+		"$proj/bin/kustomize" build config/default >"$work/selfcerts-rendered.yaml"
+	! grep -n 'cert-manager' "$work/selfcerts-rendered.yaml" >&2 || fail "selfcerts: config/default renders cert-manager (above)"
+	timed "selfcerts: seed the Dockerfile's Go cache mounts" "$here/seed-go-build-cache.sh" "$proj"
+	image_build_load "selfcerts: " "$img"
+	deploy_restricted "selfcerts: " "$ns" "$img"
+	wait_for 300 "the manager's Deployment $deploy to be available" deploy_available_in "$ns" "$deploy" 1 ||
+		fail "selfcerts: the manager did not become available: $(k -n "$ns" get pods -o wide 2>&1)"
+	[[ -z $(k -n "$ns" get certificates.cert-manager.io,issuers.cert-manager.io -o name) ]] ||
+		fail "selfcerts: cert-manager objects in $ns"
+	[[ $(k -n "$ns" get deployment "$deploy" -o 'jsonpath={.spec.template.spec.volumes}') != *webhook-server-cert* ]] ||
+		fail "selfcerts: the manager mounts the Secret"
+	# same_ca: the Secret's ca.crt is the caBundle of both webhook configurations and the CRD's conversion.
+	same_ca() {
+		local ca
+		ca=$(k -n "$ns" get secret webhook-server-cert -o 'jsonpath={.data.ca\.crt}') || return 1
+		[[ -n $ca ]] || return 1
+		for what in "mutatingwebhookconfiguration $name-mutating-webhook-configuration {.webhooks[0].clientConfig.caBundle}" \
+			"validatingwebhookconfiguration $name-validating-webhook-configuration {.webhooks[0].clientConfig.caBundle}" \
+			"crd frigates.ship.example.com {.spec.conversion.webhook.clientConfig.caBundle}"; do
+			read -r kind obj path <<<"$what"
+			[[ $(k get "$kind" "$obj" -o "jsonpath=$path") == "$ca" ]] || return 1
+		done
+	}
+	same_ca || fail "selfcerts: the Secret's CA is not in every caBundle once the pod is Ready"
+	[[ $(k -n "$ns" get secret webhook-server-cert -o 'jsonpath={.type}') == kubernetes.io/tls ]] ||
+		fail "selfcerts: webhook-server-cert is not a TLS Secret"
+	ok "selfcerts: the manager made the Secret webhook-server-cert; its CA is in both webhook configurations and the CRD's conversion; no cert-manager object, no volume"
+	timings+=("$(printf '%-52s %s' "selfcerts: deploy, Available with its own certificate" "$(fmt_duration $((SECONDS - t)))")")
+
+	# answers NAME: a Frigate without foo is admitted and defaulted, and reads as v2 (conversion).
+	answers() {
+		k apply -f - >/dev/null 2>>"$work/selfcerts-refused.log" <<-EOT || return 1
+			apiVersion: ship.example.com/v1
+			kind: Frigate
+			metadata: {name: $1, namespace: default}
+			spec: {}
+		EOT
+		[[ $(k get frigates.v1.ship.example.com "$1" -o 'jsonpath={.spec.foo}') == default ]] || return 1
+		[[ $(k get frigates.v2.ship.example.com "$1" -o 'jsonpath={.apiVersion}' 2>>"$work/selfcerts-refused.log") == ship.example.com/v2 ]]
+	}
+	answers first || fail "selfcerts: the first Frigate after the rollout was refused or not defaulted: $(cat "$work/selfcerts-refused.log")"
+	k create --dry-run=server -f - >/dev/null <<-EOT || fail "selfcerts: the validating webhook refused a dry run"
+		apiVersion: ship.example.com/v1
+		kind: Frigate
+		metadata: {name: dry, namespace: default}
+		spec: {foo: set}
+	EOT
+	ok "selfcerts: defaulting, validation and conversion answer right after the rollout"
+
+	k create clusterrolebinding "$name-metrics-binding" --clusterrole="$name-metrics-reader" \
+		--serviceaccount="$ns:$name-controller-manager" >/dev/null
+	out=$(scrape_metrics "$ns" "$name-controller-manager-metrics-service" curl-selfcerts "$(k -n "$ns" create token "$name-controller-manager")")
+	grep -q '< HTTP/1.1 200 OK' <<<"$out" || fail "selfcerts: the authorised scrape did not get 200: $(tail -n 20 <<<"$out")"
+	out=$(scrape_metrics "$ns" "$name-controller-manager-metrics-service" curl-selfcerts-anonymous "")
+	grep -q '< HTTP/1.1 401 Unauthorized' <<<"$out" || fail "selfcerts: a scrape without a token did not get 401: $(tail -n 20 <<<"$out")"
+	k -n "$ns" delete pod curl-selfcerts curl-selfcerts-anonymous --wait=false >/dev/null
+	k delete clusterrolebinding "$name-metrics-binding" >/dev/null
+	ok "selfcerts: /metrics keeps its authorization (200 with a metrics-reader token, 401 without)"
+
+	rv=$(k -n "$ns" get secret webhook-server-cert -o 'jsonpath={.metadata.resourceVersion}')
+	k -n "$ns" scale deployment "$deploy" --replicas=2 >/dev/null
+	wait_for 180 "two manager replicas" deploy_available_in "$ns" "$deploy" 2 || fail "selfcerts: the second replica did not become available"
+	[[ $(k -n "$ns" get secret webhook-server-cert -o 'jsonpath={.metadata.resourceVersion}') == "$rv" ]] ||
+		fail "selfcerts: the second replica changed the Secret"
+	for i in $(seq 1 20); do
+		answers "pair-$i" || fail "selfcerts: admission $i with two replicas refused: $(tail -n 5 "$work/selfcerts-refused.log")"
+	done
+	ok "selfcerts: two replicas serve the one certificate (the Secret unchanged, 20 admissions and conversions through the Service)"
+
+	# The forced rotation: the Secret deleted under two replicas.
+	t=$SECONDS
+	old_ca=$(k -n "$ns" get secret webhook-server-cert -o 'jsonpath={.data.ca\.crt}' | base64 -d)
+	k -n "$ns" delete secret webhook-server-cert >/dev/null
+	steps=""
+	# rotated: one authority again, not the old one, in every caBundle.
+	rotated() {
+		local ca
+		ca=$(k -n "$ns" get secret webhook-server-cert -o 'jsonpath={.data.ca\.crt}' | base64 -d) || return 1
+		[[ -n $ca && $ca != "$old_ca" && $(grep -c 'BEGIN CERTIFICATE' <<<"$ca") == 1 ]] && same_ca
+	}
+	while ((SECONDS - t < 420)); do
+		step=$(k -n "$ns" get secret webhook-server-cert -o 'jsonpath={.metadata.annotations.opbuilder\.io/webhook-ca-rotation}' 2>/dev/null || true)
+		[[ -z $step || $steps == *"${step%% *}"* ]] || steps+="${step%% *} "
+		made=$((made + 1))
+		answers "rotation-$made" || failures=$((failures + 1))
+		if [[ $steps == *serving-moved* ]] && rotated; then
+			break
+		fi
+		sleep 2
+	done
+	((failures == 0)) || fail "selfcerts: $failures of $made admissions refused during the rotation: $(tail -n 5 "$work/selfcerts-refused.log")"
+	[[ $steps == "bundle-extended serving-moved " ]] || fail "selfcerts: the rotation went through '$steps', not bundle-extended then serving-moved"
+	rotated || fail "selfcerts: the rotation did not end with one new authority in every caBundle within 420 s"
+	k -n "$ns" get secret webhook-server-cert -o 'jsonpath={.data.ca\.crt}' | base64 -d >"$work/selfcerts-ca.pem"
+	k -n "$ns" get secret webhook-server-cert -o 'jsonpath={.data.tls\.crt}' | base64 -d >"$work/selfcerts-tls.pem"
+	printf '%s\n' "$old_ca" >"$work/selfcerts-old-ca.pem"
+	openssl verify -CAfile "$work/selfcerts-ca.pem" "$work/selfcerts-tls.pem" >/dev/null ||
+		fail "selfcerts: the new authority does not sign the serving certificate"
+	! openssl verify -CAfile "$work/selfcerts-old-ca.pem" "$work/selfcerts-tls.pem" >/dev/null 2>&1 ||
+		fail "selfcerts: the old authority still signs the serving certificate"
+	answers after-rotation || fail "selfcerts: a Frigate after the rotation was refused"
+	ok "selfcerts: the Secret deleted under two replicas: rebuilt and rotated to a new authority (bundle-extended, serving-moved, done) in $(fmt_duration $((SECONDS - t))), $made admissions and conversions meanwhile, none refused"
+	timings+=("$(printf '%-52s %s' "selfcerts: forced rotation under two replicas" "$(fmt_duration $((SECONDS - t)))")")
+
+	k delete frigates.v1.ship.example.com --all -n default >/dev/null
+	timed "selfcerts: make undeploy" make undeploy
 	cd "$work"
 }

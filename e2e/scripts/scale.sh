@@ -44,7 +44,11 @@
 # (default 1800 s), the deleted ones must be gone (none stuck Terminating), and at no second may
 # two managers' reconcile counters both have grown (one leader at a time; sampled every second).
 #
-# Usage: scale.sh bench|faults OPBUILDER
+# node (root: the node of e2e/scripts/cluster.sh, started and stopped here): the managers in pods
+# and the node restarted mid-sync (see node_layout). undeploy (root, the same node): `make
+# undeploy` with SCALE_OBJECTS (default 100 here) objects present (see undeploy_layout).
+#
+# Usage: scale.sh bench|faults|node|undeploy OPBUILDER
 # Needs: go, cargo, make, kubectl, curl, python3 with PyYAML; SCALE_KEEP=1 keeps the work
 # directory (projects, logs, snapshots) and prints its path.
 set -euo pipefail
@@ -54,9 +58,10 @@ scripts=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 need_cmd go cargo make kubectl curl
 need_pyyaml
 
-[[ $# -eq 2 && ($1 == bench || $1 == faults || $1 == node) ]] || die "usage: $0 bench|faults|node OPBUILDER"
+[[ $# -eq 2 && ($1 == bench || $1 == faults || $1 == node || $1 == undeploy) ]] ||
+	die "usage: $0 bench|faults|node|undeploy OPBUILDER"
 mode=$1 op=$2
-objects=${SCALE_OBJECTS:-10000}
+if [[ $mode == undeploy ]]; then objects=${SCALE_OBJECTS:-100}; else objects=${SCALE_OBJECTS:-10000}; fi
 layouts=${SCALE_LAYOUTS:-go rust}
 steady=${SCALE_STEADY_SECONDS:-600}
 sync_timeout=${SCALE_SYNC_TIMEOUT:-1800}
@@ -65,7 +70,8 @@ settle_seconds=${SCALE_SETTLE_SECONDS:-10}
 parallel=${SCALE_PARALLEL:-0}
 kill_at=${SCALE_FAULT_KILL_AT:-30}
 restart_at=${SCALE_FAULT_RESTART_AT:-60}
-for v in objects steady sync_timeout resync_timeout settle_seconds kill_at restart_at; do
+undeploy_timeout=${SCALE_UNDEPLOY_TIMEOUT:-300}
+for v in objects steady sync_timeout resync_timeout settle_seconds kill_at restart_at undeploy_timeout; do
 	[[ ${!v} =~ ^[0-9]+$ ]] || die "$v must be a whole number, got '${!v}'"
 done
 if [[ $mode == faults || $mode == node ]]; then
@@ -77,10 +83,12 @@ rust_profile=${SCALE_RUST_PROFILE:-release}
 [[ $rust_profile == release || $rust_profile == debug ]] ||
 	die "SCALE_RUST_PROFILE must be release or debug, got '$rust_profile'"
 strict=${SCALE_STRICT:-0}
+rust_finalizer=${SCALE_RUST_FINALIZER:-0}
+[[ $rust_finalizer == 0 || $rust_finalizer == 1 ]] || die "SCALE_RUST_FINALIZER must be 0 or 1, got '$rust_finalizer'"
 for l in $layouts; do [[ $l == go || $l == rust ]] || die "SCALE_LAYOUTS: unknown layout '$l' (go, rust)"; done
 [[ $mode == bench || $EUID -eq 0 || " $layouts " != *" go "* ]] ||
 	die "the faults of go/v4 need root (its manager runs in a mount namespace with the in-cluster namespace file)"
-[[ $mode != node || $EUID -eq 0 ]] || die "the node's restart needs root (e2e/scripts/cluster.sh)"
+[[ ($mode != node && $mode != undeploy) || $EUID -eq 0 ]] || die "the node ($mode) needs root (e2e/scripts/cluster.sh)"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/opbuilder-scale.XXXXXX")
 # Every process started is recorded in $work/pids, every control plane is $work/LAYOUT-plane:
@@ -141,6 +149,14 @@ project() {
 			"$op" init --plugins=rust.opbuilder.io/v1-beta --domain example.com --project-name "scale$layout"
 			"$scripts/seed-tools.sh" "$dir"
 			"$op" create api --group ship --version v1 --kind "$kind" --resource --controller
+			if [[ $rust_finalizer == 1 ]]; then
+				sed -i 's|^pub const FINALIZER: Option<&str> = None;$|pub const FINALIZER: Option<\&str> = Some("ship.example.com/finalizer");|' \
+					src/controllers/frigate.rs
+				grep -q '^pub const FINALIZER: Option<&str> = Some(' src/controllers/frigate.rs || {
+					echo "SCALE_RUST_FINALIZER: the scaffold's FINALIZER constant was not found" >&2
+					exit 1
+				}
+			fi
 			use_rust_target
 			make manifests
 			if [[ $build == image ]]; then
@@ -616,12 +632,12 @@ node_up() {
 # the faults: every Frigate with its status, none Terminating, and at no second two managers'
 # reconcile counts growing (each pod's /metrics over HTTPS with a metrics reader's token,
 # every second, from the host: pod IPs are reachable through the node's bridge).
-node_layout() {
-	local layout=$1 dir="$work/$1/scale$1" img="scale$1:bench" ns="scale$1-system" half waited t0 t_restart sampler
-	local n down before done left remaining stuck two restarts
-	log_info "$layout: the project, its image and make deploy with two replicas (load $(load))"
+# deploy LAYOUT REPLICAS: a fresh project of LAYOUT, its image (its Dockerfile) loaded into the
+# node, make deploy, REPLICAS managers rolled out.
+deploy() {
+	local layout=$1 dir="$work/$1/scale$1" img="scale$1:bench"
+	log_info "$layout: the project, its image and make deploy with $2 replica(s) (load $(load))"
 	project "$layout" image >/dev/null
-	half=$((objects / 2))
 	: >"$work/$layout.results"
 	(
 		cd "$dir"
@@ -631,8 +647,15 @@ node_layout() {
 		tail -n 40 "$work/$layout-deploy.log" >&2
 		die "$layout: the image could not be built or deployed"
 	}
-	kubectl -n "$ns" scale deployment "scale$layout-controller-manager" --replicas=2 >/dev/null
-	kubectl -n "$ns" rollout status deployment "scale$layout-controller-manager" --timeout=300s >/dev/null
+	kubectl -n "scale$layout-system" scale deployment "scale$layout-controller-manager" --replicas="$2" >/dev/null
+	kubectl -n "scale$layout-system" rollout status deployment "scale$layout-controller-manager" --timeout=300s >/dev/null
+}
+
+node_layout() {
+	local layout=$1 dir="$work/$1/scale$1" ns="scale$1-system" half waited t0 t_restart sampler
+	local n down before done left remaining stuck two restarts
+	deploy "$layout" 2
+	half=$((objects / 2))
 	kubectl create namespace "$namespace" >/dev/null
 	kubectl -n "$namespace" create serviceaccount metrics-reader >/dev/null
 	kubectl create clusterrolebinding "scale$layout-bench-metrics" --clusterrole="scale$layout-metrics-reader" \
@@ -731,8 +754,76 @@ node_report() {
 	done
 }
 
+# ---------------------------------------------------------------- undeploy
+
+# undeploy: `make undeploy` with objects present (issue 46's goal: done within 60 s, nothing left
+# Terminating). The project deployed on the node as for its restart, with the scaffold's one
+# replica; SCALE_OBJECTS (here default 100) Frigates, half in the manager's own namespace (which
+# undeploy deletes with them in it) and half in namespace scale (deleted with the CRD), every one
+# with its status first. Then `make undeploy`, timed (its kubectl delete waits until each object
+# is gone; at most SCALE_UNDEPLOY_TIMEOUT, default 300 s), and what is still there of
+# config/default and of the Frigates, Terminating or not. SCALE_RUST_FINALIZER=1 sets the Rust
+# controller's FINALIZER (its TODO's Some("GROUP/finalizer"), with the scaffold's empty cleanup):
+# what undeploy does when the user has opted into a finalizer.
+undeploy_layout() {
+	local layout=$1 dir="$work/$1/scale$1" ns="scale$1-system" half t0 rc=0 left
+	deploy "$layout" 1
+	half=$((objects / 2))
+	kubectl create namespace "$namespace" >/dev/null
+	py create "$KUBECONFIG" "/apis/$group/v1/namespaces/$ns/$plural" f 0 "$half" >"$work/$layout-create.log"
+	py create "$KUBECONFIG" "$collection" f "$half" "$objects" >>"$work/$layout-create.log"
+	python3 "$scripts/scale.py" wait "$KUBECONFIG" "/apis/$group/v1/$plural" Available "$objects" "$sync_timeout" \
+		>"$work/$layout-wait.json" 2>"$work/$layout-wait.log" || die "$layout: the $objects Frigates did not all get their status"
+	log_info "$layout: $objects Frigates with their status, $half of them in $ns: make undeploy (load $(load))"
+	t0=$(now)
+	(cd "$dir" && timeout "$undeploy_timeout" make undeploy) >"$work/$layout-undeploy.log" 2>&1 || rc=$?
+	result "$layout" undeploy "$(since "$t0")"
+	result "$layout" undeploy-rc "$rc"
+	left=$(leftovers "$layout" | paste -sd, -)
+	result "$layout" left "${left:-nothing}"
+	result "$layout" load "$(load)"
+	log_info "$layout: make undeploy took $(get "$layout" undeploy) s (exit $rc); left: ${left:-nothing}"
+	# The next layout's CRD has the same name: whatever is stuck goes (its finalizers dropped).
+	if [[ -n $left ]]; then
+		kubectl get "$plural.$group" -A -o jsonpath='{range .items[*]}{.metadata.namespace} {.metadata.name}{"\n"}{end}' 2>/dev/null |
+			while read -r o_ns o_name; do
+				kubectl -n "$o_ns" patch "$plural.$group" "$o_name" --type=merge -p '{"metadata":{"finalizers":null}}' >/dev/null 2>&1 || true
+			done
+		(cd "$dir" && make undeploy ignore-not-found=true) >>"$work/$layout-undeploy.log" 2>&1 || true
+	fi
+	kubectl delete namespace "$namespace" --timeout=300s >/dev/null
+}
+
+# leftovers LAYOUT: each object of config/default still there, and the Frigates (how many, how
+# many Terminating), "(Terminating)" after those with a deletion timestamp.
+leftovers() {
+	local n t
+	kubectl kustomize "$work/$1/scale$1/config/default" | kubectl get -f - --ignore-not-found \
+		-o jsonpath='{range .items[*]}{.kind}/{.metadata.name} {.metadata.deletionTimestamp}{"\n"}{end}' 2>/dev/null |
+		awk 'NF { print $1 ($2 == "" ? "" : " (Terminating)") }'
+	kubectl get crd "$plural.$group" >/dev/null 2>&1 || return 0
+	n=$(kubectl get "$plural.$group" -A -o name | wc -l)
+	t=$(kubectl get "$plural.$group" -A -o jsonpath='{range .items[*]}{.metadata.deletionTimestamp}{"\n"}{end}' | grep -c . || true)
+	((n == 0)) || echo "$n Frigates ($t Terminating)"
+}
+
+undeploy_report() {
+	local l met
+	echo
+	echo "## make undeploy with $objects objects present, the manager in a pod ($(nproc) cores)"
+	echo
+	echo "| layout | make undeploy | exit | left afterwards | goal: within 60 s, nothing left | load at the end |"
+	echo "|---|---|---|---|---|---|"
+	for l in $layouts; do
+		met=missed
+		[[ $(get "$l" undeploy-rc) == 0 && $(get "$l" left) == nothing ]] &&
+			awk -v t="$(get "$l" undeploy)" 'BEGIN { exit !(t <= 60) }' && met=met
+		echo "| $([[ $l == go ]] && echo go/v4 || echo "Rust$([[ $rust_finalizer == 0 ]] || echo ' (FINALIZER set)')") | $(get "$l" undeploy) s | $(get "$l" undeploy-rc) | $(get "$l" left) | $met | $(get "$l" load) |"
+	done
+}
+
 echo "scale: $objects objects, layouts: $layouts, load $(load)"
-[[ $mode != node ]] || node_up
+[[ $mode != node && $mode != undeploy ]] || node_up
 if [[ $parallel == 1 ]]; then
 	# The layouts at once, each on its plane (the CI smoke: half the wall time; the figures are
 	# then not each other's neighbours' free).
@@ -773,6 +864,16 @@ if [[ $mode == faults || $mode == node ]]; then
 			$(get "$l" stuck) == 0 && $(get "$l" two-leaders) == 0 &&
 			($mode == faults || -n $(get "$l" probe)) ]] || {
 			log_error "$l: an object was lost or stuck, or two managers reconciled at once (above)"
+			failed=1
+		}
+	done
+fi
+if [[ $mode == undeploy ]]; then
+	# Not a timed test: the time is the report's; what fails the run is undeploy's own failure
+	# (or its timeout) and anything it left behind.
+	for l in $layouts; do
+		[[ $(get "$l" undeploy-rc) == 0 && $(get "$l" left) == nothing ]] || {
+			log_error "$l: make undeploy exited $(get "$l" undeploy-rc) and left: $(get "$l" left)"
 			failed=1
 		}
 	done

@@ -2,7 +2,8 @@
 # Prove a generated project works with the real tools:
 #   go mod tidy; gofmt -l . is empty; make generate manifests build; with typed clients,
 #   check-typed-clients.sh; go vet ./...; make lint;
-#   one CRD in config/crd/bases per API in PROJECT; kubectl kustomize config/default renders;
+#   one CRD in config/crd/bases per API in PROJECT; kubectl kustomize config/default renders
+#   (with certs.opbuilder.io/v1-alpha: nothing of cert-manager);
 #   and, unless --no-test, `make test` against the offline envtest binaries.
 # A project of the Rust layout is handed to verify-rust-project.sh.
 # OPBUILDER_SKIP_LINT=REASON leaves `make lint` out and logs "make lint: skipped (REASON)"
@@ -102,6 +103,13 @@ step "CRDs: $crds for $apis kind(s) with types in PROJECT"
 step "kubectl kustomize config/default"
 kubectl kustomize config/default >"$dir/.rendered-default.yaml"
 grep -q '^kind: Deployment' "$dir/.rendered-default.yaml" || die "[$name] config/default renders no Deployment"
+if grep -q '^  certs.opbuilder.io/v1-alpha:' PROJECT; then
+	# The manager keeps its own webhook certificate (docs/certs.md): nothing of cert-manager.
+	step "no cert-manager object or annotation in config/default (certs.opbuilder.io/v1-alpha)"
+	! grep -n 'cert-manager' "$dir/.rendered-default.yaml" || die "[$name] config/default renders cert-manager (above)"
+	grep -q -- '--webhook-cert-secret=webhook-server-cert' "$dir/.rendered-default.yaml" ||
+		die "[$name] the manager is not given --webhook-cert-secret"
+fi
 if [[ -d config/samples ]]; then
 	kubectl kustomize config/samples >/dev/null
 fi

@@ -146,6 +146,17 @@ pub(super) fn replay(
         None => init.push("--license=none".into()),
     }
     step(init, None);
+    // The certs plugin changes what `create webhook` writes: on before the first webhook.
+    let certs = project
+        .plugin_keys()
+        .iter()
+        .any(|k| k == plugins::certs::KEY);
+    if certs && by == Replayer::Opbuilder {
+        step(
+            vec!["edit".into(), flag("plugins", plugins::certs::KEY)],
+            None,
+        );
+    }
     let gvk = |r: &Resource| {
         vec![
             flag("group", &r.group),
@@ -221,7 +232,7 @@ pub(super) fn replay(
             if r.external && project.rust_layout().is_some() {
                 // The Rust layout's outside kind: PROJECT's path is the project's copy of its
                 // CRD, which the command reads (relative to the root) and keeps as it is.
-                step(c, Some(r.path.clone()));
+                step(c, Some(r.path.to_string()));
             } else {
                 step(c, None);
             }
@@ -327,6 +338,8 @@ pub(super) fn replay(
                     copy_first: Some(manifests),
                 });
             }
+            // Replayed right after init, above; Kubebuilder has none of its files.
+            plugins::certs::KEY => {}
             // opbuilder's own plugin: Kubebuilder has none of its files.
             plugins::typed_clients::KEY if by == Replayer::Kubebuilder => {}
             plugins::typed_clients::KEY => steps.push(Step {
@@ -689,7 +702,7 @@ fn moves(project: &Project, input: &Path) -> String {
         let old = if r.path.is_empty() {
             new.clone()
         } else {
-            r.path.clone()
+            r.path.to_string()
         };
         let rel = |p: &str| {
             p.strip_prefix(&project.repo)

@@ -264,10 +264,10 @@ fn check_project_rules(
                  for example: opbuilder create api --group {} --version {version} --kind {kind}",
                 r.group,
                 Gvk {
-                    group: r.group.clone(),
+                    group: r.group.to_string(),
                     version: String::new(),
                     kind: String::new(),
-                    domain: r.domain.clone(),
+                    domain: r.domain.to_string(),
                 }
                 .qgroup(),
                 r.group
@@ -540,16 +540,16 @@ impl ResolvedResource {
             Some(r) => r,
             None => {
                 project.resources.push(Resource {
-                    group: group.clone(),
-                    version: version.clone(),
+                    group: group.into(),
+                    version: version.into(),
                     kind: kind.clone(),
                     ..Default::default()
                 });
                 project.resources.last_mut().expect("just pushed")
             }
         };
-        entry.domain = gvk.domain.clone();
-        entry.path = api_path.clone();
+        entry.domain = gvk.domain.as_str().into();
+        entry.path = api_path.as_str().into();
         if self.do_resource {
             entry.api = Some(Api {
                 crd_version: "v1".into(),

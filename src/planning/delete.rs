@@ -137,8 +137,8 @@ pub fn api_of(
     let api = r.api.as_ref().filter(|_| types);
     ResolvedResource {
         gvk: Gvk {
-            group: r.group.clone(),
-            version: r.version.clone(),
+            group: r.group.to_string(),
+            version: r.version.to_string(),
             kind: r.kind.clone(),
             domain,
         },
@@ -181,8 +181,8 @@ pub fn webhook_of(
     let path_of = |p: &str| (!p.is_empty()).then(|| p.to_string());
     ResolvedWebhook {
         gvk: Gvk {
-            group: r.group.clone(),
-            version: r.version.clone(),
+            group: r.group.to_string(),
+            version: r.version.to_string(),
             kind: r.kind.clone(),
             domain,
         },
@@ -426,7 +426,7 @@ pub fn resolve_api(root: &Path, project: &Project, args: &DeleteApiArgs) -> Resu
         left.spoke.retain(|s| *s != r.version);
         let going = Webhooks {
             conversion: true,
-            spoke: vec![r.version.clone()],
+            spoke: vec![r.version.to_string()],
             webhook_version: had.webhook_version.clone(),
             ..Default::default()
         };
@@ -531,7 +531,7 @@ fn check_version_goes<'p>(
     Ok(others.into_iter().find(|o| {
         o.webhooks
             .as_ref()
-            .is_some_and(|w| w.conversion && w.spoke.contains(&r.version))
+            .is_some_and(|w| w.conversion && w.spoke.iter().any(|s| *s == r.version))
     }))
 }
 

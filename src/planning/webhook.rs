@@ -263,11 +263,11 @@ impl ResolvedWebhook {
             Some(r) => r,
             None => {
                 project.resources.push(Resource {
-                    group: gvk.group.clone(),
-                    version: gvk.version.clone(),
+                    group: gvk.group.as_str().into(),
+                    version: gvk.version.as_str().into(),
                     kind: gvk.kind.clone(),
-                    domain: gvk.domain.clone(),
-                    path: self.api_path.clone(),
+                    domain: gvk.domain.as_str().into(),
+                    path: self.api_path.as_str().into(),
                     core: self.core,
                     external: self.external,
                     module: self.external_api_module.clone().unwrap_or_default(),
@@ -279,10 +279,10 @@ impl ResolvedWebhook {
         // An entry without domain or path (project version 3-alpha, or written by hand) gets
         // the ones the webhook was made with.
         if entry.domain.is_empty() {
-            entry.domain = gvk.domain.clone();
+            entry.domain = gvk.domain.as_str().into();
         }
         if entry.path.is_empty() {
-            entry.path = self.api_path.clone();
+            entry.path = self.api_path.as_str().into();
         }
         let mut w = entry.webhooks.clone().unwrap_or_default();
         w.defaulting |= self.defaulting;

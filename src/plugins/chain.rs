@@ -142,7 +142,7 @@ impl Chain {
             _ => vec![&KNOWN[0]],
         };
         let mut plugins = plugins;
-        if let (Some(p), Command::CreateApi) = (project, command) {
+        if let (Some(p), Command::CreateApi | Command::CreateWebhook) = (project, command) {
             for key in p.plugin_keys() {
                 if let Some(
                     k @ Known {
@@ -313,7 +313,7 @@ impl Chain {
         let recorded = project.layout.iter().cloned().chain(project.plugin_keys());
         for key in recorded {
             if let Ok(Some(k)) = lookup(&key) {
-                if k.name == super::helm::NAME
+                if (k.name == super::helm::NAME || k.name == super::certs::NAME)
                     && matches!(k.support, Support::Runs(_))
                     && !self.plugins.iter().any(|x| std::ptr::eq(*x, k))
                 {

@@ -11,6 +11,7 @@
 //! accepts, so a key is either run, or refused with a message naming it and saying what to do.
 
 pub mod autoupdate;
+pub mod certs;
 pub mod chain;
 pub mod delete;
 pub mod deployimage;

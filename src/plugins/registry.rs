@@ -4,7 +4,7 @@
 //! Kubebuilder does and reading `--plugins`.
 
 use super::external::{self, External};
-use super::{autoupdate, deployimage, golang, grafana, helm, rust, typed_clients};
+use super::{autoupdate, certs, deployimage, golang, grafana, helm, rust, typed_clients};
 use crate::error::usage;
 use crate::planning::plugin::Plugin;
 use crate::project::Project;
@@ -148,6 +148,12 @@ pub static KNOWN: &[Known] = &[
         name: "typed-clients.opbuilder.io",
         version: "v1-alpha",
         support: Support::Runs(&typed_clients::TypedClients),
+    },
+    // opbuilder's own plugin: webhooks without cert-manager.
+    Known {
+        name: certs::NAME,
+        version: "v1-alpha",
+        support: Support::Runs(&certs::Certs),
     },
     // opbuilder's own layout for operators written in Rust on kube-rs, and its key in projects
     // made by opbuilder 0.4.0.

@@ -235,10 +235,10 @@ impl Plugin for TypedClients {
             .filter_map(|r| {
                 let dir = r.path.strip_prefix(&prefix)?.to_string();
                 Some((
-                    r.group.clone(),
-                    r.version.clone(),
+                    r.group.to_string(),
+                    r.version.to_string(),
                     r.kind.clone(),
-                    r.domain.clone(),
+                    r.domain.to_string(),
                     dir,
                     !r.api.as_ref().is_some_and(|a| a.namespaced),
                 ))

@@ -198,12 +198,12 @@ fn emit_resource(r: &Resource, out: &mut String) {
         out.push_str(" true\n");
     }
     for (k, v, always) in [
-        ("group", &r.group, false),
-        ("kind", &r.kind, true),
-        ("module", &r.module, false),
-        ("path", &r.path, false),
-        ("plural", &r.plural, false),
-        ("version", &r.version, true),
+        ("group", r.group.as_str(), false),
+        ("kind", r.kind.as_str(), true),
+        ("module", r.module.as_str(), false),
+        ("path", r.path.as_str(), false),
+        ("plural", r.plural.as_str(), false),
+        ("version", r.version.as_str(), true),
     ] {
         if always || !v.is_empty() {
             key(out, k);

@@ -5,6 +5,7 @@
 
 use super::model::{Api, Controller, Project, Resource, Webhooks};
 use super::scalar::{needs_quotes, PLAIN};
+use super::shared::Shared;
 use serde_yaml::{Mapping, Value};
 
 /// A one-line scalar read as a string: plain (only where our writer would leave it plain,
@@ -75,7 +76,21 @@ struct Lines<'a> {
     next: usize,
     /// A line this reader does not take (blank, a comment, trailing spaces) was reached.
     bad: bool,
+    /// The last scalar read for each [`Slot`] and its value: resources mostly repeat their
+    /// domain, group, path, version and CRD version, which are then shared, not read again.
+    memo: [(Option<&'a str>, Shared); SLOTS],
 }
+
+/// The fields whose values are shared between resources (indexes into `Lines::memo`).
+#[derive(Clone, Copy)]
+enum Slot {
+    Domain,
+    Group,
+    Path,
+    Version,
+    CrdVersion,
+}
+const SLOTS: usize = 5;
 
 impl<'a> Lines<'a> {
     fn new(text: &'a str) -> Lines<'a> {
@@ -90,6 +105,7 @@ impl<'a> Lines<'a> {
             cur: None,
             next: pos,
             bad: false,
+            memo: Default::default(),
         };
         lines.advance();
         lines
@@ -113,6 +129,20 @@ impl<'a> Lines<'a> {
         } else {
             self.cur = Some(line);
         }
+    }
+
+    /// A scalar of field `slot` as a [`Shared`] string: the previous value of that field again
+    /// if its text is the same.
+    fn shared(&mut self, slot: Slot, text: &'a str) -> Option<Shared> {
+        let (last, value) = &mut self.memo[slot as usize];
+        if *last != Some(text) {
+            *value = match text.starts_with('"') {
+                false if !needs_quotes(text) => Shared::from(text),
+                _ => Shared::from(string(text)?),
+            };
+            *last = Some(text);
+        }
+        Some(value.clone())
     }
 
     fn peek(&self) -> Option<&'a str> {
@@ -163,7 +193,7 @@ impl<'a> Lines<'a> {
             let mut prev = "";
             while let Some((k, v)) = self.entry(4, &mut prev) {
                 match (k, v?) {
-                    ("crdVersion", v) => a.crd_version = string(v)?,
+                    ("crdVersion", v) => a.crd_version = self.shared(Slot::CrdVersion, v)?,
                     ("namespaced", v) => a.namespaced = boolean(v)?,
                     ("ssa", v) => a.ssa = boolean(v)?,
                     _ => return None,
@@ -242,18 +272,18 @@ impl<'a> Lines<'a> {
                     match k {
                         "controller" => r.controller = boolean(v)?,
                         "core" => r.core = boolean(v)?,
-                        "domain" => r.domain = string(v)?,
+                        "domain" => r.domain = self.shared(Slot::Domain, v)?,
                         "external" => r.external = boolean(v)?,
-                        "group" => r.group = string(v)?,
+                        "group" => r.group = self.shared(Slot::Group, v)?,
                         "kind" => {
                             r.kind = string(v)?;
                             kind = true;
                         }
                         "module" => r.module = string(v)?,
-                        "path" => r.path = string(v)?,
+                        "path" => r.path = self.shared(Slot::Path, v)?,
                         "plural" => r.plural = string(v)?,
                         "version" => {
-                            r.version = string(v)?;
+                            r.version = self.shared(Slot::Version, v)?;
                             version = true;
                         }
                         _ => return None,
@@ -327,6 +357,29 @@ pub fn parse(text: &str) -> Option<Project> {
 mod tests {
     use super::*;
     use crate::project::tests::{random_project, Rng};
+
+    /// Values a resource repeats from the one before are one allocation; a changed or quoted
+    /// value is read as itself.
+    #[test]
+    fn repeated_values_are_shared() {
+        let text = "domain: example.com\nresources:\n\
+            - api:\n    crdVersion: v1\n  domain: example.com\n  group: ship\n  kind: A\n  path: example.com/p/api/v1\n  version: v1\n\
+            - api:\n    crdVersion: v1\n  domain: example.com\n  group: ship\n  kind: B\n  path: example.com/p/api/v1\n  version: v1\n\
+            - domain: example.com\n  group: \"yes\"\n  kind: C\n  version: v2\n\
+            - group: \"yes\"\n  kind: D\n  version: v1\nversion: \"3\"\n";
+        let p = parse(text).expect("the fast reader takes this shape");
+        let [a, b, c, d] = &p.resources[..] else {
+            panic!("{:?}", p.resources)
+        };
+        assert!(a.group.same(&b.group) && a.domain.same(&c.domain) && a.path.same(&b.path));
+        let crd = |r: &Resource| r.api.as_ref().unwrap().crd_version.clone();
+        assert!(crd(a).same(&crd(b)) && a.version.same(&b.version) && crd(a) == "v1");
+        assert!(
+            c.group == "yes" && c.group.same(&d.group) && c.version == "v2" && d.version == "v1"
+        );
+        assert!(!a.version.same(&d.version));
+        assert_eq!(Some(p), serde_yaml::from_str(text).ok());
+    }
 
     /// Whenever the fast reader returns a project, serde_yaml reads the same project: on what
     /// we write, and on that text mangled line by line.

@@ -16,6 +16,7 @@ pub mod fast;
 pub mod model;
 pub mod read;
 pub mod scalar;
+pub mod shared;
 pub mod version;
 
 pub use model::{
@@ -161,7 +162,7 @@ mod tests {
         for _ in 0..r.below(4) {
             let mut res = Resource {
                 api: r.flag().then(|| Api {
-                    crd_version: r.text(),
+                    crd_version: r.text().into(),
                     namespaced: r.flag(),
                     ssa: r.flag(),
                 }),
@@ -170,14 +171,14 @@ mod tests {
                     .map(|_| Controller { name: r.text() })
                     .collect(),
                 core: r.flag(),
-                domain: r.text(),
+                domain: r.text().into(),
                 external: r.flag(),
-                group: r.text(),
+                group: r.text().into(),
                 kind: r.text(),
                 module: r.text(),
-                path: r.text(),
+                path: r.text().into(),
                 plural: r.text(),
-                version: r.text(),
+                version: r.text().into(),
                 webhooks: r.flag().then(|| Webhooks {
                     conversion: r.flag(),
                     defaulting: r.flag(),

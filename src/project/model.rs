@@ -5,6 +5,8 @@ use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_yaml::{Mapping, Value};
 
+use super::shared::{self, Shared};
+
 pub const FILE: &str = "PROJECT";
 pub const LAYOUT: &str = "go.kubebuilder.io/v4";
 /// opbuilder's layout for operators written in Rust on kube-rs.
@@ -88,20 +90,20 @@ pub struct Resource {
     pub controllers: Vec<Controller>,
     #[serde(default, skip_serializing_if = "is_false")]
     pub core: bool,
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub domain: String,
+    #[serde(default, skip_serializing_if = "shared::is_empty")]
+    pub domain: Shared,
     #[serde(default, skip_serializing_if = "is_false")]
     pub external: bool,
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub group: String,
+    #[serde(default, skip_serializing_if = "shared::is_empty")]
+    pub group: Shared,
     pub kind: String,
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub module: String,
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub path: String,
+    #[serde(default, skip_serializing_if = "shared::is_empty")]
+    pub path: Shared,
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub plural: String,
-    pub version: String,
+    pub version: Shared,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub webhooks: Option<Webhooks>,
     #[serde(flatten)]
@@ -111,8 +113,8 @@ pub struct Resource {
 #[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct Api {
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub crd_version: String,
+    #[serde(default, skip_serializing_if = "shared::is_empty")]
+    pub crd_version: Shared,
     #[serde(default, skip_serializing_if = "is_false")]
     pub namespaced: bool,
     #[serde(default, skip_serializing_if = "is_false")]

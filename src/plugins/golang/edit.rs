@@ -115,10 +115,10 @@ pub fn helper_roles(
 ) -> Result<()> {
     for r in project.resources.iter().filter(|r| r.api.is_some()) {
         let gvk = Gvk {
-            group: r.group.clone(),
-            version: r.version.clone(),
+            group: r.group.to_string(),
+            version: r.version.to_string(),
             kind: r.kind.clone(),
-            domain: r.domain.clone(),
+            domain: r.domain.to_string(),
         };
         let plural = if r.plural.is_empty() {
             crate::flect::pluralize(&r.kind.to_ascii_lowercase())

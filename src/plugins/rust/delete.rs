@@ -50,8 +50,8 @@ fn api_group(project: &Project, r: &Resource) -> String {
     }
     let (domain, _) = resource::recorded_domain_and_path(project, r);
     Gvk {
-        group: r.group.clone(),
-        version: r.version.clone(),
+        group: r.group.to_string(),
+        version: r.version.to_string(),
         kind: r.kind.clone(),
         domain,
     }

@@ -1,0 +1,22 @@
+/*
+Copyright 2026.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1
+
+// Hub makes v1 the conversion hub of Frigate: every other version of Frigate converts
+// to and from this one (see ConvertTo and ConvertFrom next to those versions), and the
+// conversion webhook served by the manager chains those conversions as needed.
+func (*Frigate) Hub() {}

@@ -1,0 +1,226 @@
+//! certs.opbuilder.io/v1-alpha: webhooks in production without cert-manager. The manager makes
+//! its own certificate authority and serving certificate, keeps them in a Secret of its
+//! namespace, serves that certificate, writes the authority into the caBundle of its webhook
+//! configurations and CRD conversions, and rotates both before they expire; every replica
+//! agrees through the Secret (internal/webhookcerts/cluster.go, `scaffolds/certs/`).
+//! docs/certs.md has the design, for both layouts.
+//!
+//! On `init` or `edit` it adds that code, the manager's `--webhook-cert-secret` and
+//! `--webhook-service` flags with their setup in cmd/main.go, and a Role for the one Secret. It
+//! is recorded under PROJECT's `plugins:` (not in `layout`) and joins every later
+//! `create webhook`, whose cert-manager parts (config/certmanager, its kustomize entries and
+//! replacements, the certificate volume of the manager patch) it takes out of go/v4's plan.
+//! Kubebuilder has no such plugin.
+
+use crate::context::ProjectCtx;
+use crate::error::usage;
+use crate::plan::{Edit, IfExists, Op, Plan};
+use crate::planning::delete::Undo;
+use crate::planning::edit::EditArgs;
+use crate::planning::plugin::{Cx, Plugin};
+use crate::planning::webhook::ResolvedWebhook;
+use crate::templates;
+use anyhow::Result;
+use serde::Serialize;
+use std::path::Path;
+
+pub const NAME: &str = "certs.opbuilder.io";
+pub const KEY: &str = "certs.opbuilder.io/v1-alpha";
+
+pub struct Certs;
+
+/// The plugin's PROJECT section: empty (`{}`); its presence keeps the plugin on.
+#[derive(Serialize)]
+struct Section {}
+
+const MAIN: &str = "cmd/main.go";
+const DEFAULT_KUSTOMIZATION: &str = "config/default/kustomization.yaml";
+const MANAGER_PATCH: &str = "config/default/manager_webhook_patch.yaml";
+const RBAC_KUSTOMIZATION: &str = "config/rbac/kustomization.yaml";
+
+const MAIN_VARS: &str = "\t\twebhookCertSecret    string\n\t\twebhookService       string";
+
+const MAIN_FLAGS: &str = "\tflag.StringVar(&webhookCertSecret, \"webhook-cert-secret\", \"\",
+\t\t\"Make, keep and rotate the webhook certificate in this Secret of the manager's namespace, and write \"+
+\t\t\t\"its authority into the caBundles of the webhooks and CRD conversions that call --webhook-service \"+
+\t\t\t\"(no cert-manager). Empty: off.\")
+\tflag.StringVar(&webhookService, \"webhook-service\", \"\",
+\t\t\"Name of the webhook Service in the manager's namespace, for --webhook-cert-secret.\")";
+
+/// Inserted above the metrics certificate watcher; its last line (a space) keeps a blank line
+/// before it, which indenting the fragment empties.
+const MAIN_SETUP: &str =
+    "// --webhook-cert-secret: the manager's own certificate, kept in a Secret and rotated, with
+// no cert-manager (certs.opbuilder.io/v1-alpha); see internal/webhookcerts/cluster.go.
+if err := webhookcerts.SetupCluster(mgr, webhookServer, webhookcerts.ClusterOptions{
+\tSecret:  webhookCertSecret,
+\tService: webhookService,
+}, webhookCertPath); err != nil {
+\tsetupLog.Error(err, \"Failed to set up the webhook certificate\")
+\tos.Exit(1)
+}
+ 
+";
+
+const RBAC_ENTRIES: &str =
+    "# The Secret of the manager's own webhook certificate (certs.opbuilder.io/v1-alpha).
+- webhook_cert_role.yaml
+- webhook_cert_role_binding.yaml";
+
+/// The Go code, the manager's flags and setup, the Role, and the PROJECT section. `boilerplate`:
+/// the license header of `init` (whose file is only planned yet); `None` reads the project's.
+fn enable(cx: &mut Cx, boilerplate: Option<&str>) -> Result<()> {
+    if cx.project.rust_layout().is_some() {
+        return Err(usage(format!(
+            "--plugins {KEY}: the Rust layout's manager does not keep its own certificate yet (docs/certs.md \
+             says how it will); use cert-manager there, as `create webhook` scaffolds it, or a go/v4 project, \
+             for example opbuilder init --domain example.com --repo example.com/guestbook --plugins=go/v4,{KEY}"
+        )));
+    }
+    cx.project.set_plugin_config(KEY, &Section {})?;
+    let ctx = match boilerplate {
+        Some(b) => ProjectCtx::new(cx.project, Some(b.to_string())),
+        None => ProjectCtx::load(cx.root, cx.project)?,
+    };
+    // The certificate authority of make run's webhooks (init's), which projects made before
+    // it lack.
+    for f in templates::render_tree("init", &ctx, |t| t == "internal/webhookcerts/certs.go")? {
+        cx.plan.create(f.path, f.content, IfExists::Skip);
+    }
+    for f in templates::render_tree("certs", &ctx, |t| t != MANAGER_PATCH)? {
+        cx.plan.create(f.path, f.content, IfExists::Skip);
+    }
+    cx.plan.update(
+        RBAC_KUSTOMIZATION,
+        Edit::Append {
+            text: RBAC_ENTRIES.into(),
+        },
+    );
+    for (anchor, text) in [
+        ("webhookDevHost       string", MAIN_VARS),
+        (
+            "\"webhook configurations of its own and the CRDs' conversion at itself until it stops.\")",
+            MAIN_FLAGS,
+        ),
+    ] {
+        cx.plan.update(
+            MAIN,
+            Edit::AfterLine {
+                anchor: anchor.into(),
+                text: text.into(),
+            },
+        );
+    }
+    cx.plan.update(
+        MAIN,
+        Edit::BeforeLine {
+            anchor: "if metricsCertWatcher != nil {".into(),
+            text: MAIN_SETUP.into(),
+        },
+    );
+    Ok(())
+}
+
+/// Take cert-manager out of go/v4's plan of `create webhook` (or of what `delete webhook`
+/// undoes): the cert-manager tree, its switches and replacements in config/default, and the
+/// manager patch that mounts its certificate, which becomes ours.
+fn without_cert_manager(plan: &mut Plan, patch: &str) {
+    plan.ops.retain(
+        |op| !matches!(op, Op::Create { path, .. } if path.starts_with("config/certmanager")),
+    );
+    for op in &mut plan.ops {
+        match op {
+            Op::Create { path, content, .. } if path == Path::new(MANAGER_PATCH) => {
+                *content = patch.to_string();
+            }
+            Op::Update { path, edits, .. } if path == Path::new(DEFAULT_KUSTOMIZATION) => {
+                edits.retain(|e| match e {
+                    Edit::Uncomment { block, .. } => {
+                        block != "- ../certmanager" && block != "replacements:"
+                    }
+                    // Every replacement copies a field of a cert-manager Certificate.
+                    Edit::EnableEntry { .. } => false,
+                    Edit::AboveMarker { marker, .. } => {
+                        !marker.starts_with("crdkustomizecainjection")
+                    }
+                    _ => true,
+                });
+            }
+            _ => {}
+        }
+    }
+    plan.ops
+        .retain(|op| !matches!(op, Op::Update { edits, .. } if edits.is_empty()));
+}
+
+fn manager_patch(cx: &Cx) -> Result<String> {
+    let ctx = ProjectCtx::load(cx.root, cx.project)?;
+    Ok(
+        templates::render_tree("certs", &ctx, |t| t == MANAGER_PATCH)?
+            .pop()
+            .map(|f| f.content)
+            .unwrap_or_default(),
+    )
+}
+
+/// Whether go/v4 planned this project's webhooks (the Rust layout is refused by [`enable`]).
+fn on(cx: &Cx) -> Result<bool> {
+    Ok(cx.project.rust_layout().is_none()
+        && cx
+            .project
+            .plugin_config::<serde_yaml::Value>(KEY)?
+            .is_some())
+}
+
+impl Plugin for Certs {
+    fn key(&self) -> &'static str {
+        KEY
+    }
+
+    fn follows_project(&self) -> bool {
+        true
+    }
+
+    fn init(&self, cx: &mut Cx, boilerplate: Option<&str>) -> Result<()> {
+        enable(cx, boilerplate)?;
+        cx.notes.push(
+            "Webhooks will need no cert-manager: the manager makes, keeps and rotates its own certificate in the \
+             Secret webhook-server-cert (internal/webhookcerts/cluster.go)."
+                .into(),
+        );
+        Ok(())
+    }
+
+    fn create_webhook(&self, cx: &mut Cx, _hook: &ResolvedWebhook) -> Result<()> {
+        if on(cx)? {
+            let patch = manager_patch(cx)?;
+            without_cert_manager(cx.plan, &patch);
+        }
+        Ok(())
+    }
+
+    fn delete_webhook(&self, cx: &mut Cx, _hook: &ResolvedWebhook, _undo: &mut Undo) -> Result<()> {
+        self.create_webhook(cx, _hook)
+    }
+
+    fn edit(&self, cx: &mut Cx, _args: &EditArgs) -> Result<()> {
+        enable(cx, None)?;
+        let default =
+            std::fs::read_to_string(cx.root.join(DEFAULT_KUSTOMIZATION)).unwrap_or_default();
+        if default.lines().any(|l| l.trim() == "- ../certmanager") {
+            cx.notes.push(format!(
+                "warning: the webhooks already use cert-manager. To move them to the manager's own certificate, \
+                 in {DEFAULT_KUSTOMIZATION} comment out `- ../certmanager` (unless the metrics certificate uses \
+                 it) and the replacements that copy the Certificate's fields, and replace {MANAGER_PATCH} with \
+                 the one `create webhook` writes now (--webhook-cert-secret=webhook-server-cert, \
+                 --webhook-service, no certificate volume); docs/certs.md shows both."
+            ));
+        }
+        cx.notes.push(
+            "The manager keeps its own webhook certificate from now on (certs.opbuilder.io/v1-alpha): run make \
+             manifests for its RBAC, and create webhook writes no cert-manager objects."
+                .into(),
+        );
+        Ok(())
+    }
+}
