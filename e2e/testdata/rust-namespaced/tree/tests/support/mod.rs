@@ -521,17 +521,23 @@ impl ControlPlane {
     /// Create the project's CRDs, and those of other projects' kinds that it keeps in
     /// external-crds/, and wait until each is established.
     async fn install_crds(&self) {
-        let api: Api<CustomResourceDefinition> = Api::all(self.client.clone());
         for crd in crds().into_iter().chain(external_crds()) {
-            let name = crd.metadata.name.clone().unwrap_or_default();
-            api.create(&PostParams::default(), &crd)
-                .await
-                .unwrap_or_else(|e| panic!("creating the CRD {name}: {e}"));
-            let established = await_condition(api.clone(), &name, conditions::is_crd_established());
-            tokio::time::timeout(Duration::from_secs(30), established)
-                .await
-                .unwrap_or_else(|_| panic!("the CRD {name} was not established in 30 s"))
-                .unwrap_or_else(|e| panic!("waiting for the CRD {name}: {e}"));
+            self.install_crd(&crd).await;
         }
+    }
+
+    /// Create a CRD (one of the project's, or one a test declares) and wait until it is
+    /// established.
+    pub async fn install_crd(&self, crd: &CustomResourceDefinition) {
+        let api: Api<CustomResourceDefinition> = Api::all(self.client.clone());
+        let name = crd.metadata.name.clone().unwrap_or_default();
+        api.create(&PostParams::default(), crd)
+            .await
+            .unwrap_or_else(|e| panic!("creating the CRD {name}: {e}"));
+        let established = await_condition(api.clone(), &name, conditions::is_crd_established());
+        tokio::time::timeout(Duration::from_secs(30), established)
+            .await
+            .unwrap_or_else(|_| panic!("the CRD {name} was not established in 30 s"))
+            .unwrap_or_else(|e| panic!("waiting for the CRD {name}: {e}"));
     }
 }

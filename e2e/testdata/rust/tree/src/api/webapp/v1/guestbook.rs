@@ -31,6 +31,11 @@ use serde::{Deserialize, Serialize};
     plural = "guestbooks",
     namespaced,
     status = "GuestbookStatus",
+    // A CEL rule the API server checks on each create and update (the CRD's
+    // x-kubernetes-validations): no webhook to run. This one keeps spec.foo once it is set; to
+    // enable it, remove the `//` and run `make manifests`. tests/cel_rule_test.rs tests the same
+    // rule without an API server and on the tests' control plane.
+    // validation = Rule::new("!has(oldSelf.spec.foo) || (has(self.spec.foo) && self.spec.foo == oldSelf.spec.foo)").message("spec.foo cannot change once set"),
     printcolumn = r#"{"name": "Available", "type": "string", "jsonPath": ".status.conditions[?(@.type==\"Available\")].status"}"#,
     printcolumn = r#"{"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"}"#
 )]
