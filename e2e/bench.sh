@@ -70,7 +70,12 @@
 #    (`cluster.sh restart`: every process of it killed at once, then started again); the same
 #    checks as the faults.
 #
-# 12. make undeploy with objects present (section "scaleundeploy", not in the default list: root,
+# 12. The leader's pod killed and the API server restarted at scale (section "scalepodfaults", not
+#    in the default list: root, the same node): as scalenode, but mid-sync the leader's container
+#    is killed (SIGKILL through the node's containerd) and later the node's API server restarts
+#    (`cluster.sh restart-apiserver`); the same checks.
+#
+# 13. make undeploy with objects present (section "scaleundeploy", not in the default list: root,
 #    the same node): each project's image deployed (one replica), SCALE_OBJECTS (default 100)
 #    objects with their status, half in the manager's namespace and half in another; how long
 #    `make undeploy` takes (goal: 60 s) and what it leaves (goal: nothing, none Terminating; the
@@ -562,6 +567,9 @@ if want scalefaults; then
 fi
 if want scalenode; then
 	bash "$root/e2e/scripts/scale.sh" node "$op"
+fi
+if want scalepodfaults; then
+	bash "$root/e2e/scripts/scale.sh" podfaults "$op"
 fi
 if want scaleundeploy; then
 	bash "$root/e2e/scripts/scale.sh" undeploy "$op"

@@ -11,6 +11,7 @@
 #                                 state and logs in DIR; bounded waits; on failure the tails of the
 #                                 logs, and everything started is stopped again
 #   cluster.sh env    DIR         `export` lines for eval: KUBECONFIG, PATH (kubectl, ctr),
+#                                 CONTAINERD_ADDRESS and CONTAINERD_NAMESPACE (for ctr),
 #                                 DOCKER_HOST, DOCKER_CONFIG (buildx), DOCKER_BUILDKIT, ...
 #   cluster.sh load   DIR IMAGE   a local Docker image into the node's runtime (as
 #                                 `kind load docker-image` does)
@@ -24,6 +25,8 @@
 #                                 containers) killed at once, their mounts cleared, all started
 #                                 again on DIR's state until the kubelet reports Ready; the pods'
 #                                 containers then start anew
+#   cluster.sh restart-apiserver DIR   kube-apiserver alone stopped (SIGTERM) and started again
+#                                 with the same flags on the same etcd; waits for /readyz
 #   cluster.sh status DIR         exit 0 when every process runs and the node is Ready
 #   cluster.sh stop   DIR         stop it all and remove what it added to the host: processes,
 #                                 mounts, iptables rules, interfaces, CNI files, the lo address,
@@ -59,7 +62,7 @@ usage() {
 
 action=${1:-}
 case "$action" in
-start | restart | env | stop | status) [[ $# -eq 2 ]] || usage ;;
+start | restart | restart-apiserver | env | stop | status) [[ $# -eq 2 ]] || usage ;;
 load | push) [[ $# -eq 3 ]] || usage ;;
 *) usage ;;
 esac
@@ -789,17 +792,8 @@ install_cert_manager() {
 	log_info "cert-manager running in $(fmt_duration $((SECONDS - t)))"
 }
 
-# launch_node: containerd, etcd, the control plane, the kubelet and kube-proxy started on what DIR
-# holds (start wrote it; restart finds it again), until the node is Ready.
-launch_node() {
-	log_info "starting containerd, etcd and the control plane on $NODE_IP"
-	PATH="$dir/bin:/usr/sbin:/usr/bin:/sbin:/bin" daemon_launch "$dir" containerd "$dir/bin/containerd" \
-		--config "$dir/containerd/config.toml"
-	daemon_launch "$dir" etcd "$k8s_bin/etcd" --name="$NODE_NAME" --data-dir="$dir/etcd" \
-		--listen-client-urls=http://127.0.0.1:2379 --advertise-client-urls=http://127.0.0.1:2379 \
-		--listen-peer-urls=http://127.0.0.1:2380 --initial-advertise-peer-urls=http://127.0.0.1:2380 \
-		--initial-cluster="$NODE_NAME=http://127.0.0.1:2380" --unsafe-no-fsync=true --log-level=warn
-	WAIT_FOR_PID=$(daemon_recorded "$dir" etcd) await "etcd" curl -fsS --max-time 5 http://127.0.0.1:2379/health
+# launch_apiserver: kube-apiserver on etcd's data and DIR's certificates, until /readyz answers.
+launch_apiserver() {
 	daemon_launch "$dir" kube-apiserver "$k8s_bin/kube-apiserver" \
 		--etcd-servers=http://127.0.0.1:2379 \
 		--bind-address="$NODE_IP" --advertise-address="$NODE_IP" --secure-port="$API_PORT" \
@@ -815,6 +809,20 @@ launch_node() {
 		--kubelet-preferred-address-types=InternalIP \
 		--allow-privileged=true --profiling=false --cert-dir="$pki/serving"
 	WAIT_FOR_PID=$(daemon_recorded "$dir" kube-apiserver) await "kube-apiserver /readyz" k get --raw /readyz
+}
+
+# launch_node: containerd, etcd, the control plane, the kubelet and kube-proxy started on what DIR
+# holds (start wrote it; restart finds it again), until the node is Ready.
+launch_node() {
+	log_info "starting containerd, etcd and the control plane on $NODE_IP"
+	PATH="$dir/bin:/usr/sbin:/usr/bin:/sbin:/bin" daemon_launch "$dir" containerd "$dir/bin/containerd" \
+		--config "$dir/containerd/config.toml"
+	daemon_launch "$dir" etcd "$k8s_bin/etcd" --name="$NODE_NAME" --data-dir="$dir/etcd" \
+		--listen-client-urls=http://127.0.0.1:2379 --advertise-client-urls=http://127.0.0.1:2379 \
+		--listen-peer-urls=http://127.0.0.1:2380 --initial-advertise-peer-urls=http://127.0.0.1:2380 \
+		--initial-cluster="$NODE_NAME=http://127.0.0.1:2380" --unsafe-no-fsync=true --log-level=warn
+	WAIT_FOR_PID=$(daemon_recorded "$dir" etcd) await "etcd" curl -fsS --max-time 5 http://127.0.0.1:2379/health
+	launch_apiserver
 	daemon_launch "$dir" kube-controller-manager "$node_bin/kube-controller-manager" \
 		--kubeconfig="$dir/kube-controller-manager.kubeconfig" \
 		--authentication-kubeconfig="$dir/kube-controller-manager.kubeconfig" \
@@ -1128,6 +1136,19 @@ do_restart() {
 	log_info "node $NODE_NAME restarted in $(fmt_duration $((SECONDS - t)))"
 }
 
+# restart-apiserver: kube-apiserver alone stopped (SIGTERM, SIGKILL after 30 s) and started again
+# with the same flags on the same etcd; everything else keeps running (the kubelet, the
+# controllers and the pods reconnect by themselves). Waits for /readyz as start does.
+do_restart_apiserver() {
+	[[ $(id -u) == 0 ]] || die "the node needs root"
+	[[ -f $dir/started ]] || die "no node runs in $dir (start one: $0 start $dir)"
+	daemon_pid "$dir" etcd >/dev/null || die "etcd does not run in $dir"
+	local t=$SECONDS
+	daemon_stop "$dir" kube-apiserver
+	launch_apiserver
+	log_info "kube-apiserver of node $NODE_NAME restarted in $(fmt_duration $((SECONDS - t)))"
+}
+
 # ================================================================ env, load, status
 
 do_env() {
@@ -1139,6 +1160,9 @@ do_env() {
 	printf 'export DOCKER_CONFIG=%q\n' "$dir/docker-config"
 	printf 'export DOCKER_BUILDKIT=1\n'
 	printf 'export OPBUILDER_NODE_DIR=%q\n' "$dir"
+	# ctr (on PATH above) reads these: the node's containerd and the kubelet's namespace.
+	printf 'export CONTAINERD_ADDRESS=%q\n' "$containerd_sock"
+	printf 'export CONTAINERD_NAMESPACE=k8s.io\n'
 }
 
 do_load() {
@@ -1177,6 +1201,7 @@ do_status() {
 case "$action" in
 start) do_start ;;
 restart) do_restart ;;
+restart-apiserver) do_restart_apiserver ;;
 stop) do_stop ;;
 env) do_env ;;
 load) do_load "$3" ;;

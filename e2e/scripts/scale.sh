@@ -45,10 +45,12 @@
 # two managers' reconcile counters both have grown (one leader at a time; sampled every second).
 #
 # node (root: the node of e2e/scripts/cluster.sh, started and stopped here): the managers in pods
-# and the node restarted mid-sync (see node_layout). undeploy (root, the same node): `make
+# and the node restarted mid-sync (see node_layout). podfaults (root, the same node): the managers
+# in pods, the leader's container killed mid-sync and later the node's API server restarted (see
+# pod_faults). undeploy (root, the same node): `make
 # undeploy` with SCALE_OBJECTS (default 100 here) objects present (see undeploy_layout).
 #
-# Usage: scale.sh bench|faults|node|undeploy OPBUILDER
+# Usage: scale.sh bench|faults|node|podfaults|undeploy OPBUILDER
 # Needs: go, cargo, make, kubectl, curl, python3 with PyYAML; SCALE_KEEP=1 keeps the work
 # directory (projects, logs, snapshots) and prints its path.
 set -euo pipefail
@@ -58,8 +60,8 @@ scripts=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 need_cmd go cargo make kubectl curl
 need_pyyaml
 
-[[ $# -eq 2 && ($1 == bench || $1 == faults || $1 == node || $1 == undeploy) ]] ||
-	die "usage: $0 bench|faults|node|undeploy OPBUILDER"
+[[ $# -eq 2 && ($1 == bench || $1 == faults || $1 == node || $1 == podfaults || $1 == undeploy) ]] ||
+	die "usage: $0 bench|faults|node|podfaults|undeploy OPBUILDER"
 mode=$1 op=$2
 if [[ $mode == undeploy ]]; then objects=${SCALE_OBJECTS:-100}; else objects=${SCALE_OBJECTS:-10000}; fi
 layouts=${SCALE_LAYOUTS:-go rust}
@@ -74,7 +76,7 @@ undeploy_timeout=${SCALE_UNDEPLOY_TIMEOUT:-300}
 for v in objects steady sync_timeout resync_timeout settle_seconds kill_at restart_at undeploy_timeout; do
 	[[ ${!v} =~ ^[0-9]+$ ]] || die "$v must be a whole number, got '${!v}'"
 done
-if [[ $mode == faults || $mode == node ]]; then
+if [[ $mode == faults || $mode == node || $mode == podfaults ]]; then
 	((objects >= 200)) || die "SCALE_OBJECTS must be at least 200 for the faults (100 are deleted), got $objects"
 else
 	((objects >= 10)) || die "SCALE_OBJECTS must be at least 10, got $objects"
@@ -88,7 +90,7 @@ rust_finalizer=${SCALE_RUST_FINALIZER:-0}
 for l in $layouts; do [[ $l == go || $l == rust ]] || die "SCALE_LAYOUTS: unknown layout '$l' (go, rust)"; done
 [[ $mode == bench || $EUID -eq 0 || " $layouts " != *" go "* ]] ||
 	die "the faults of go/v4 need root (its manager runs in a mount namespace with the in-cluster namespace file)"
-[[ ($mode != node && $mode != undeploy) || $EUID -eq 0 ]] || die "the node ($mode) needs root (e2e/scripts/cluster.sh)"
+[[ $mode == bench || $mode == faults || $EUID -eq 0 ]] || die "the node ($mode) needs root (e2e/scripts/cluster.sh)"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/opbuilder-scale.XXXXXX")
 # Every process started is recorded in $work/pids, every control plane is $work/LAYOUT-plane:
@@ -515,6 +517,10 @@ until_percent() {
 		sleep 1
 	done
 }
+# until_past N: until more than N Frigates have the condition, or the waiter ($waited) ended.
+until_past() {
+	while kill -0 "$waited" 2>/dev/null && ((${1} >= $(with_condition))); do sleep 1; done
+}
 # two_leaders FILE: the seconds (rounds of FILE's "TIME MANAGER COUNT" lines) in which two
 # managers' reconcile counts both grew.
 two_leaders() {
@@ -631,7 +637,8 @@ node_up() {
 # process of it killed at once, containers included, then started again). The same checks as
 # the faults: every Frigate with its status, none Terminating, and at no second two managers'
 # reconcile counts growing (each pod's /metrics over HTTPS with a metrics reader's token,
-# every second, from the host: pod IPs are reachable through the node's bridge).
+# every second, from the host: pod IPs are reachable through the node's bridge). Mode podfaults
+# runs the same with pod_faults in place of node_restart.
 # deploy LAYOUT REPLICAS: a fresh project of LAYOUT, its image (its Dockerfile) loaded into the
 # node, make deploy, REPLICAS managers rolled out.
 deploy() {
@@ -651,9 +658,66 @@ deploy() {
 	kubectl -n "scale$layout-system" rollout status deployment "scale$layout-controller-manager" --timeout=300s >/dev/null
 }
 
+# node_restart (node_layout's fault in mode node): the whole node restarts; sets t_restart.
+node_restart() {
+	local n before
+	n=$(with_condition)
+	result "$layout" restarted-at "$n"
+	log_info "$layout: $n/$objects with the condition, 100 deleted: the node restarts"
+	before=$(containers)
+	t_restart=$(now)
+	"$scripts/cluster.sh" restart "$node_dir" >"$work/$layout-node-restart.log" 2>&1 || {
+		tail -n 30 "$work/$layout-node-restart.log" >&2
+		die "$layout: the node did not come back"
+	}
+	result "$layout" node-restart "$(since "$t_restart")"
+	# Both managers running again in new containers (the kubelet starts them anew): the checks
+	# that follow then see the managers work after the restart, whatever the sync had done before.
+	wait_for 300 "both managers in new containers, Ready" anew "$before" ||
+		die "$layout: the managers did not come back after the node's restart"
+	result "$layout" pods-back "$(since "$t_restart")"
+}
+
+# pod_faults (node_layout's faults in mode podfaults): the leader's container killed with SIGKILL
+# through the node's containerd (a crash: no SIGTERM, so no Lease released and no request
+# finished; the kubelet restarts it in its pod, while the other replica takes the Lease when it
+# expires), then at SCALE_FAULT_RESTART_AT percent the node's API server restarted (everything
+# else keeps running); sets t_restart (the API server's restart).
+pod_faults() {
+	local n leader pod id t
+	n=$(with_condition)
+	result "$layout" killed-at "$n"
+	# The leader: the container whose reconcile count is highest (the other waits for the Lease).
+	leader=$(awk '{ c[$2] = $3 } END { for (n in c) if (c[n] > best) { best = c[n]; who = n } print who }' "$work/$layout-leaders.log")
+	[[ -n $leader ]] || die "$layout: no manager has reconciled anything yet"
+	pod=${leader%.*}
+	id=$(kubectl -n "$ns" get pod "$pod" -o jsonpath='{.status.containerStatuses[0].containerID}')
+	log_info "$layout: $n/$objects with the condition, 100 being deleted: the leader's container ($pod) is killed"
+	t=$(now)
+	ctr tasks kill --signal SIGKILL "${id#containerd://}" >/dev/null 2>>"$work/$layout-kill.log"
+	wait_for 300 "the killed manager back in a new container, both Ready" anew "$id" ||
+		die "$layout: the killed manager did not come back"
+	result "$layout" pod-back "$(since "$t")"
+	# The API server restarts under a working leader: once the sync has gone on after the kill
+	# (a manager has taken the Lease), at SCALE_FAULT_RESTART_AT percent at the earliest.
+	until_past "$n"
+	result "$layout" takeover "$(since "$t")"
+	wait "$creating" && wait "$deleting" || die "$layout: the Frigates could not be created or deleted"
+	until_percent "$restart_at"
+	n=$(with_condition)
+	result "$layout" restarted-at "$n"
+	log_info "$layout: $n/$objects with the condition: the API server restarts"
+	t_restart=$(now)
+	"$scripts/cluster.sh" restart-apiserver "$node_dir" >"$work/$layout-apiserver-restart.log" 2>&1 || {
+		tail -n 30 "$work/$layout-apiserver-restart.log" >&2
+		die "$layout: the API server did not come back"
+	}
+	result "$layout" apiserver-restart "$(since "$t_restart")"
+}
+
 node_layout() {
-	local layout=$1 dir="$work/$1/scale$1" ns="scale$1-system" half waited t0 t_restart sampler
-	local n down before done left remaining stuck two restarts
+	local layout=$1 dir="$work/$1/scale$1" ns="scale$1-system" half waited t0 t_restart sampler creating deleting
+	local n done left remaining stuck two restarts
 	deploy "$layout" 2
 	half=$((objects / 2))
 	kubectl create namespace "$namespace" >/dev/null
@@ -683,35 +747,29 @@ node_layout() {
 	) >"$work/$layout-leaders.log" 2>/dev/null &
 	sampler=$!
 	track "$sampler"
-	py create "$KUBECONFIG" "$collection" f "$half" "$objects" >"$work/$layout-create-during.log"
+	# podfaults: the leader may be killed while the second half is still being created and the
+	# 100 deleted (the API server stays); the node's restart waits until both are done.
+	py create "$KUBECONFIG" "$collection" f "$half" "$objects" >"$work/$layout-create-during.log" &
+	creating=$!
+	[[ $mode == podfaults ]] || wait "$creating" || die "$layout: the Frigates could not be created"
 	until_percent "$kill_at"
-	n=$(with_condition)
-	result "$layout" restarted-at "$n"
+	# The deletions take 20 s (kubectl's 5 requests a second): in podfaults, beside the kill.
 	# shellcheck disable=SC2046 # one name per word
-	kubectl delete "$plural" -n "$namespace" --wait=false $(printf 'f-%05d ' $(seq 100 199)) >/dev/null
-	log_info "$layout: $n/$objects with the condition, 100 deleted: the node restarts"
+	kubectl delete "$plural" -n "$namespace" --wait=false $(printf 'f-%05d ' $(seq 100 199)) >/dev/null &
+	deleting=$!
+	[[ $mode == podfaults ]] || wait "$deleting" || die "$layout: the 100 Frigates could not be deleted"
 	containers() {
 		kubectl -n "$ns" get pods -l control-plane=controller-manager --request-timeout=5s \
 			-o jsonpath='{range .items[*]}{.status.containerStatuses[0].containerID} {end}'
 	}
-	before=$(containers)
-	t_restart=$(now)
-	"$scripts/cluster.sh" restart "$node_dir" >"$work/$layout-node-restart.log" 2>&1 || {
-		tail -n 30 "$work/$layout-node-restart.log" >&2
-		die "$layout: the node did not come back"
-	}
-	down=$(since "$t_restart")
-	# Both managers running again in new containers (the kubelet starts them anew), and a Frigate
-	# made now gets its condition: the managers work after the restart, whatever the sync had
-	# done before it.
+	# Both managers Ready, none of them in a container of BEFORE (the containers' IDs).
 	anew() {
 		local c
 		[[ $(kubectl -n "$ns" get deployment "scale$layout-controller-manager" --request-timeout=5s \
 			-o jsonpath='{.status.readyReplicas}') == 2 ]] || return 1
-		for c in $(containers); do [[ " $before " != *" $c "* ]] || return 1; done
+		for c in $(containers); do [[ " $1 " != *" $c "* ]] || return 1; done
 	}
-	wait_for 300 "both managers in new containers, Ready" anew || die "$layout: the managers did not come back after the node's restart"
-	result "$layout" pods-back "$(since "$t_restart")"
+	if [[ $mode == node ]]; then node_restart; else pod_faults; fi
 	wait "$waited" || true
 	py create "$KUBECONFIG" "$collection" probe 0 1 >/dev/null
 	python3 "$scripts/scale.py" wait "$KUBECONFIG" "/apis/$group/v1/$plural" Available $((objects - 99)) "$resync_timeout" \
@@ -725,7 +783,6 @@ node_layout() {
 	two=$(two_leaders "$work/$layout-leaders.log")
 	restarts=$(kubectl -n "$ns" get pods -l control-plane=controller-manager \
 		-o jsonpath='{range .items[*]}{.status.containerStatuses[0].restartCount} {end}')
-	result "$layout" node-restart "$down"
 	result "$layout" done "${done:+$(since "$t0" "$done")}"
 	# Negative: every status was written before the restart (a small SCALE_OBJECTS).
 	result "$layout" after-restart "${done:+$(since "$t_restart" "$done")}"
@@ -735,7 +792,7 @@ node_layout() {
 	result "$layout" two-leaders "$two"
 	result "$layout" restarts "$restarts"
 	result "$layout" load "$(load)"
-	log_info "$layout: every status $(get "$layout" after-restart) s after the node's restart began; $left Frigates, without the condition $remaining, Terminating $stuck; rounds with two reconciling managers: $two"
+	log_info "$layout: every status $(get "$layout" after-restart) s after the $([[ $mode == node ]] && echo "node's" || echo "API server's") restart began; $left Frigates, without the condition $remaining, Terminating $stuck; rounds with two reconciling managers: $two"
 	# The next layout's CRD has the same name: this one's objects and deployment go.
 	kubectl delete namespace "$namespace" --timeout=600s >/dev/null
 	kubectl delete clusterrolebinding "scale$layout-bench-metrics" >/dev/null
@@ -751,6 +808,20 @@ node_report() {
 	echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
 	for l in $layouts; do
 		echo "| $([[ $l == go ]] && echo go/v4 || echo Rust) | $(get "$l" restarted-at) | $(get "$l" node-restart) s | $(get "$l" pods-back) s | $(get "$l" after-restart) s | $(get "$l" probe) s | $(get "$l" objects) | $(get "$l" remaining) | $(get "$l" stuck) | $(get "$l" two-leaders) | $(get "$l" restarts) | $(get "$l" load) |"
+	done
+}
+
+podfaults_layout() { node_layout "$@"; }
+
+podfaults_report() {
+	local l
+	echo
+	echo "## The leader's pod killed and the API server restarted, the managers in pods on the node: $objects objects, two replicas with leader election ($(nproc) cores)"
+	echo
+	echo "| layout | with the condition when the leader was killed / the API server restarted | kill → the killed manager Ready in a new container | kill → the sync goes on | API server restart (stop → /readyz) | restart → every status | restart → a new Frigate's status | start → every status | Frigates left | without status | stuck Terminating | rounds two managers reconciled | container restarts | load at the end |"
+	echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+	for l in $layouts; do
+		echo "| $([[ $l == go ]] && echo go/v4 || echo Rust) | $(get "$l" killed-at) / $(get "$l" restarted-at) | $(get "$l" pod-back) s | $(get "$l" takeover) s | $(get "$l" apiserver-restart) s | $(get "$l" after-restart) s | $(get "$l" probe) s | $(get "$l" done) s | $(get "$l" objects) | $(get "$l" remaining) | $(get "$l" stuck) | $(get "$l" two-leaders) | $(get "$l" restarts) | $(get "$l" load) |"
 	done
 }
 
@@ -823,7 +894,7 @@ undeploy_report() {
 }
 
 echo "scale: $objects objects, layouts: $layouts, load $(load)"
-[[ $mode != node && $mode != undeploy ]] || node_up
+[[ $mode == bench || $mode == faults ]] || node_up
 if [[ $parallel == 1 ]]; then
 	# The layouts at once, each on its plane (the CI smoke: half the wall time; the figures are
 	# then not each other's neighbours' free).
@@ -855,8 +926,8 @@ if [[ $mode == bench && $strict == 1 ]]; then
 		}
 	done
 fi
-if [[ $mode == faults || $mode == node ]]; then
-	# node: one more, the Frigate made after the restart, which must have its status too.
+if [[ $mode == faults || $mode == node || $mode == podfaults ]]; then
+	# node, podfaults: one more, the Frigate made after the restart, which must have its status too.
 	left=$((objects - 100))
 	[[ $mode == faults ]] || left=$((left + 1))
 	for l in $layouts; do
