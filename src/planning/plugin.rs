@@ -27,8 +27,14 @@ pub trait Plugin: Sync {
     /// The canonical key, as Kubebuilder records it in PROJECT.
     fn key(&self) -> &'static str;
     /// Whether the plugin, once recorded under PROJECT's `plugins:`, joins every later
-    /// `create api` (opbuilder's own plugins, which stay out of `layout`).
+    /// `create api` and `create webhook` (opbuilder's own plugins, which stay out of `layout`).
     fn follows_project(&self) -> bool {
+        false
+    }
+    /// Whether the plugin, once recorded in PROJECT (`layout` or `plugins:`), joins every
+    /// `delete api` and `delete webhook` to plan the undoing of what it added beside the
+    /// layout's files (which no `create` of the deletion's chain runs).
+    fn joins_deletion(&self) -> bool {
         false
     }
     /// Whether this is an external plugin (an executable found by its key, see

@@ -181,6 +181,10 @@ impl Plugin for Certs {
         true
     }
 
+    fn joins_deletion(&self) -> bool {
+        true
+    }
+
     fn init(&self, cx: &mut Cx, boilerplate: Option<&str>) -> Result<()> {
         enable(cx, boilerplate)?;
         cx.notes.push(
@@ -199,8 +203,8 @@ impl Plugin for Certs {
         Ok(())
     }
 
-    fn delete_webhook(&self, cx: &mut Cx, _hook: &ResolvedWebhook, _undo: &mut Undo) -> Result<()> {
-        self.create_webhook(cx, _hook)
+    fn delete_webhook(&self, cx: &mut Cx, hook: &ResolvedWebhook, _undo: &mut Undo) -> Result<()> {
+        self.create_webhook(cx, hook)
     }
 
     fn edit(&self, cx: &mut Cx, _args: &EditArgs) -> Result<()> {

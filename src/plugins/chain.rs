@@ -313,8 +313,7 @@ impl Chain {
         let recorded = project.layout.iter().cloned().chain(project.plugin_keys());
         for key in recorded {
             if let Ok(Some(k)) = lookup(&key) {
-                if (k.name == super::helm::NAME || k.name == super::certs::NAME)
-                    && matches!(k.support, Support::Runs(_))
+                if matches!(k.support, Support::Runs(p) if p.joins_deletion())
                     && !self.plugins.iter().any(|x| std::ptr::eq(*x, k))
                 {
                     self.plugins.push(k);

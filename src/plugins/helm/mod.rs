@@ -117,6 +117,10 @@ impl Plugin for Helm {
         KEY
     }
 
+    fn joins_deletion(&self) -> bool {
+        true
+    }
+
     /// The chart's templates made from a kind that goes: its CRD and helper roles are removed
     /// with its last version (the plugin wrote them from the kustomize output, which will not
     /// hold them again); the others that name it are listed for the plugin to write again.
