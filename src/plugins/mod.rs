@@ -21,6 +21,7 @@ pub mod grafana;
 pub mod helm;
 pub mod registry;
 pub mod rust;
+pub mod telemetry;
 pub mod typed_clients;
 
 use crate::error::usage;
@@ -375,7 +376,7 @@ pub fn plan_edit(root: &Path, args: &EditArgs) -> Result<(Plan, Vec<String>)> {
         ));
     }
     if let Some(key) = rust_key {
-        // helm/v2-alpha, grafana/v1-alpha and autoupdate/v1-alpha join the layout; every flag is
+        // helm/v2-alpha, grafana/v1-alpha, autoupdate/v1-alpha and telemetry/v1-alpha join the layout; every flag is
         // checked before any plugin runs (helm's runs `make build-installer`).
         chain.check_rust_project()?;
         rust::edit::check_flags(
@@ -386,7 +387,7 @@ pub fn plan_edit(root: &Path, args: &EditArgs) -> Result<(Plan, Vec<String>)> {
                 layout: chain.has_rust,
                 helm: chain.has(helm::NAME),
                 plugins: explicit
-                    && [helm::NAME, grafana::NAME, autoupdate::NAME]
+                    && [helm::NAME, grafana::NAME, autoupdate::NAME, telemetry::NAME]
                         .iter()
                         .any(|n| chain.has(n)),
             },
