@@ -107,12 +107,27 @@ fn enable(cx: &mut Cx, boilerplate: Option<&str>) -> Result<()> {
     for f in templates::render_tree("init", &ctx, |t| t == "internal/webhookcerts/certs.go")? {
         cx.plan.create(f.path, f.content, IfExists::Skip);
     }
-    // `init`: its e2e suite is only planned yet.
+    // The e2e suite: only planned yet (`init`), or as `init` wrote it (`edit`; a suite changed
+    // there is left alone).
+    let mut planned = false;
     for op in &mut cx.plan.ops {
         if let Op::Create { path, content, .. } = op {
             if path == Path::new(E2E_SUITE) {
                 *content = content.replace(E2E_SKIP.0, E2E_SKIP.1);
+                planned = true;
             }
+        }
+    }
+    if !planned {
+        let suite = crate::fsx::read_text(&cx.root.join(E2E_SUITE), 1 << 20)
+            .map_err(|e| anyhow::anyhow!("{E2E_SUITE}: {e}"))?
+            .unwrap_or_default();
+        if suite.contains(E2E_SKIP.0) {
+            cx.plan.create(
+                E2E_SUITE,
+                suite.replace(E2E_SKIP.0, E2E_SKIP.1),
+                IfExists::Overwrite,
+            );
         }
     }
     for f in templates::render_tree("certs", &ctx, |t| t != MANAGER_PATCH)? {
