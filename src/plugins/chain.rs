@@ -38,15 +38,15 @@ pub struct Chain {
 /// read what the Rust layout has as go/v4 does (the kustomize output, the manager's metrics);
 /// autoupdate/v1-alpha, whose workflow runs `opbuilder alpha update`; and deploy-image/v1-alpha
 /// (`create api` only), which plans a Rust controller in a Rust project; and telemetry/v1-alpha,
-/// which has a part for each layout.
+/// which dispatches on the layout itself (src/plugins/telemetry.rs, `rust_part`).
 pub fn joins_rust(k: &Known) -> bool {
     matches!(
         k.name,
         super::helm::NAME
             | super::grafana::NAME
             | super::autoupdate::NAME
-            | super::telemetry::NAME
             | deployimage::NAME
+            | super::telemetry::NAME
     )
 }
 

@@ -157,6 +157,7 @@ pub static KNOWN: &[Known] = &[
         version: "v1-alpha",
         support: Support::Runs(&certs::Certs),
     },
+    // opbuilder's own plugin: OpenTelemetry traces and a run-time log level.
     Known {
         name: telemetry::NAME,
         version: "v1-alpha",

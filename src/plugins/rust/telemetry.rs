@@ -33,11 +33,8 @@ const WEBHOOK: &str = "src/webhook.rs";
 const CONTROLLERS: &str = "src/controllers";
 const RBAC_KUSTOMIZATION: &str = "config/rbac/kustomization.yaml";
 
-/// The ClusterRole of the log-level endpoint, go/v4's (`scaffolds/telemetry/`), and its entry.
+/// The ClusterRole of the log-level endpoint, go/v4's (`scaffolds/telemetry/`).
 const LOG_LEVEL_ROLE: &str = "config/rbac/loglevel_editor_role.yaml";
-const RBAC_ENTRIES: &str = "# Who may read and change the manager's log level at run time
-# (telemetry.opbuilder.io/v1-alpha): bind loglevel-editor to them.
-- loglevel_editor_role.yaml";
 
 /// The start of the line of a controller module above which the span goes:
 /// `pub async fn reconcile(<object>: Arc<...`.
@@ -170,7 +167,7 @@ pub fn enable(cx: &mut Cx, boilerplate: Option<&str>) -> Result<()> {
     cx.plan.update(
         RBAC_KUSTOMIZATION,
         Edit::Append {
-            text: RBAC_ENTRIES.into(),
+            text: crate::plugins::telemetry::RBAC_ENTRIES.into(),
         },
     );
     let (anchor, text) = dependencies();
