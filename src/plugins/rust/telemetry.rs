@@ -35,6 +35,7 @@ const RBAC_KUSTOMIZATION: &str = "config/rbac/kustomization.yaml";
 
 /// The ClusterRole of the log-level endpoint, go/v4's (`scaffolds/telemetry/`).
 const LOG_LEVEL_ROLE: &str = "config/rbac/loglevel_editor_role.yaml";
+const METRICS_READER_ENTRY: &str = "- metrics_reader_role.yaml";
 
 /// The start of the line of a controller module above which the span goes:
 /// `pub async fn reconcile(<object>: Arc<...`.
@@ -164,12 +165,19 @@ pub fn enable(cx: &mut Cx, boilerplate: Option<&str>) -> Result<()> {
     for f in templates::render_tree("telemetry", &pctx, |t| t == LOG_LEVEL_ROLE)? {
         cx.plan.create(f.path, f.content, IfExists::Skip);
     }
-    cx.plan.update(
-        RBAC_KUSTOMIZATION,
-        Edit::Append {
-            text: crate::plugins::telemetry::RBAC_ENTRIES.into(),
+    // Beside metrics-reader, whose access it shares (wherever the plugin comes, before or after
+    // the kinds' roles, as `alpha generate` replays it right after `init`); at the end when
+    // that entry is gone.
+    let text = crate::plugins::telemetry::RBAC_ENTRIES.to_string();
+    let rbac = std::fs::read_to_string(cx.root.join(RBAC_KUSTOMIZATION)).ok();
+    let edit = match rbac {
+        Some(r) if !r.lines().any(|l| l.trim() == METRICS_READER_ENTRY) => Edit::Append { text },
+        _ => Edit::AfterLine {
+            anchor: METRICS_READER_ENTRY.into(),
+            text,
         },
-    );
+    };
+    cx.plan.update(RBAC_KUSTOMIZATION, edit);
     let (anchor, text) = dependencies();
     cx.plan.update(CARGO, Edit::AfterLine { anchor, text });
     cx.plan.update(
