@@ -158,7 +158,8 @@ fn plan_config(cx: &mut Cx, ctx: &ProjectCtx, code: &str) -> Result<()> {
 const RUST_MAIN: &str = "src/main.rs";
 
 /// The manager's flags, after `--webhook-dev-host`'s.
-const RUST_FLAGS: &str = "    /// Make, keep and rotate the webhook certificate in this Secret of the manager's
+const RUST_FLAGS: &str =
+    "    /// Make, keep and rotate the webhook certificate in this Secret of the manager's
     /// namespace, and write its authority into the caBundles of the webhooks and CRD
     /// conversions that call --webhook-service (no cert-manager; src/webhook_certs.rs).
     #[arg(
@@ -173,7 +174,8 @@ const RUST_FLAGS: &str = "    /// Make, keep and rotate the webhook certificate 
 
 /// The webhook server with the Secret's certificate: an arm of the match on
 /// `--webhook-dev-host`, above the one that reads --webhook-cert-path.
-const RUST_SERVER: &str = "// --webhook-cert-secret: the manager's own certificate, kept in a Secret and rotated,
+const RUST_SERVER: &str =
+    "// --webhook-cert-secret: the manager's own certificate, kept in a Secret and rotated,
 // with no cert-manager (certs.opbuilder.io/v1-alpha; src/webhook_certs.rs).
 None if flags.webhook_cert_secret.is_some() => {
     let options = webhook_certs::Options::new(

@@ -51,7 +51,11 @@ pub fn webhook_certs_rules() -> Vec<Rule> {
             ],
             verbs,
         ),
-        Rule::new("apiextensions.k8s.io", &["customresourcedefinitions"], verbs),
+        Rule::new(
+            "apiextensions.k8s.io",
+            &["customresourcedefinitions"],
+            verbs,
+        ),
     ]
 }
 
