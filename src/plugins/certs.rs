@@ -39,6 +39,26 @@ const MAIN: &str = "cmd/main.go";
 const DEFAULT_KUSTOMIZATION: &str = "config/default/kustomization.yaml";
 const MANAGER_PATCH: &str = "config/default/manager_webhook_patch.yaml";
 const RBAC_KUSTOMIZATION: &str = "config/rbac/kustomization.yaml";
+const E2E_SUITE: &str = "test/e2e/e2e_suite_test.go";
+const E2E_TEST: &str = "test/e2e/e2e_test.go";
+
+/// The e2e suite of `init` installs cert-manager unless told not to; the manager's own
+/// certificate needs none, so a certs project's suite installs it only when asked.
+const E2E_SKIP: (&str, &str) = (
+    "\t// skipCertManagerInstall lets CERT_MANAGER_INSTALL_SKIP=true keep the suite
+\t// from touching cert-manager, e.g. on a cluster that manages it itself.
+\tskipCertManagerInstall = os.Getenv(\"CERT_MANAGER_INSTALL_SKIP\") == \"true\"",
+    "\t// skipCertManagerInstall: the manager keeps its own webhook certificate
+\t// (certs.opbuilder.io/v1-alpha), so the suite installs cert-manager only when
+\t// CERT_MANAGER_INSTALL_SKIP=false asks for it (say, for a metrics certificate).
+\tskipCertManagerInstall = os.Getenv(\"CERT_MANAGER_INSTALL_SKIP\") != \"false\"",
+);
+
+/// Who stores the webhooks' serving certificate, in the e2e check `create webhook` adds.
+const E2E_WAIT: (&str, &str) = (
+    "By(\"waiting for cert-manager to store it in the secret webhook-server-cert\")",
+    "By(\"waiting for the manager to store it in the secret webhook-server-cert\")",
+);
 
 const MAIN_VARS: &str = "\t\twebhookCertSecret    string\n\t\twebhookService       string";
 
@@ -84,6 +104,29 @@ fn enable(cx: &mut Cx, boilerplate: Option<&str>) -> Result<()> {
     // it lack.
     for f in templates::render_tree("init", &ctx, |t| t == "internal/webhookcerts/certs.go")? {
         cx.plan.create(f.path, f.content, IfExists::Skip);
+    }
+    // The e2e suite: only planned yet (`init`), or as `init` wrote it (`edit`; a suite changed
+    // there is left alone).
+    let mut planned = false;
+    for op in &mut cx.plan.ops {
+        if let Op::Create { path, content, .. } = op {
+            if path == Path::new(E2E_SUITE) {
+                *content = content.replace(E2E_SKIP.0, E2E_SKIP.1);
+                planned = true;
+            }
+        }
+    }
+    if !planned {
+        let suite = crate::fsx::read_text(&cx.root.join(E2E_SUITE), 1 << 20)
+            .map_err(|e| anyhow::anyhow!("{E2E_SUITE}: {e}"))?
+            .unwrap_or_default();
+        if suite.contains(E2E_SKIP.0) {
+            cx.plan.create(
+                E2E_SUITE,
+                suite.replace(E2E_SKIP.0, E2E_SKIP.1),
+                IfExists::Overwrite,
+            );
+        }
     }
     plan_config(cx, &ctx, GO_CODE)?;
     for f in templates::render_tree("certs", &ctx, |t| t.starts_with("internal/"))? {
@@ -276,6 +319,15 @@ fn without_cert_manager(plan: &mut Plan, patch: &str) {
         match op {
             Op::Create { path, content, .. } if path == Path::new(MANAGER_PATCH) => {
                 *content = patch.to_string();
+            }
+            Op::Update { path, edits, .. } if path == Path::new(E2E_TEST) => {
+                for e in edits.iter_mut() {
+                    if let Edit::AboveMarker { fragments, .. } = e {
+                        for f in fragments.iter_mut() {
+                            *f = f.replace(E2E_WAIT.0, E2E_WAIT.1);
+                        }
+                    }
+                }
             }
             Op::Update { path, edits, .. } if path == Path::new(DEFAULT_KUSTOMIZATION) => {
                 edits.retain(|e| match e {

@@ -15,6 +15,9 @@ pub struct Chart {
     pub values: Vec<(String, String)>,
     pub namespace: String,
     pub has_webhooks: bool,
+    /// The manager makes and keeps its own webhook certificate (`--webhook-cert-secret`, the
+    /// certs.opbuilder.io plugin): its webhooks need no cert-manager.
+    pub webhook_own_cert: bool,
     pub has_prometheus: bool,
     pub has_network_policy: bool,
     pub metrics_service_suffix: String,

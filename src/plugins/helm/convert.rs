@@ -734,6 +734,45 @@ mod tests {
         assert!(order.windows(2).all(|w| w[0] < w[1]), "{order:?}");
     }
 
+    /// A manager that keeps its own webhook certificate (certs.opbuilder.io): the chart passes
+    /// the Secret and the release's webhook Service while webhooks are on, and needs no
+    /// cert-manager for them.
+    #[test]
+    fn a_manager_with_its_own_webhook_certificate_names_the_releases_service() {
+        // Without cert-manager's Issuer and Certificates, as config/default renders then.
+        let own = WEBHOOKS
+            .split("\n---\n")
+            .filter(|d| !d.contains("apiVersion: cert-manager.io/"))
+            .collect::<Vec<_>>()
+            .join("\n---\n")
+            .replace(
+                "        - --webhook-cert-path=/tmp/k8s-webhook-server/serving-certs\n",
+                "        - --webhook-cert-secret=webhook-server-cert\n        - --webhook-service=x-webhook-service\n",
+            );
+        assert!(own.contains("--webhook-service") && !own.contains("kind: Certificate"));
+        let chart = convert("x", &own).unwrap();
+        assert!(chart.webhook_own_cert);
+        let values = values_of(&chart);
+        assert_eq!(
+            values["manager"]["args"],
+            serde_yaml::from_str::<Value>("[--leader-elect]").unwrap(),
+            "the Service's name depends on the release: not a value"
+        );
+        assert_eq!(values["certManager"]["enabled"], Value::from(false));
+        let m = &chart.templates["manager/manager.yaml"];
+        assert!(
+            m.contains(concat!(
+                "        {{- if .Values.webhook.enabled }}\n",
+                "        - --webhook-cert-secret=webhook-server-cert\n",
+                "        - --webhook-service={{ include \"x.resourceName\" (dict \"suffix\" \"webhook-service\" \"context\" $) }}\n",
+                "        {{- end }}\n"
+            )),
+            "{m}"
+        );
+        assert!(m.find("range .Values.manager.args") < m.find("--webhook-cert-secret"));
+        assert!(!m.contains("x-webhook-service"), "{m}");
+    }
+
     #[test]
     fn without_webhooks_values_still_hold_a_disabled_webhook_section() {
         let chart = convert("x", include_str!("../../../e2e/fixtures/helm/install.yaml")).unwrap();

@@ -16,7 +16,9 @@ fn is_value_arg(a: &str) -> bool {
         || a.starts_with("--webhook-port")
         || a.starts_with("--webhook-cert-path")
         || a.starts_with("--metrics-cert-path")
-        || a.starts_with("--metrics-secure"))
+        || a.starts_with("--metrics-secure")
+        || a.starts_with("--webhook-cert-secret")
+        || a.starts_with("--webhook-service"))
 }
 
 /// The ports the chart's values hold, as found in the manifests (the defaults otherwise).
@@ -259,6 +261,9 @@ pub fn template_manager(
                 // certificates.
                 let (mut metrics, mut probe, mut webhook, mut rest) =
                     (vec![], vec![], vec![], vec![]);
+                // The manager's own webhook certificate (certs.opbuilder.io): the Secret it
+                // keeps, and the Service its certificate names, which has the release's name.
+                let mut own_cert = vec![];
                 for a in args.iter() {
                     let st = s(a).to_string();
                     if let Some(secure) = metrics_secure_arg(&st) {
@@ -305,6 +310,13 @@ pub fn template_manager(
                             "- --webhook-port=-1".into(),
                             "{{- end }}".into(),
                         ]));
+                    } else if let Some(v) = st.strip_prefix("--webhook-service=") {
+                        own_cert.push(format!(
+                            "- --webhook-service={}",
+                            names.name(v).unwrap_or_else(|| v.to_string())
+                        ));
+                    } else if st.starts_with("--webhook-cert-secret") {
+                        own_cert.push(format!("- {st}"));
                     } else if st.starts_with("--webhook-cert-path") {
                         rest.push(cond_item(e, cert_webhook, a)?);
                     } else if st.starts_with("--metrics-cert-path") {
@@ -321,6 +333,13 @@ pub fn template_manager(
                     "- {{ tpl . $ }}".into(),
                     "{{- end }}".into(),
                 ]));
+                if !own_cert.is_empty() {
+                    chart.webhook_own_cert = true;
+                    let mut lines = vec!["{{- if .Values.webhook.enabled }}".to_string()];
+                    lines.extend(own_cert);
+                    lines.push("{{- end }}".into());
+                    rest.push(e.block_key(lines));
+                }
                 out.extend(rest);
                 *args = out;
             }

@@ -363,7 +363,7 @@ fn plan_files(cx: &mut Cx, chart: &Chart, output: &str, force: bool) -> Result<(
                      (or install with --set webhook.enabled=true)"
                 ));
             }
-            if cm_off && chart.has_webhooks {
+            if cm_off && chart.has_webhooks && !chart.webhook_own_cert {
                 cx.notes.push(format!(
                     "warning: {values_path} keeps certManager.enabled: false, but the project has webhooks now, which need \
                      cert-manager's certificates: set it to true (or install with --set certManager.enabled=true)"

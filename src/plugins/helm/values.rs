@@ -134,7 +134,7 @@ pub fn values(
         "certManager".into(),
         format!(
             "## Certificates from cert-manager (must be installed in the cluster) for webhooks and metrics\ncertManager:\n  enabled: {}\n\n",
-            chart.has_webhooks || has_cert_manager
+            (chart.has_webhooks && !chart.webhook_own_cert) || has_cert_manager
         ),
     ));
     // Always there: the manager's template reads webhook.enabled even before the first webhook.

@@ -36,9 +36,10 @@ var (
 	// TODO(user): use the image name of your project.
 	projectImage = "example.com/harbor:v0.0.1"
 
-	// skipCertManagerInstall lets CERT_MANAGER_INSTALL_SKIP=true keep the suite
-	// from touching cert-manager, e.g. on a cluster that manages it itself.
-	skipCertManagerInstall = os.Getenv("CERT_MANAGER_INSTALL_SKIP") == "true"
+	// skipCertManagerInstall: the manager keeps its own webhook certificate
+	// (certs.opbuilder.io/v1-alpha), so the suite installs cert-manager only when
+	// CERT_MANAGER_INSTALL_SKIP=false asks for it (say, for a metrics certificate).
+	skipCertManagerInstall = os.Getenv("CERT_MANAGER_INSTALL_SKIP") != "false"
 
 	// shouldCleanupCertManager records whether this suite installed
 	// cert-manager and therefore has to remove it again.

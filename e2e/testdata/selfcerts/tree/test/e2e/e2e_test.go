@@ -246,7 +246,7 @@ var _ = Describe("Manager", Ordered, func() {
 		})
 
 		It("should have a serving certificate for the webhooks", func() {
-			By("waiting for cert-manager to store it in the secret webhook-server-cert")
+			By("waiting for the manager to store it in the secret webhook-server-cert")
 			Eventually(func(g Gomega) {
 				cmd := exec.Command("kubectl", "get", "secret", "webhook-server-cert",
 					"-n", namespace, "-o", "jsonpath={.data.tls\\.crt}")
