@@ -37,8 +37,9 @@ pub struct Chain {
 /// Whether a built-in plugin may join the Rust layout: helm/v2-alpha and grafana/v1-alpha, which
 /// read what the Rust layout has as go/v4 does (the kustomize output, the manager's metrics);
 /// autoupdate/v1-alpha, whose workflow runs `opbuilder alpha update`; and deploy-image/v1-alpha
-/// (`create api` only), which plans a Rust controller in a Rust project; and certs/v1-alpha,
-/// which plans the Rust manager's own webhook certificate.
+/// (`create api` only), which plans a Rust controller in a Rust project; certs/v1-alpha, which
+/// plans the Rust manager's own webhook certificate; and telemetry/v1-alpha, which dispatches on
+/// the layout itself (src/plugins/telemetry.rs, `rust_part`).
 pub fn joins_rust(k: &Known) -> bool {
     matches!(
         k.name,
@@ -47,6 +48,7 @@ pub fn joins_rust(k: &Known) -> bool {
             | super::autoupdate::NAME
             | deployimage::NAME
             | super::certs::NAME
+            | super::telemetry::NAME
     )
 }
 

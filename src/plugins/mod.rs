@@ -21,6 +21,7 @@ pub mod grafana;
 pub mod helm;
 pub mod registry;
 pub mod rust;
+pub mod telemetry;
 pub mod typed_clients;
 
 use crate::error::usage;
