@@ -205,6 +205,18 @@ rust_target_dir() {
 # found librustls-*.rlib gone ("extern location for rustls does not exist": alpha-update, whose
 # opbuilder runs need the variable, beside golden:rust-namespaced). Every project here builds
 # with one environment, so each crate is built once.
+# check_own_certs NAME RENDERED: in a project with certs.opbuilder.io/v1-alpha (PROJECT in the
+# current directory), the manager keeps its own webhook certificate (docs/certs.md): RENDERED (a
+# `kubectl kustomize config/default` output) holds nothing of cert-manager and gives the manager
+# --webhook-cert-secret. Nothing to check in other projects.
+check_own_certs() {
+	grep -q '^  certs.opbuilder.io/v1-alpha:' PROJECT || return 0
+	log_info "[$1] no cert-manager object or annotation in config/default (certs.opbuilder.io/v1-alpha)"
+	! grep -n 'cert-manager' "$2" || die "[$1] config/default renders cert-manager (above)"
+	grep -q -- '--webhook-cert-secret=webhook-server-cert' "$2" ||
+		die "[$1] the manager is not given --webhook-cert-secret"
+}
+
 use_rust_target() {
 	export CARGO_BUILD_BUILD_DIR CARGO_PROFILE_DEV_DEBUG=0 CARGO_INCREMENTAL=0
 	CARGO_BUILD_BUILD_DIR=$(rust_target_dir)
