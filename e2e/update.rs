@@ -518,7 +518,13 @@ fn certs_in_a_project_of_an_earlier_release_then_its_update() {
         .success();
     let old = t.path().join("old");
     opbuilder(&cur)
-        .args(["alpha", "generate", "--templates-version", "0.4.0", "--output-dir"])
+        .args([
+            "alpha",
+            "generate",
+            "--templates-version",
+            "0.4.0",
+            "--output-dir",
+        ])
         .arg(&old)
         .assert()
         .success();
@@ -529,7 +535,10 @@ fn certs_in_a_project_of_an_earlier_release_then_its_update() {
         .assert()
         .success();
     let main = main_of(&old);
-    let at = |s: &str| main.find(s).unwrap_or_else(|| panic!("no `{s}` in:\n{main}"));
+    let at = |s: &str| {
+        main.find(s)
+            .unwrap_or_else(|| panic!("no `{s}` in:\n{main}"))
+    };
     assert!(at("\tvar webhookCertSecret, webhookService string\n") < at("\topts := zap.Options{"));
     assert!(
         at("webhookcerts.SetupCluster(mgr, webhookServer") < at("mgr.AddHealthzCheck(\"healthz\"")
@@ -549,15 +558,27 @@ fn certs_in_a_project_of_an_earlier_release_then_its_update() {
     let main = main_of(&old);
     assert!(!main.contains("<<<<<<<"), "{main}");
     assert!(!main.contains("var webhookCertSecret"), "{main}");
-    assert_eq!(main.matches("\t\twebhookCertSecret    string\n").count(), 1, "{main}");
+    assert_eq!(
+        main.matches("\t\twebhookCertSecret    string\n").count(),
+        1,
+        "{main}"
+    );
     assert_eq!(main.matches("\"webhook-cert-secret\"").count(), 1, "{main}");
-    assert_eq!(main.matches("webhookcerts.SetupCluster(").count(), 1, "{main}");
+    assert_eq!(
+        main.matches("webhookcerts.SetupCluster(").count(),
+        1,
+        "{main}"
+    );
     gofmt_clean(&old.join("cmd/main.go"));
 }
 
 /// gofmt -l lists nothing for `file` (CI has gofmt; elsewhere a missing one skips the check).
 fn gofmt_clean(file: &Path) {
-    match std::process::Command::new("gofmt").arg("-l").arg(file).output() {
+    match std::process::Command::new("gofmt")
+        .arg("-l")
+        .arg(file)
+        .output()
+    {
         Ok(out) => assert!(
             out.status.success() && out.stdout.is_empty(),
             "not gofmt-clean: {}{}",

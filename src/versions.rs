@@ -27,6 +27,13 @@ pub struct Scaffold {
     pub envtest_k8s: String,
     pub cert_manager: String,
     pub kubernetes_target: String,
+    /// go.opentelemetry.io/otel, its sdk and OTLP exporter (telemetry.opbuilder.io/v1-alpha).
+    /// Absent from the versions.toml of earlier releases.
+    #[serde(default)]
+    pub otel: String,
+    /// go.opentelemetry.io/contrib's otelhttp (telemetry.opbuilder.io/v1-alpha).
+    #[serde(default)]
+    pub otel_contrib: String,
 }
 
 /// Versions used only by the end-to-end tests.

@@ -146,16 +146,12 @@ pub(super) fn replay(
         None => init.push("--license=none".into()),
     }
     step(init, None);
-    // The certs plugin changes what `create webhook` writes: on before the first webhook.
-    let certs = project
-        .plugin_keys()
-        .iter()
-        .any(|k| k == plugins::certs::KEY);
-    if certs && by == Replayer::Opbuilder {
-        step(
-            vec!["edit".into(), flag("plugins", plugins::certs::KEY)],
-            None,
-        );
+    // The certs plugin changes what `create webhook` writes, the telemetry plugin what `create
+    // api` writes: on before the first of them.
+    for key in [plugins::certs::KEY, plugins::telemetry::KEY] {
+        if by == Replayer::Opbuilder && project.plugin_keys().iter().any(|k| k == key) {
+            step(vec!["edit".into(), flag("plugins", key)], None);
+        }
     }
     let gvk = |r: &Resource| {
         vec![
@@ -339,7 +335,7 @@ pub(super) fn replay(
                 });
             }
             // Replayed right after init, above; Kubebuilder has none of its files.
-            plugins::certs::KEY => {}
+            plugins::certs::KEY | plugins::telemetry::KEY => {}
             // opbuilder's own plugin: Kubebuilder has none of its files.
             plugins::typed_clients::KEY if by == Replayer::Kubebuilder => {}
             plugins::typed_clients::KEY => steps.push(Step {

@@ -479,7 +479,11 @@ pub fn scaffold(
     // opbuilder's certs plugin, which only opbuilder turns on: the base gets it as the project
     // did, by `edit` after what Kubebuilder made, so that the merge moves its lines in
     // cmd/main.go to where the new templates put them instead of adding them twice.
-    if project.plugin_keys().iter().any(|k| k == crate::plugins::certs::KEY) {
+    if project
+        .plugin_keys()
+        .iter()
+        .any(|k| k == crate::plugins::certs::KEY)
+    {
         let words = vec![
             "edit".to_string(),
             format!("--plugins={}", crate::plugins::certs::KEY),

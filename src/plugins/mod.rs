@@ -21,6 +21,7 @@ pub mod grafana;
 pub mod helm;
 pub mod registry;
 pub mod rust;
+pub mod telemetry;
 pub mod typed_clients;
 
 use crate::error::usage;
@@ -386,7 +387,7 @@ pub fn plan_edit(root: &Path, args: &EditArgs) -> Result<(Plan, Vec<String>)> {
                 layout: chain.has_rust,
                 helm: chain.has(helm::NAME),
                 plugins: explicit
-                    && [helm::NAME, grafana::NAME, autoupdate::NAME]
+                    && [helm::NAME, grafana::NAME, autoupdate::NAME, certs::NAME]
                         .iter()
                         .any(|n| chain.has(n)),
             },

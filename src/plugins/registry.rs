@@ -4,7 +4,9 @@
 //! Kubebuilder does and reading `--plugins`.
 
 use super::external::{self, External};
-use super::{autoupdate, certs, deployimage, golang, grafana, helm, rust, typed_clients};
+use super::{
+    autoupdate, certs, deployimage, golang, grafana, helm, rust, telemetry, typed_clients,
+};
 use crate::error::usage;
 use crate::planning::plugin::Plugin;
 use crate::project::Project;
@@ -154,6 +156,12 @@ pub static KNOWN: &[Known] = &[
         name: certs::NAME,
         version: "v1-alpha",
         support: Support::Runs(&certs::Certs),
+    },
+    // opbuilder's own plugin: OpenTelemetry traces and a run-time log level.
+    Known {
+        name: telemetry::NAME,
+        version: "v1-alpha",
+        support: Support::Runs(&telemetry::Telemetry),
     },
     // opbuilder's own layout for operators written in Rust on kube-rs, and its key in projects
     // made by opbuilder 0.4.0.
