@@ -205,6 +205,18 @@ rust_target_dir() {
 # found librustls-*.rlib gone ("extern location for rustls does not exist": alpha-update, whose
 # opbuilder runs need the variable, beside golden:rust-namespaced). Every project here builds
 # with one environment, so each crate is built once.
+# check_own_certs NAME RENDERED: in a project with certs.opbuilder.io/v1-alpha (PROJECT in the
+# current directory), the manager keeps its own webhook certificate (docs/certs.md): RENDERED (a
+# `kubectl kustomize config/default` output) holds nothing of cert-manager and gives the manager
+# --webhook-cert-secret. Nothing to check in other projects.
+check_own_certs() {
+	grep -q '^  certs.opbuilder.io/v1-alpha:' PROJECT || return 0
+	log_info "[$1] no cert-manager object or annotation in config/default (certs.opbuilder.io/v1-alpha)"
+	! grep -n 'cert-manager' "$2" || die "[$1] config/default renders cert-manager (above)"
+	grep -q -- '--webhook-cert-secret=webhook-server-cert' "$2" ||
+		die "[$1] the manager is not given --webhook-cert-secret"
+}
+
 use_rust_target() {
 	export CARGO_BUILD_BUILD_DIR CARGO_PROFILE_DEV_DEBUG=0 CARGO_INCREMENTAL=0
 	CARGO_BUILD_BUILD_DIR=$(rust_target_dir)
@@ -290,7 +302,7 @@ free_port() {
 # MAKE_RUN_WEBHOOK_PORT); its output in LOG. Returns once the manager says that it serves its
 # webhooks from this machine (waiting at most MAKE_RUN_TIMEOUT seconds, default 1200: the first
 # build), or 1, with LOG's tail, when it does not. Sets MAKE_RUN_PGID. MAKE_RUN_ARGS: more flags
-# of the manager.
+# for the manager (e.g. --metrics-bind-address=127.0.0.1:PORT).
 make_run_start() {
 	local probe
 	probe=$(free_port)
@@ -299,7 +311,7 @@ make_run_start() {
 	# Not a job of this shell (which would report its death by a signal): setsid forks, the
 	# session's leader prints its PID (the session's and process group's ID), then runs make.
 	MAKE_RUN_PGID=$(setsid -f sh -c 'echo $$; exec make run ARGS="$1" </dev/null >"$2" 2>&1' sh \
-		"--health-probe-bind-address=127.0.0.1:$probe --webhook-port=$MAKE_RUN_WEBHOOK_PORT ${MAKE_RUN_ARGS:-}" "$1")
+		"--health-probe-bind-address=127.0.0.1:$probe --webhook-port=$MAKE_RUN_WEBHOOK_PORT${MAKE_RUN_ARGS:+ $MAKE_RUN_ARGS}" "$1")
 	WAIT_FOR_PID=$MAKE_RUN_PGID wait_for "${MAKE_RUN_TIMEOUT:-1200}" "make run to serve its webhooks" \
 		grep -qi "serving the webhooks from this machine" "$1" || {
 		tail -n 30 "$1" >&2

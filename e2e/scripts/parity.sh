@@ -153,7 +153,7 @@ for s in "${selected[@]}"; do
 	if grep -Eq -- '--plugins[= ]([^ ]*,)?telemetry(\.opbuilder\.io)?/' "$script"; then
 		# OpenTelemetry wired into the manager and the controllers (opbuilder's telemetry plugin,
 		# issue 49): Kubebuilder has no such plugin, so there is no tree of its to compare with.
-		log_info "parity $s: skipped: telemetry/v1-alpha is opbuilder's own plugin; its tree is built by the golden checks and its traces are proven against a collector by the telemetry stage"
+		log_info "parity $s: skipped: telemetry/v1-alpha is opbuilder's own plugin; its tree is built by the golden checks and its traces are proven against a real collector by the scenario telemetry (e2e/scripts/scenarios.sh)"
 		continue
 	fi
 	# The help is read whole before it is searched (a `| grep -q` under pipefail can see the writer

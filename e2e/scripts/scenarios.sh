@@ -40,6 +40,14 @@
 #              it create the Deployment (checked field by field) and report
 #              Available; a new size reaches the Deployment; deleting the sample
 #              runs the finalizer (its event is recorded) and the object goes.
+#   telemetry  init --plugins=go/v4,telemetry/v1-alpha, `create api` and `create webhook`
+#              (defaulting, validation) Beacon, whose controller writes the status; make run
+#              exports to a real OpenTelemetry Collector (otelcol.sh) while a Beacon is created:
+#              the collector has the reconcile span (object, result), an API-call span under
+#              it and the two webhook spans; the trace id is on a manager log line and is an
+#              exemplar of /metrics/openmetrics; /debug/loglevel refuses a caller without a token
+#              and one without the ClusterRole loglevel-editor, and reads and changes the level
+#              for one bound to it.
 #
 # Each scenario runs in a subshell of its own, in a fresh directory
 # $TMPDIR/opbuilder-scenario-NAME.XXXXXX with its own control plane, under an
@@ -70,7 +78,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
 # Scenario names, in the order they run by default. Each has a scenario_<name>.
-SCENARIOS=(mycronjob deploy webhooks ssa deployimage foo)
+SCENARIOS=(mycronjob deploy webhooks ssa deployimage foo telemetry)
 
 OPBUILDER_BIN=${OPBUILDER_BIN:-$OPBUILDER_TARGET_DIR/debug/opbuilder}
 STEP_TIMEOUT=${SCENARIO_STEP_TIMEOUT:-1200}
@@ -567,6 +575,100 @@ foo_owns_deployment() {
 foo_available() { [[ $(k get foo example-foo -o 'jsonpath={.status.availableReplicas}') == "$1" ]]; }
 deployment_replicas() { [[ $(k get deployment example-foo -o 'jsonpath={.spec.replicas}') == "$1" ]]; }
 
+# scenario_telemetry (issue 49 item 2): see the usage at the top.
+scenario_telemetry() {
+	local proj="$SC_DIR/lighthouse" ctl=internal/controller/beacon_controller.go
+	mkdir -p "$proj"
+	cd "$proj"
+	step "$STEP_TIMEOUT" "opbuilder init --plugins=go/v4,telemetry/v1-alpha" \
+		"$OPBUILDER_BIN" init --domain example.com --repo example.com/lighthouse --project-name lighthouse \
+		--plugins=go/v4,telemetry/v1-alpha
+	step "$STEP_TIMEOUT" "opbuilder create api Beacon" \
+		"$OPBUILDER_BIN" create api --group sea --version v1 --kind Beacon --resource --controller
+	step "$STEP_TIMEOUT" "opbuilder create webhook Beacon" \
+		"$OPBUILDER_BIN" create webhook --group sea --version v1 --kind Beacon --defaulting --programmatic-validation
+	# An API call under the reconcile span: the controller writes the Beacon's status.
+	perl -0pi -e 's/\n\treturn ctrl\.Result\{\}, nil\n\}/\n\tif err := r.Status().Update(ctx, &beacon); err != nil {\n\t\treturn ctrl.Result{}, err\n\t}\n\treturn ctrl.Result{}, nil\n}/' "$ctl"
+	grep -q 'r.Status().Update(ctx, &beacon)' "$ctl" || fail "could not add the status update to $ctl"
+	expect_eq "the changed controller is gofmt-clean" "$(gofmt -l internal)" ""
+
+	TELEMETRY_OTEL_DIR="$SC_DIR/otel"
+	step "$STEP_TIMEOUT" "OpenTelemetry Collector (otelcol.sh start)" "$here/otelcol.sh" start "$TELEMETRY_OTEL_DIR"
+	start_plane
+	step "$STEP_TIMEOUT" "make install" make install KUBECTL="$SC_KUBECTL"
+	expect_crd_established beacons.sea.example.com
+
+	local mport
+	mport=$(free_port)
+	OTEL_EXPORTER_OTLP_ENDPOINT=$(<"$TELEMETRY_OTEL_DIR/endpoint") OTEL_BSP_SCHEDULE_DELAY=200 \
+		MAKE_RUN_ARGS="--metrics-bind-address=127.0.0.1:$mport" start_make_run
+	k apply -f config/samples/sea_v1_beacon.yaml >>"$SC_LOG" 2>&1 || fail "the sample Beacon was refused"
+	wait_for 60 "the reconcile span of beacon-sample at the collector" telemetry_reconcile_span ||
+		fail "no span 'reconcile beacon' of beacon-sample with reconcile.result success (spans: $TELEMETRY_OTEL_DIR/traces.jsonl)"
+	local span tid sid
+	span=$(telemetry_reconcile_span)
+	tid=$(jq -r .traceId <<<"$span")
+	sid=$(jq -r .spanId <<<"$span")
+	expect_eq "the reconcile span's service, controller, namespace" \
+		"$(jq -r '[.service, .attributes.controller, .attributes["k8s.namespace.name"]] | join(" ")' <<<"$span")" \
+		"lighthouse beacon default"
+	expect_eq "API-call spans under the reconcile span (client, PUT)" \
+		"$(telemetry_spans | jq -r --arg s "$sid" 'select(.parentSpanId == $s and .kind == 3) | .attributes["http.request.method"]' | sort -u)" PUT
+	local hook
+	for hook in /mutate-sea-example-com-v1-beacon /validate-sea-example-com-v1-beacon; do
+		expect_eq "server spans of the webhook $hook" \
+			"$(telemetry_spans | jq -r --arg n "webhook $hook" 'select(.name == $n and .kind == 2) | .attributes["webhook.path"]' | sort -u)" "$hook"
+	done
+	grep -F "$tid" "$SC_DIR/make-run.log" | grep -q trace_id ||
+		fail "no manager log line carries the trace id $tid (log: $SC_DIR/make-run.log)"
+	pass "the trace id $tid is on a reconcile log line"
+
+	# Callers of the metrics server: none, one without a binding, one bound to loglevel-editor and
+	# metrics-reader.
+	k apply -f config/rbac/loglevel_editor_role.yaml -f config/rbac/metrics_reader_role.yaml >>"$SC_LOG" 2>&1 ||
+		fail "cannot apply the ClusterRoles loglevel-editor and metrics-reader"
+	k create serviceaccount nobody >>"$SC_LOG" 2>&1 || fail "cannot create the ServiceAccount nobody"
+	k create serviceaccount operator >>"$SC_LOG" 2>&1 || fail "cannot create the ServiceAccount operator"
+	k create clusterrolebinding operator-loglevel --clusterrole=loglevel-editor --serviceaccount=default:operator >>"$SC_LOG" 2>&1 &&
+		k create clusterrolebinding operator-metrics --clusterrole=metrics-reader --serviceaccount=default:operator >>"$SC_LOG" 2>&1 ||
+		fail "cannot bind the ServiceAccount operator"
+	local url="https://127.0.0.1:$mport" nobody operator scrape
+	nobody=$(k create token nobody) || fail "cannot get a token of nobody"
+	operator=$(k create token operator) || fail "cannot get a token of operator"
+	expect_eq "GET /debug/loglevel without a token" "$(curl -sk -o /dev/null -w '%{http_code}' "$url/debug/loglevel")" 401
+	expect_eq "GET /debug/loglevel without the ClusterRole" \
+		"$(curl -sk -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $nobody" "$url/debug/loglevel")" 403
+	expect_eq "PUT /debug/loglevel without the ClusterRole" \
+		"$(curl -sk -o /dev/null -w '%{http_code}' -X PUT -d '{"level":"error"}' -H "Authorization: Bearer $nobody" "$url/debug/loglevel")" 403
+	expect_eq "the log level read by loglevel-editor" \
+		"$(curl -sfk -H "Authorization: Bearer $operator" "$url/debug/loglevel" | jq -r .level)" debug
+	expect_eq "the log level set by loglevel-editor" \
+		"$(curl -sfk -X PUT -H 'Content-Type: application/json' -d '{"level":"info"}' -H "Authorization: Bearer $operator" "$url/debug/loglevel" | jq -r .level)" info
+	expect_eq "the log level read again" \
+		"$(curl -sfk -H "Authorization: Bearer $operator" "$url/debug/loglevel" | jq -r .level)" info
+	scrape=$(curl -sfk -H "Authorization: Bearer $operator" -H 'Accept: application/openmetrics-text; version=1.0.0' \
+		"$url/metrics/openmetrics") || fail "cannot scrape $url/metrics/openmetrics as metrics-reader"
+	printf '%s\n' "$scrape" | grep '^reconcile_duration_seconds' >>"$SC_LOG"
+	local traced ids
+	ids=$(telemetry_spans | jq -r 'select(.name == "reconcile beacon") | .traceId' | sort -u)
+	traced=$(printf '%s\n' "$scrape" | grep '^reconcile_duration_seconds_bucket' | grep -o 'trace_id="[0-9a-f]*"' |
+		cut -d'"' -f2 | sort -u | grep -Fx -f <(printf '%s\n' "$ids") | head -1) || true
+	[[ -n $traced ]] || fail "no exemplar of reconcile_duration_seconds is the trace id of a reconcile span (see $SC_LOG)"
+	pass "reconcile_duration_seconds has the exemplar trace_id=$traced, a reconcile span's trace"
+	expect_eq "exemplars in the same endpoint's text format (a scraper that does not ask for OpenMetrics)" \
+		"$(curl -sfk -H "Authorization: Bearer $operator" "$url/metrics/openmetrics" | grep -c 'trace_id=' || true)" 0
+	stop_make_run TERM
+	step 60 "stop the collector" "$here/otelcol.sh" stop "$TELEMETRY_OTEL_DIR"
+	TELEMETRY_OTEL_DIR=""
+}
+
+telemetry_spans() { "$here/otelcol.sh" spans "$TELEMETRY_OTEL_DIR"; }
+# telemetry_reconcile_span: the first successful reconcile span of beacon-sample (fails without).
+telemetry_reconcile_span() {
+	telemetry_spans | jq -c 'select(.name == "reconcile beacon" and .attributes["k8s.object.name"] == "beacon-sample"
+		and .attributes["reconcile.result"] == "success")' | head -1 | grep .
+}
+
 # ================================================================ scenario helpers
 
 fail() {
@@ -722,6 +824,9 @@ sc_cleanup() {
 	fi
 	stop_manager
 	make_run_stop KILL || true
+	if [[ -n ${TELEMETRY_OTEL_DIR:-} ]]; then
+		"$here/otelcol.sh" stop "$TELEMETRY_OTEL_DIR" >>"$SC_LOG" 2>&1 || true
+	fi
 	local pid
 	for pid in "${EXTRA_PIDS[@]}"; do
 		kill -TERM "$pid" 2>/dev/null || true
@@ -748,6 +853,7 @@ run_scenario() {
 	SC_KUBECTL=""
 	MANAGER_PID=""
 	MAKE_RUN_PGID=""
+	TELEMETRY_OTEL_DIR=""
 	EXTRA_PIDS=()
 	CHILD_PID=""
 	trap sc_cleanup EXIT

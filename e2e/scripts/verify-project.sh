@@ -103,13 +103,7 @@ step "CRDs: $crds for $apis kind(s) with types in PROJECT"
 step "kubectl kustomize config/default"
 kubectl kustomize config/default >"$dir/.rendered-default.yaml"
 grep -q '^kind: Deployment' "$dir/.rendered-default.yaml" || die "[$name] config/default renders no Deployment"
-if grep -q '^  certs.opbuilder.io/v1-alpha:' PROJECT; then
-	# The manager keeps its own webhook certificate (docs/certs.md): nothing of cert-manager.
-	step "no cert-manager object or annotation in config/default (certs.opbuilder.io/v1-alpha)"
-	! grep -n 'cert-manager' "$dir/.rendered-default.yaml" || die "[$name] config/default renders cert-manager (above)"
-	grep -q -- '--webhook-cert-secret=webhook-server-cert' "$dir/.rendered-default.yaml" ||
-		die "[$name] the manager is not given --webhook-cert-secret"
-fi
+check_own_certs "$name" "$dir/.rendered-default.yaml"
 if [[ -d config/samples ]]; then
 	kubectl kustomize config/samples >/dev/null
 fi

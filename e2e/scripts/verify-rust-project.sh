@@ -3,8 +3,8 @@
 #   cargo fmt --check; make vet (clippy, warnings are errors); make manifests writes one CRD
 #   per kind with types in PROJECT, and leaves config/rbac/role.yaml and
 #   leader_election_role.yaml as opbuilder wrote them (the RBAC of the code); kubectl kustomize renders
-#   config/default and config/samples; `make test` without kube-apiserver and etcd fails saying
-#   how to get them; and, unless --no-test, `make test` (unit tests and integration tests on a
+#   config/default (with certs.opbuilder.io/v1-alpha: nothing of cert-manager) and config/samples;
+#   `make test` without kube-apiserver and etcd fails saying how to get them; and, unless --no-test, `make test` (unit tests and integration tests on a
 #   real kube-apiserver and etcd, the e2e control-plane binaries).
 #
 # Every Rust project of one run shares a cargo build directory (build.build-dir) keyed by the kube and
@@ -73,6 +73,7 @@ fi
 step "kubectl kustomize config/default and config/samples"
 kubectl kustomize config/default >"$dir/.rendered-default.yaml"
 grep -q '^kind: Deployment' "$dir/.rendered-default.yaml" || die "[$name] config/default renders no Deployment"
+check_own_certs "$name" "$dir/.rendered-default.yaml"
 rm -f "$dir/.rendered-default.yaml"
 if [[ -d config/samples ]]; then
 	kubectl kustomize config/samples >/dev/null

@@ -19,6 +19,8 @@ use crate::planning::delete::Undo;
 use crate::planning::edit::EditArgs;
 use crate::planning::plugin::{Cx, Plugin};
 use crate::planning::webhook::ResolvedWebhook;
+use crate::plugins::rust::context::RustProjectCtx;
+use crate::plugins::rust::rbac;
 use crate::templates;
 use anyhow::Result;
 use serde::Serialize;
@@ -67,6 +69,20 @@ const MAIN_FLAGS: &str = "\tflag.StringVar(&webhookCertSecret, \"webhook-cert-se
 \tflag.StringVar(&webhookService, \"webhook-service\", \"\",
 \t\t\"Name of the webhook Service in the manager's namespace, for --webhook-cert-secret.\")";
 
+const VARS_ANCHOR: &str = "webhookDevHost       string";
+const FLAGS_ANCHOR: &str =
+    "\"webhook configurations of its own and the CRDs' conversion at itself until it stops.\")";
+const SETUP_ANCHOR: &str = "if metricsCertWatcher != nil {";
+/// Where the setup goes in a main.go without the metrics certificate watcher (Kubebuilder
+/// v4.16 sets it up before the manager, releases before v4.2 have none).
+const SETUP_ANCHOR_OLDER: &str =
+    "if err := mgr.AddHealthzCheck(\"healthz\", healthz.Ping); err != nil {";
+
+/// The variables of the two flags in a main.go without init's var block.
+const MAIN_VARS_OWN: &str =
+    "// The manager's own webhook certificate (certs.opbuilder.io/v1-alpha).
+var webhookCertSecret, webhookService string";
+
 /// Inserted above the metrics certificate watcher; its last line (a space) keeps a blank line
 /// before it, which indenting the fragment empties.
 const MAIN_SETUP: &str =
@@ -90,18 +106,14 @@ const RBAC_ENTRIES: &str =
 /// The Go code, the manager's flags and setup, the Role, and the PROJECT section. `boilerplate`:
 /// the license header of `init` (whose file is only planned yet); `None` reads the project's.
 fn enable(cx: &mut Cx, boilerplate: Option<&str>) -> Result<()> {
-    if cx.project.rust_layout().is_some() {
-        return Err(usage(format!(
-            "--plugins {KEY}: the Rust layout's manager does not keep its own certificate yet (docs/certs.md \
-             says how it will); use cert-manager there, as `create webhook` scaffolds it, or a go/v4 project, \
-             for example opbuilder init --domain example.com --repo example.com/guestbook --plugins=go/v4,{KEY}"
-        )));
-    }
-    cx.project.set_plugin_config(KEY, &Section {})?;
     let ctx = match boilerplate {
         Some(b) => ProjectCtx::new(cx.project, Some(b.to_string())),
         None => ProjectCtx::load(cx.root, cx.project)?,
     };
+    if cx.project.rust_layout().is_some() {
+        return enable_rust(cx, ctx);
+    }
+    cx.project.set_plugin_config(KEY, &Section {})?;
     // The certificate authority of make run's webhooks (init's), which projects made before
     // it lack.
     for f in templates::render_tree("init", &ctx, |t| t == "internal/webhookcerts/certs.go")? {
@@ -130,7 +142,99 @@ fn enable(cx: &mut Cx, boilerplate: Option<&str>) -> Result<()> {
             );
         }
     }
-    for f in templates::render_tree("certs", &ctx, |t| t != MANAGER_PATCH)? {
+    plan_config(cx, &ctx, GO_CODE)?;
+    for f in templates::render_tree("certs", &ctx, |t| t.starts_with("internal/"))? {
+        cx.plan.create(f.path, f.content, IfExists::Skip);
+    }
+    // cmd/main.go as `init` writes it now (planned, or found so by `edit`), else as an earlier
+    // release or Kubebuilder wrote it: then the flags go above the logger's options and the
+    // setup above the health checks, lines every one of them has.
+    let main_go = match boilerplate {
+        Some(_) => None,
+        None => crate::fsx::read_text(&cx.root.join(MAIN), 1 << 24)
+            .map_err(|e| anyhow::anyhow!("{MAIN}: {e}"))?,
+    };
+    let has = |line: &str| main_go.as_deref().is_none_or(|m| m.contains(line));
+    if has(VARS_ANCHOR) && has(FLAGS_ANCHOR) {
+        for (anchor, text) in [(VARS_ANCHOR, MAIN_VARS), (FLAGS_ANCHOR, MAIN_FLAGS)] {
+            cx.plan.update(
+                MAIN,
+                Edit::AfterLine {
+                    anchor: anchor.into(),
+                    text: text.into(),
+                },
+            );
+        }
+    } else {
+        let flags: Vec<&str> = MAIN_FLAGS
+            .lines()
+            .map(|l| l.strip_prefix('\t').unwrap_or(l))
+            .collect();
+        cx.plan.update(
+            MAIN,
+            Edit::BeforeLine {
+                anchor: "opts := zap.Options{".into(),
+                text: format!("{MAIN_VARS_OWN}\n{}\n", flags.join("\n")),
+            },
+        );
+    }
+    let anchor = if has(SETUP_ANCHOR) {
+        SETUP_ANCHOR
+    } else {
+        SETUP_ANCHOR_OLDER
+    };
+    // Kubebuilder before v4.2 has no --webhook-cert-path.
+    let setup = if has("webhookCertPath") {
+        MAIN_SETUP.to_string()
+    } else {
+        MAIN_SETUP.replace("}, webhookCertPath); err", "}, \"\"); err")
+    };
+    cx.plan.update(
+        MAIN,
+        Edit::BeforeLine {
+            anchor: anchor.into(),
+            text: setup,
+        },
+    );
+    cx.plan.go_import(
+        MAIN,
+        None,
+        &format!("{}/internal/webhookcerts", cx.project.repo),
+        &cx.project.repo,
+    );
+    Ok(())
+}
+
+/// Where each layout's manager keeps its certificate, as the YAML comments name it.
+const GO_CODE: &str = "internal/webhookcerts/cluster.go";
+const RUST_CODE: &str = "src/webhook_certs.rs";
+
+/// The file of the project's certificate code.
+fn certs_code(cx: &Cx) -> &'static str {
+    match cx.project.rust_layout() {
+        Some(_) => RUST_CODE,
+        None => GO_CODE,
+    }
+}
+
+/// What the templates of config/ see: the project, and the file of the certificate code.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ConfigCtx<'a> {
+    #[serde(flatten)]
+    project: &'a ProjectCtx,
+    certs_code: &'a str,
+}
+
+/// The Role of the Secret and its entries in config/rbac/kustomization.yaml (both layouts).
+fn plan_config(cx: &mut Cx, ctx: &ProjectCtx, code: &str) -> Result<()> {
+    let ctx = ConfigCtx {
+        project: ctx,
+        certs_code: code,
+    };
+    for f in templates::render_tree("certs", &ctx, |t| {
+        t.starts_with("config/") && t != MANAGER_PATCH
+    })? {
         cx.plan.create(f.path, f.content, IfExists::Skip);
     }
     cx.plan.update(
@@ -139,30 +243,118 @@ fn enable(cx: &mut Cx, boilerplate: Option<&str>) -> Result<()> {
             text: RBAC_ENTRIES.into(),
         },
     );
-    for (anchor, text) in [
-        ("webhookDevHost       string", MAIN_VARS),
-        (
-            "\"webhook configurations of its own and the CRDs' conversion at itself until it stops.\")",
-            MAIN_FLAGS,
-        ),
-    ] {
-        cx.plan.update(
-            MAIN,
-            Edit::AfterLine {
-                anchor: anchor.into(),
-                text: text.into(),
-            },
-        );
-    }
-    cx.plan.update(
-        MAIN,
-        Edit::BeforeLine {
-            anchor: "if metricsCertWatcher != nil {".into(),
-            text: MAIN_SETUP.into(),
-        },
-    );
     Ok(())
 }
+
+const RUST_MAIN: &str = "src/main.rs";
+
+/// The manager's flags, after `--webhook-dev-host`'s.
+const RUST_FLAGS: &str =
+    "    /// Make, keep and rotate the webhook certificate in this Secret of the manager's
+    /// namespace, and write its authority into the caBundles of the webhooks and CRD
+    /// conversions that call --webhook-service (no cert-manager; src/webhook_certs.rs).
+    #[arg(
+        long,
+        requires = \"webhook_service\",
+        conflicts_with = \"webhook_dev_host\"
+    )]
+    webhook_cert_secret: Option<String>,
+    /// Name of the webhook Service in the manager's namespace, for --webhook-cert-secret.
+    #[arg(long)]
+    webhook_service: Option<String>,";
+
+/// The webhook server with the Secret's certificate: an arm of the match on
+/// `--webhook-dev-host`, above the one that reads --webhook-cert-path.
+const RUST_SERVER: &str =
+    "// --webhook-cert-secret: the manager's own certificate, kept in a Secret and rotated,
+// with no cert-manager (certs.opbuilder.io/v1-alpha; src/webhook_certs.rs).
+None if flags.webhook_cert_secret.is_some() => {
+    let options = webhook_certs::Options::new(
+        flags.webhook_cert_secret.as_deref().unwrap_or_default(),
+        flags.webhook_service.as_deref().unwrap_or_default(),
+    )?;
+    let certificate = webhook_certs::start(client.clone(), options, health.clone())?;
+    (
+        webhook::Server::bind_certificate(address, certificate, routes, cluster)
+            .await?,
+        None,
+    )
+}";
+
+/// The Rust layout's part: src/webhook_certs.rs, its module, the manager's flags and setup,
+/// its RBAC (in the code and in config/rbac/role.yaml as `make manifests` writes it), and the
+/// Role of the Secret.
+fn enable_rust(cx: &mut Cx, ctx: ProjectCtx) -> Result<()> {
+    if cx.project.namespaced {
+        return Err(usage(format!(
+            "--plugins {KEY}: a namespace-scoped manager (--namespaced) has a Role, which cannot grant the \
+             webhook configurations and CRDs whose caBundles the manager writes; use cert-manager there, as \
+             `create webhook` scaffolds it, or a cluster-scoped project, for example opbuilder init --domain \
+             example.com --plugins=rust.opbuilder.io/v1-beta,{KEY}"
+        )));
+    }
+    cx.project.set_plugin_config(KEY, &Section {})?;
+    let rctx = RustProjectCtx::new(cx.project, Some(ctx.boilerplate_file.clone()));
+    for f in templates::render_tree("rust/certs", &rctx, |_| true)? {
+        cx.plan.create(f.path, f.content, IfExists::Skip);
+    }
+    plan_config(cx, &ctx, RUST_CODE)?;
+    let lib = &rctx.lib_name;
+    cx.plan.update(
+        "src/lib.rs",
+        Edit::AfterLine {
+            anchor: "pub mod webhook;".into(),
+            text: "pub mod webhook_certs;".into(),
+        },
+    );
+    cx.plan.above_marker(
+        "src/controllers/mod.rs",
+        "rbac",
+        vec!["crate::webhook_certs::RBAC,".into()],
+    );
+    for (anchor, text) in [
+        (
+            format!("use {lib}::webhook::{{self, Cluster}};"),
+            format!("use {lib}::webhook_certs;"),
+        ),
+        (
+            "webhook_dev_host: Option<String>,".to_string(),
+            RUST_FLAGS.to_string(),
+        ),
+    ] {
+        cx.plan.update(RUST_MAIN, Edit::AfterLine { anchor, text });
+    }
+    cx.plan.update(
+        RUST_MAIN,
+        Edit::BeforeLine {
+            anchor: "None => (".into(),
+            text: RUST_SERVER.into(),
+        },
+    );
+    // config/rbac/role.yaml as `make manifests` writes it with the module's rules: the one
+    // `init` plans, or the project's.
+    let planned = cx.plan.ops.iter_mut().find_map(|op| match op {
+        Op::Create { path, content, .. } if path == Path::new(ROLE) => Some(content),
+        _ => None,
+    });
+    let text = match &planned {
+        Some(content) => Some(content.to_string()),
+        None => std::fs::read_to_string(cx.root.join(ROLE)).ok(),
+    };
+    let mut rules = text
+        .as_deref()
+        .and_then(rbac::read_rules)
+        .unwrap_or_else(rbac::manager_rules);
+    rules.extend(rbac::webhook_certs_rules());
+    let role = rbac::role_yaml(&rules, false);
+    match planned {
+        Some(content) => *content = role,
+        None => cx.plan.create(ROLE, role, IfExists::Overwrite),
+    }
+    Ok(())
+}
+
+const ROLE: &str = "config/rbac/role.yaml";
 
 /// Take cert-manager out of go/v4's plan of `create webhook` (or of what `delete webhook`
 /// undoes): the cert-manager tree, its switches and replacements in config/default, and the
@@ -207,6 +399,11 @@ fn without_cert_manager(plan: &mut Plan, patch: &str) {
 
 fn manager_patch(cx: &Cx) -> Result<String> {
     let ctx = ProjectCtx::load(cx.root, cx.project)?;
+    let code = certs_code(cx);
+    let ctx = ConfigCtx {
+        project: &ctx,
+        certs_code: code,
+    };
     Ok(
         templates::render_tree("certs", &ctx, |t| t == MANAGER_PATCH)?
             .pop()
@@ -215,13 +412,12 @@ fn manager_patch(cx: &Cx) -> Result<String> {
     )
 }
 
-/// Whether go/v4 planned this project's webhooks (the Rust layout is refused by [`enable`]).
+/// Whether the plugin is on in this project.
 fn on(cx: &Cx) -> Result<bool> {
-    Ok(cx.project.rust_layout().is_none()
-        && cx
-            .project
-            .plugin_config::<serde_yaml::Value>(KEY)?
-            .is_some())
+    Ok(cx
+        .project
+        .plugin_config::<serde_yaml::Value>(KEY)?
+        .is_some())
 }
 
 impl Plugin for Certs {
@@ -239,11 +435,11 @@ impl Plugin for Certs {
 
     fn init(&self, cx: &mut Cx, boilerplate: Option<&str>) -> Result<()> {
         enable(cx, boilerplate)?;
-        cx.notes.push(
+        let code = certs_code(cx);
+        cx.notes.push(format!(
             "Webhooks will need no cert-manager: the manager makes, keeps and rotates its own certificate in the \
-             Secret webhook-server-cert (internal/webhookcerts/cluster.go)."
-                .into(),
-        );
+             Secret webhook-server-cert ({code})."
+        ));
         Ok(())
     }
 

@@ -37,8 +37,9 @@ pub struct Chain {
 /// Whether a built-in plugin may join the Rust layout: helm/v2-alpha and grafana/v1-alpha, which
 /// read what the Rust layout has as go/v4 does (the kustomize output, the manager's metrics);
 /// autoupdate/v1-alpha, whose workflow runs `opbuilder alpha update`; and deploy-image/v1-alpha
-/// (`create api` only), which plans a Rust controller in a Rust project; and telemetry/v1-alpha,
-/// which dispatches on the layout itself (src/plugins/telemetry.rs, `rust_part`).
+/// (`create api` only), which plans a Rust controller in a Rust project; certs/v1-alpha, which
+/// plans the Rust manager's own webhook certificate; and telemetry/v1-alpha, which dispatches on
+/// the layout itself (src/plugins/telemetry.rs, `rust_part`).
 pub fn joins_rust(k: &Known) -> bool {
     matches!(
         k.name,
@@ -46,6 +47,7 @@ pub fn joins_rust(k: &Known) -> bool {
             | super::grafana::NAME
             | super::autoupdate::NAME
             | deployimage::NAME
+            | super::certs::NAME
             | super::telemetry::NAME
     )
 }
@@ -68,8 +70,8 @@ fn check_joins_rust(plugins: &[&'static Known]) -> Result<()> {
     let one = others.len() == 1;
     Err(usage(format!(
         "--plugins: {} cannot join the Rust layout (rust.opbuilder.io/v1-beta): only helm/v2-alpha, \
-         grafana/v1-alpha, autoupdate/v1-alpha, telemetry/v1-alpha, deploy-image/v1-alpha (create api) and \
-         external plugins do; leave {} out, for example \
+         grafana/v1-alpha, autoupdate/v1-alpha, telemetry/v1-alpha, deploy-image/v1-alpha (create api), \
+         certs/v1-alpha and external plugins do; leave {} out, for example \
          --plugins=rust.opbuilder.io/v1-beta,helm/v2-alpha",
         others.join(" and "),
         if one { "it" } else { "them" },

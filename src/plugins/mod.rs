@@ -387,9 +387,15 @@ pub fn plan_edit(root: &Path, args: &EditArgs) -> Result<(Plan, Vec<String>)> {
                 layout: chain.has_rust,
                 helm: chain.has(helm::NAME),
                 plugins: explicit
-                    && [helm::NAME, grafana::NAME, autoupdate::NAME, telemetry::NAME]
-                        .iter()
-                        .any(|n| chain.has(n)),
+                    && [
+                        helm::NAME,
+                        grafana::NAME,
+                        autoupdate::NAME,
+                        certs::NAME,
+                        telemetry::NAME,
+                    ]
+                    .iter()
+                    .any(|n| chain.has(n)),
             },
         )?;
         let (mut plan, notes) = run_hook(root, &mut project, &args.plugin_args, |cx| {

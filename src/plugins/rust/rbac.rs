@@ -38,6 +38,27 @@ pub fn manager_rules() -> Vec<Rule> {
     )]
 }
 
+/// `RBAC` of the project's src/webhook_certs.rs (certs.opbuilder.io/v1-alpha): writing its
+/// authority into the caBundles of the webhook configurations and CRD conversions.
+pub fn webhook_certs_rules() -> Vec<Rule> {
+    let verbs = &["get", "list", "update"];
+    vec![
+        Rule::new(
+            "admissionregistration.k8s.io",
+            &[
+                "mutatingwebhookconfigurations",
+                "validatingwebhookconfigurations",
+            ],
+            verbs,
+        ),
+        Rule::new(
+            "apiextensions.k8s.io",
+            &["customresourcedefinitions"],
+            verbs,
+        ),
+    ]
+}
+
 /// `RBAC` of the project's src/leader_election.rs.
 pub fn leader_election_rules() -> Vec<Rule> {
     vec![Rule::new(

@@ -111,6 +111,17 @@ impl Certificate {
         }))
     }
 
+    /// Serve the certificate and key of `cert` and `key` (PEM) from the next handshake on,
+    /// such as a renewal the manager made: an error, and the previous one served, when they
+    /// cannot be used.
+    pub fn replace(&self, cert: &[u8], key: &[u8]) -> anyhow::Result<()> {
+        let key = parse(&(cert.to_vec(), key.to_vec()))?;
+        if let Ok(mut current) = self.current.write() {
+            *current = Arc::new(key);
+        }
+        Ok(())
+    }
+
     /// A certificate for `names` (host names or IP addresses), signed by its own key: what the
     /// metrics server presents without `--metrics-cert-path`, as the Go manager's does.
     pub fn self_signed(names: &[&str]) -> anyhow::Result<Arc<Certificate>> {
