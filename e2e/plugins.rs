@@ -1065,3 +1065,91 @@ fn certs_takes_cert_manager_out_of_create_webhook() {
         &["certs.opbuilder.io/v1-alpha", "--namespaced"],
     );
 }
+
+/// telemetry/v1-alpha (docs/commands.md, "Telemetry"): `edit` turns it on in a project that has a
+/// controller already (PROJECT's `plugins:`, internal/telemetry, cmd/main.go wired, the
+/// controller wrapped, go.mod's pins, the ClusterRole), a second `edit` changes nothing, a later
+/// `create api` wraps its controller too; a cmd/main.go without the lines it wires into is
+/// refused by name with every file untouched; the Rust layout refuses it (exit 2), writing nothing.
+#[test]
+fn telemetry_wraps_every_controller_and_wires_main() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path();
+    init(dir, &[]);
+    ok(dir, API);
+    ok(dir, &["edit", "--plugins=telemetry/v1-alpha"]);
+    assert_eq!(layout(dir), ["go.kubebuilder.io/v4"]);
+    assert!(project(dir)["plugins"]["telemetry.opbuilder.io/v1-alpha"].is_mapping());
+    for f in ["reconcile.go", "telemetry.go", "webhook.go", "loglevel.go"] {
+        assert!(dir.join("internal/telemetry").join(f).is_file(), "{f}");
+    }
+    let main = fs::read_to_string(dir.join("cmd/main.go")).unwrap();
+    for wired in [
+        "\t\"example.com/x/internal/telemetry\"\n",
+        "logLevel := telemetry.LogLevel(&opts)\n",
+        "ctrl.NewManager(telemetry.WrapConfig(ctrl.GetConfigOrDie()), ctrl.Options{",
+        "telemetry.WebhookServer(webhookServer),",
+        "if err := telemetry.Setup(mgr, \"x\", logLevel); err != nil {",
+    ] {
+        assert!(main.contains(wired), "cmd/main.go lacks {wired:?}:\n{main}");
+    }
+    let controller =
+        fs::read_to_string(dir.join("internal/controller/frigate_controller.go")).unwrap();
+    assert!(
+        controller.contains("\t\tComplete(telemetry.Reconciler(\"frigate\", r))\n"),
+        "{controller}"
+    );
+    let gomod = fs::read_to_string(dir.join("go.mod")).unwrap();
+    assert!(
+        gomod.contains("\tgo.opentelemetry.io/otel/sdk v"),
+        "{gomod}"
+    );
+    let rbac = fs::read_to_string(dir.join("config/rbac/kustomization.yaml")).unwrap();
+    assert!(rbac.contains("- loglevel_editor_role.yaml"), "{rbac}");
+
+    let before = full_snapshot(dir);
+    ok(dir, &["edit", "--plugins=telemetry/v1-alpha"]);
+    assert_eq!(before, full_snapshot(dir), "a second edit changed files");
+
+    let mut second = API.to_vec();
+    second[7] = "Dock";
+    ok(dir, &second);
+    let dock = fs::read_to_string(dir.join("internal/controller/dock_controller.go")).unwrap();
+    assert!(
+        dock.contains("Complete(telemetry.Reconciler(\"dock\", r))"),
+        "{dock}"
+    );
+
+    // A cmd/main.go changed past recognition: named, nothing written.
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path();
+    init(dir, &[]);
+    let main = dir.join("cmd/main.go");
+    let text = fs::read_to_string(&main).unwrap();
+    fs::write(
+        &main,
+        text.replace("ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts)))", ""),
+    )
+    .unwrap();
+    refused(
+        dir,
+        &["edit", "--plugins=telemetry/v1-alpha"],
+        1,
+        &["cmd/main.go", "ctrl.SetLogger"],
+    );
+
+    let t = tempfile::tempdir().unwrap();
+    refused(
+        t.path(),
+        &[
+            "init",
+            "--domain",
+            "example.com",
+            "--project-name",
+            "x",
+            "--plugins=rust.opbuilder.io/v1-beta,telemetry/v1-alpha",
+        ],
+        2,
+        &["telemetry.opbuilder.io/v1-alpha", "Rust layout"],
+    );
+}

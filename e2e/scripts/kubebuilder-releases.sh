@@ -31,6 +31,10 @@
 #     moved there (what the note tells the user to do). Then `go mod tidy`, `make build` for every
 #     release, `make test` (envtest) for the oldest and the newest, and `opbuilder alpha check` is
 #     clean.
+#  2b. For the newest release, opbuilder's certs plugin (docs/certs.md) in the untouched project:
+#     `edit --plugins=certs/v1-alpha`, then `alpha update` merges without a conflict (the base is
+#     Kubebuilder's replay plus the same edit), `make build` passes and config/default renders no
+#     cert-manager object.
 #
 # Releases without cliVersion in PROJECT (before v4.6) are updated with --from-version. The oldest
 # release reports no version (`kubebuilder version` says unknown when built from the proxy), so
@@ -275,6 +279,33 @@ for RELEASE in "${RELEASES[@]}"; do
 $(head -60 "$base/pristine.diff")"
 	done <"$base/pristine.diff"
 	log_info "PASS $RELEASE pristine: updated cleanly to exactly the current templates"
+
+	# ------------------------------------------------------------ 2b. certs (the newest release)
+	# opbuilder's certs plugin turned on in the untouched project, whose webhooks use cert-manager
+	# (issue 48): `edit` writes into Kubebuilder's cmd/main.go, the project builds; `alpha update`
+	# then merges without a conflict (the base gets the same edit) and moves the webhooks to the
+	# manager's own certificate: config/default renders nothing of cert-manager.
+	if [[ $RELEASE == "$NEWEST" ]]; then
+		git clone -q "$base/project" "$base/certs"
+		(cd "$base/certs" && "$NEW" edit --plugins=certs/v1-alpha) >"$base/certs-edit.log" 2>&1 ||
+			fail "$RELEASE: opbuilder edit --plugins=certs/v1-alpha: $(cat "$base/certs-edit.log")"
+		commit "$base/certs" "certs"
+		update_project "$base/certs" "${from[@]}"
+		((UPDATE_RC == 0)) || fail "$RELEASE: the update after edit --plugins=certs/v1-alpha exited $UPDATE_RC (conflicts: $(cd "$base/certs" && grep -rl '^<<<<<<< yours$' --exclude-dir=.git . | xargs))"
+		(
+			cd "$base/certs"
+			go mod tidy
+			"$here/seed-tools.sh" .
+			make build
+			kubectl kustomize config/default >"$base/certs-rendered.yaml"
+		) >"$base/certs-build.log" 2>&1 || fail "$RELEASE: certs: go mod tidy, make build, kustomize: $(tail -40 "$base/certs-build.log")"
+		! grep -n 'cert-manager' "$base/certs-rendered.yaml" >&2 || fail "$RELEASE: certs: config/default still renders cert-manager (above)"
+		grep -q -- '--webhook-cert-secret=webhook-server-cert' "$base/certs-rendered.yaml" ||
+			fail "$RELEASE: certs: the manager does not get --webhook-cert-secret"
+		[[ $(grep -c 'webhookcerts.SetupCluster(' "$base/certs/cmd/main.go") == 1 ]] ||
+			fail "$RELEASE: certs: cmd/main.go does not set up the certificate exactly once"
+		log_info "PASS $RELEASE certs: edit --plugins=certs/v1-alpha in Kubebuilder's project, alpha update without a conflict, make build, no cert-manager in config/default"
+	fi
 
 	# ------------------------------------------------------------ 3. user code
 	cd "$base/project"

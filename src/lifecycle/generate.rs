@@ -501,7 +501,7 @@ struct EditCli {
 }
 
 /// Plan one replayed command against `root` (flags parsed exactly as on the command line).
-fn plan_step(root: &Path, words: &[String]) -> Result<Plan> {
+pub(super) fn plan_step(root: &Path, words: &[String]) -> Result<Plan> {
     let mut w: Vec<String> = words.to_vec();
     let sub: Vec<String> = match w.first().map(String::as_str) {
         Some("create") => w.drain(..2).collect(),

@@ -25,7 +25,7 @@
 //! and the update leaves them alone). Nothing of this touches the user's tree: the update
 //! writes it afterwards in one transaction, as for a project opbuilder made.
 
-use super::generate::{order_like_main, replay, Replayer};
+use super::generate::{order_like_main, plan_step, replay, Replayer};
 use crate::out::errln;
 use crate::project::{self, Project};
 use anyhow::{bail, Context, Result};
@@ -475,6 +475,23 @@ pub fn scaffold(
             "Kubebuilder {version} ({}) wrote no PROJECT when replaying this project; nothing was written",
             kb.display()
         );
+    }
+    // opbuilder's certs plugin, which only opbuilder turns on: the base gets it as the project
+    // did, by `edit` after what Kubebuilder made, so that the merge moves its lines in
+    // cmd/main.go to where the new templates put them instead of adding them twice.
+    if project
+        .plugin_keys()
+        .iter()
+        .any(|k| k == crate::plugins::certs::KEY)
+    {
+        let words = vec![
+            "edit".to_string(),
+            format!("--plugins={}", crate::plugins::certs::KEY),
+        ];
+        let plan = plan_step(out, &words)
+            .with_context(|| format!("replaying `opbuilder {}` for the base", words.join(" ")))?;
+        crate::plan::apply(out, &plan, &crate::plan::ApplyOptions::default())
+            .with_context(|| format!("writing `opbuilder {}` for the base", words.join(" ")))?;
     }
     Ok(notes)
 }

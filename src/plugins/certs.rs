@@ -69,6 +69,20 @@ const MAIN_FLAGS: &str = "\tflag.StringVar(&webhookCertSecret, \"webhook-cert-se
 \tflag.StringVar(&webhookService, \"webhook-service\", \"\",
 \t\t\"Name of the webhook Service in the manager's namespace, for --webhook-cert-secret.\")";
 
+const VARS_ANCHOR: &str = "webhookDevHost       string";
+const FLAGS_ANCHOR: &str =
+    "\"webhook configurations of its own and the CRDs' conversion at itself until it stops.\")";
+const SETUP_ANCHOR: &str = "if metricsCertWatcher != nil {";
+/// Where the setup goes in a main.go without the metrics certificate watcher (Kubebuilder
+/// v4.16 sets it up before the manager, releases before v4.2 have none).
+const SETUP_ANCHOR_OLDER: &str =
+    "if err := mgr.AddHealthzCheck(\"healthz\", healthz.Ping); err != nil {";
+
+/// The variables of the two flags in a main.go without init's var block.
+const MAIN_VARS_OWN: &str =
+    "// The manager's own webhook certificate (certs.opbuilder.io/v1-alpha).
+var webhookCertSecret, webhookService string";
+
 /// Inserted above the metrics certificate watcher; its last line (a space) keeps a blank line
 /// before it, which indenting the fragment empties.
 const MAIN_SETUP: &str =
@@ -132,27 +146,61 @@ fn enable(cx: &mut Cx, boilerplate: Option<&str>) -> Result<()> {
     for f in templates::render_tree("certs", &ctx, |t| t.starts_with("internal/"))? {
         cx.plan.create(f.path, f.content, IfExists::Skip);
     }
-    for (anchor, text) in [
-        ("webhookDevHost       string", MAIN_VARS),
-        (
-            "\"webhook configurations of its own and the CRDs' conversion at itself until it stops.\")",
-            MAIN_FLAGS,
-        ),
-    ] {
+    // cmd/main.go as `init` writes it now (planned, or found so by `edit`), else as an earlier
+    // release or Kubebuilder wrote it: then the flags go above the logger's options and the
+    // setup above the health checks, lines every one of them has.
+    let main_go = match boilerplate {
+        Some(_) => None,
+        None => crate::fsx::read_text(&cx.root.join(MAIN), 1 << 24)
+            .map_err(|e| anyhow::anyhow!("{MAIN}: {e}"))?,
+    };
+    let has = |line: &str| main_go.as_deref().is_none_or(|m| m.contains(line));
+    if has(VARS_ANCHOR) && has(FLAGS_ANCHOR) {
+        for (anchor, text) in [(VARS_ANCHOR, MAIN_VARS), (FLAGS_ANCHOR, MAIN_FLAGS)] {
+            cx.plan.update(
+                MAIN,
+                Edit::AfterLine {
+                    anchor: anchor.into(),
+                    text: text.into(),
+                },
+            );
+        }
+    } else {
+        let flags: Vec<&str> = MAIN_FLAGS
+            .lines()
+            .map(|l| l.strip_prefix('\t').unwrap_or(l))
+            .collect();
         cx.plan.update(
             MAIN,
-            Edit::AfterLine {
-                anchor: anchor.into(),
-                text: text.into(),
+            Edit::BeforeLine {
+                anchor: "opts := zap.Options{".into(),
+                text: format!("{MAIN_VARS_OWN}\n{}\n", flags.join("\n")),
             },
         );
     }
+    let anchor = if has(SETUP_ANCHOR) {
+        SETUP_ANCHOR
+    } else {
+        SETUP_ANCHOR_OLDER
+    };
+    // Kubebuilder before v4.2 has no --webhook-cert-path.
+    let setup = if has("webhookCertPath") {
+        MAIN_SETUP.to_string()
+    } else {
+        MAIN_SETUP.replace("}, webhookCertPath); err", "}, \"\"); err")
+    };
     cx.plan.update(
         MAIN,
         Edit::BeforeLine {
-            anchor: "if metricsCertWatcher != nil {".into(),
-            text: MAIN_SETUP.into(),
+            anchor: anchor.into(),
+            text: setup,
         },
+    );
+    cx.plan.go_import(
+        MAIN,
+        None,
+        &format!("{}/internal/webhookcerts", cx.project.repo),
+        &cx.project.repo,
     );
     Ok(())
 }
