@@ -1047,6 +1047,13 @@ fn certs_takes_cert_manager_out_of_create_webhook() {
     let patch = fs::read_to_string(dir.join("config/default/manager_webhook_patch.yaml")).unwrap();
     assert!(patch.contains("--webhook-cert-secret=webhook-server-cert"));
     assert!(patch.contains("src/webhook_certs.rs"), "{patch}");
+    // Nor can such a manager become namespace-scoped later.
+    refused(
+        dir,
+        &["edit", "--namespaced"],
+        2,
+        &["--namespaced", "certs.opbuilder.io/v1-alpha"],
+    );
 
     // A namespace-scoped Rust manager has a Role, which cannot grant the caBundles' objects.
     let t = tempfile::tempdir().unwrap();

@@ -434,6 +434,7 @@ cluster_helm
 cluster_deploy_image
 cluster_tutorial
 cluster_selfcerts
+cluster_rust_selfcerts
 
 # ---------------------------------------------------------------- stop: nothing left behind
 

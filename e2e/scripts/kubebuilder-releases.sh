@@ -31,10 +31,11 @@
 #     moved there (what the note tells the user to do). Then `go mod tidy`, `make build` for every
 #     release, `make test` (envtest) for the oldest and the newest, and `opbuilder alpha check` is
 #     clean.
-#  2b. For the newest release, opbuilder's certs plugin (docs/certs.md) in the untouched project:
-#     `edit --plugins=certs/v1-alpha`, then `alpha update` merges without a conflict (the base is
-#     Kubebuilder's replay plus the same edit), `make build` passes and config/default renders no
-#     cert-manager object.
+#  2b. For the newest release, opbuilder's own plugins in the untouched project: `edit
+#     --plugins=certs/v1-alpha` (docs/certs.md) and `edit --plugins=telemetry/v1-alpha`, then
+#     `alpha update` merges without a conflict (the base is Kubebuilder's replay plus the same
+#     edits), `make build` passes, config/default renders no cert-manager object, and cmd/main.go
+#     sets each up once.
 #
 # Releases without cliVersion in PROJECT (before v4.6) are updated with --from-version. The oldest
 # release reports no version (`kubebuilder version` says unknown when built from the proxy), so
@@ -287,11 +288,13 @@ $(head -60 "$base/pristine.diff")"
 	# manager's own certificate: config/default renders nothing of cert-manager.
 	if [[ $RELEASE == "$NEWEST" ]]; then
 		git clone -q "$base/project" "$base/certs"
-		(cd "$base/certs" && "$NEW" edit --plugins=certs/v1-alpha) >"$base/certs-edit.log" 2>&1 ||
-			fail "$RELEASE: opbuilder edit --plugins=certs/v1-alpha: $(cat "$base/certs-edit.log")"
-		commit "$base/certs" "certs"
+		for plugin in certs/v1-alpha telemetry/v1-alpha; do
+			(cd "$base/certs" && "$NEW" edit --plugins=$plugin) >>"$base/certs-edit.log" 2>&1 ||
+				fail "$RELEASE: opbuilder edit --plugins=$plugin: $(cat "$base/certs-edit.log")"
+		done
+		commit "$base/certs" "certs and telemetry"
 		update_project "$base/certs" "${from[@]}"
-		((UPDATE_RC == 0)) || fail "$RELEASE: the update after edit --plugins=certs/v1-alpha exited $UPDATE_RC (conflicts: $(cd "$base/certs" && grep -rl '^<<<<<<< yours$' --exclude-dir=.git . | xargs))"
+		((UPDATE_RC == 0)) || fail "$RELEASE: the update after edit --plugins=certs/v1-alpha and telemetry/v1-alpha exited $UPDATE_RC (conflicts: $(cd "$base/certs" && grep -rl '^<<<<<<< yours$' --exclude-dir=.git . | xargs))"
 		(
 			cd "$base/certs"
 			go mod tidy
@@ -304,7 +307,11 @@ $(head -60 "$base/pristine.diff")"
 			fail "$RELEASE: certs: the manager does not get --webhook-cert-secret"
 		[[ $(grep -c 'webhookcerts.SetupCluster(' "$base/certs/cmd/main.go") == 1 ]] ||
 			fail "$RELEASE: certs: cmd/main.go does not set up the certificate exactly once"
-		log_info "PASS $RELEASE certs: edit --plugins=certs/v1-alpha in Kubebuilder's project, alpha update without a conflict, make build, no cert-manager in config/default"
+		[[ $(grep -c 'telemetry.Setup(' "$base/certs/cmd/main.go") == 1 ]] ||
+			fail "$RELEASE: telemetry: cmd/main.go does not set up telemetry exactly once"
+		[[ $(grep -c '^- loglevel_editor_role.yaml$' "$base/certs/config/rbac/kustomization.yaml") == 1 ]] ||
+			fail "$RELEASE: telemetry: config/rbac/kustomization.yaml does not list the log-level role exactly once"
+		log_info "PASS $RELEASE certs and telemetry: edit --plugins=certs/v1-alpha and telemetry/v1-alpha in Kubebuilder's project, alpha update without a conflict, make build, no cert-manager in config/default, each set up once"
 	fi
 
 	# ------------------------------------------------------------ 3. user code

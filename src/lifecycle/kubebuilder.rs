@@ -476,18 +476,15 @@ pub fn scaffold(
             kb.display()
         );
     }
-    // opbuilder's certs plugin, which only opbuilder turns on: the base gets it as the project
-    // did, by `edit` after what Kubebuilder made, so that the merge moves its lines in
-    // cmd/main.go to where the new templates put them instead of adding them twice.
-    if project
-        .plugin_keys()
-        .iter()
-        .any(|k| k == crate::plugins::certs::KEY)
-    {
-        let words = vec![
-            "edit".to_string(),
-            format!("--plugins={}", crate::plugins::certs::KEY),
-        ];
+    // opbuilder's own plugins (certs, telemetry), which only opbuilder turns on: the base gets
+    // each as the project did, by `edit` after what Kubebuilder made, so that the merge moves
+    // their lines (cmd/main.go, kustomizations) to where the new templates put them instead of
+    // adding them twice.
+    for key in [crate::plugins::certs::KEY, crate::plugins::telemetry::KEY] {
+        if !project.plugin_keys().iter().any(|k| k == key) {
+            continue;
+        }
+        let words = vec!["edit".to_string(), format!("--plugins={key}")];
         let plan = plan_step(out, &words)
             .with_context(|| format!("replaying `opbuilder {}` for the base", words.join(" ")))?;
         crate::plan::apply(out, &plan, &crate::plan::ApplyOptions::default())

@@ -90,6 +90,16 @@ pub fn check_flags(project: &Project, args: &EditArgs, key: &str, chain: Joined)
                 r.group, r.version, r.kind
             )));
         }
+        // Nor the webhook configurations and CRDs whose caBundles the manager's own certificate
+        // code writes (src/webhook_certs.rs).
+        let certs = crate::plugins::certs::KEY;
+        if project.plugin_config::<serde_yaml::Value>(certs)?.is_some() {
+            return Err(usage(format!(
+                "--namespaced: this project's manager keeps its own webhook certificate ({certs}) and writes \
+                 the caBundles of webhook configurations and CRDs, which a namespace-scoped manager's Role \
+                 cannot grant. Leave --namespaced out"
+            )));
+        }
     }
     Ok(())
 }
