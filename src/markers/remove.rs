@@ -336,6 +336,27 @@ pub fn remove_before_line(content: &str, anchor: &str, text: &str) -> Removal {
     )
 }
 
+/// Undo [`super::text::replace_line`]: the first occurrence of the text's lines (compared
+/// trimmed) becomes the line again, with the indentation of the text's first line.
+pub fn restore_line(content: &str, line: &str, text: &str) -> Removal {
+    let want: Vec<&str> = text.trim_end_matches('\n').lines().map(str::trim).collect();
+    let (mut all, nl) = split_lines(content);
+    let found = (0..all.len().saturating_sub(want.len() - 1)).find(|&i| {
+        want.iter()
+            .enumerate()
+            .all(|(k, w)| all[i + k].trim() == *w)
+    });
+    match found {
+        Some(i) => {
+            let restored = format!("{}{}", indentation(&all[i]), line.trim());
+            all.splice(i..i + want.len(), [Cow::Owned(restored)]);
+            Removal::Removed(join_lines(&all, nl))
+        }
+        None if all.iter().any(|l| l.trim() == line.trim()) => Removal::Absent,
+        None => Removal::Changed,
+    }
+}
+
 /// Undo [`super::text::append_once`]: the text's lines, preferably the last occurrence; an
 /// empty first line of the text (which separated it from what was above) goes with it.
 pub fn remove_appended(content: &str, text: &str) -> Removal {
