@@ -443,6 +443,25 @@ mod tests {
     }
 
     #[test]
+    fn a_replaced_line_is_put_back_with_its_indentation() {
+        let src = "fn main() {\n    init();\n    run();\n}\n";
+        let text = "let t = setup();\nt.start();";
+        let replaced = crate::markers::text::replace_line(src, "init();", text).unwrap();
+        assert_eq!(removed(restore_line(&replaced, "init();", text)), src);
+        // Already undone (or never done): nothing to do.
+        assert!(matches!(
+            restore_line(src, "init();", text),
+            Removal::Absent
+        ));
+        // Changed since: neither the text nor the line is there.
+        let changed = replaced.replace("t.start();", "t.begin();");
+        assert!(matches!(
+            restore_line(&changed, "init();", text),
+            Removal::Changed
+        ));
+    }
+
+    #[test]
     fn a_fragment_above_a_marker_comes_out_as_it_went_in() {
         let a = "utilruntime.Must(appv1.AddToScheme(scheme))\n".to_string();
         let b = "utilruntime.Must(routev1.AddToScheme(scheme))\n".to_string();
