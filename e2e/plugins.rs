@@ -1144,19 +1144,81 @@ fn telemetry_wraps_every_controller_and_wires_main() {
         1,
         &["cmd/main.go", "ctrl.SetLogger"],
     );
+}
+
+/// The Rust layout's part: `init` with the plugin writes src/telemetry.rs and wires the manager;
+/// `create api` then puts the span on the controller's reconcile; `edit` in a project whose
+/// main.rs no longer has the line it replaces is refused, naming the file and the line, with
+/// nothing written (the golden tree `rust-telemetry` has the whole output).
+#[test]
+fn telemetry_in_the_rust_layout() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path();
+    let rust_init = |dir: &Path, plugins: &str| {
+        ok(
+            dir,
+            &[
+                "init",
+                "--domain",
+                "example.com",
+                "--project-name",
+                "x",
+                plugins,
+            ],
+        )
+    };
+    rust_init(
+        dir,
+        "--plugins=rust.opbuilder.io/v1-beta,telemetry/v1-alpha",
+    );
+    assert!(project(dir)["plugins"]["telemetry.opbuilder.io/v1-alpha"].is_mapping());
+    let main = fs::read_to_string(dir.join("src/main.rs")).unwrap();
+    assert!(
+        main.contains("let _telemetry = telemetry::init(flags.zap_encoder"),
+        "{main}"
+    );
+    assert!(!main.contains("manager::init_logging("), "{main}");
+    assert!(dir.join("src/telemetry.rs").is_file());
+    assert!(dir.join("config/rbac/loglevel_editor_role.yaml").is_file());
+    ok(
+        dir,
+        &[
+            "create",
+            "api",
+            "--group",
+            "webapp",
+            "--version",
+            "v1",
+            "--kind",
+            "Guestbook",
+            "--resource",
+            "--controller",
+        ],
+    );
+    let controller = fs::read_to_string(dir.join("src/controllers/guestbook.rs")).unwrap();
+    assert!(
+        controller.contains("#[tracing::instrument(name = \"reconcile\", skip_all")
+            && controller.contains("k8s.object.name = kube::ResourceExt::name_any(obj.as_ref())"),
+        "{controller}"
+    );
 
     let t = tempfile::tempdir().unwrap();
+    let dir = t.path();
+    rust_init(dir, "--plugins=rust.opbuilder.io/v1-beta");
+    let main = dir.join("src/main.rs");
+    let text = fs::read_to_string(&main).unwrap();
+    fs::write(
+        &main,
+        text.replace(
+            "manager::init_logging(flags.zap_encoder",
+            "manager::init_logging(my_format",
+        ),
+    )
+    .unwrap();
     refused(
-        t.path(),
-        &[
-            "init",
-            "--domain",
-            "example.com",
-            "--project-name",
-            "x",
-            "--plugins=rust.opbuilder.io/v1-beta,telemetry/v1-alpha",
-        ],
-        2,
-        &["telemetry.opbuilder.io/v1-alpha", "Rust layout"],
+        dir,
+        &["edit", "--plugins=telemetry/v1-alpha"],
+        1,
+        &["src/main.rs", "manager::init_logging(flags.zap_encoder"],
     );
 }

@@ -22,6 +22,8 @@
 #                                # [e2e] kubebuilder: opbuilder's commands in them, alpha update, make build/test
 #   bash e2e/run.sh shapes       # the Go of a project whose PROJECT has the shapes of e2e/fixtures/shapes/groups builds
 #   bash e2e/run.sh delete       # delete api/webhook in changed go/v4 and Rust projects: the user's code stays, both build
+#   bash e2e/run.sh rust-telemetry  # telemetry.opbuilder.io/v1-alpha in the Rust layout: make run of the golden
+#                                # tree rust-telemetry traced to a real OpenTelemetry Collector, /debug/loglevel
 #   bash e2e/run.sh rust-external  # Rust controllers for other projects' CRDs (cert-manager's Certificate, Gateway
 #                                # API's HTTPRoute) with kopium's types: make lint, make test, make external-types
 #   bash e2e/run.sh install      # the crate as published: package, publish --dry-run, cargo install, use
@@ -92,10 +94,10 @@ all)
 	# job to end is a short one.
 	mapfile -t golden < <(golden_jobs)
 	jobs=(control-plane cluster golden:rust install faults instructions golden:deployimage smoke parity scenarios alpha-update
-		kubebuilder-releases "${golden[@]:2}" rust-tutorial envtest-offline rust rust-external helm lint-logcheck tutorial shapes delete scale generate-parity)
+		kubebuilder-releases "${golden[@]:2}" rust-tutorial envtest-offline rust rust-telemetry rust-external helm lint-logcheck tutorial shapes delete scale generate-parity)
 	;;
 golden) mapfile -t jobs < <(golden_jobs) ;;
-smoke | scenarios | rust | envtest-offline | tutorial | rust-tutorial | helm | alpha-update | kubebuilder-releases | lint-logcheck | cluster | shapes | delete | rust-external | scale) jobs=("$what") ;;
+smoke | scenarios | rust | envtest-offline | tutorial | rust-tutorial | helm | alpha-update | kubebuilder-releases | lint-logcheck | cluster | shapes | delete | rust-external | rust-telemetry | scale) jobs=("$what") ;;
 parity) jobs=(generate-parity parity) ;;
 generate-parity) jobs=(generate-parity) ;;
 *) die "unknown stage '$what' (see the usage at the top of e2e/run.sh)" ;;
@@ -137,6 +139,7 @@ run_job() {
 	shapes) "$s/shapes.sh" ;;
 	delete) "$s/delete-builds.sh" ;;
 	rust-external) "$s/rust-external.sh" ;;
+	rust-telemetry) "$s/rust-telemetry.sh" ;;
 	# The benchmark's scale section, small and strict: it proves the section works and that no
 	# manager writes while nothing changes; the figures are e2e/bench.sh's (BENCH_SECTIONS=scale).
 	# kube-apiserver stops accepting connections at once on SIGTERM but lingers for 30 s with the

@@ -837,6 +837,7 @@ mod tests {
                     "rust/webhook",
                     "rust/conversion",
                     "rust/external",
+                    "rust/telemetry",
                 ] {
                     rendered += render_tree(tree, &rust, |_| true).unwrap().len();
                 }

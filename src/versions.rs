@@ -84,6 +84,11 @@ pub struct Rust {
     pub tokio_rustls: String,
     /// The servers' listeners on IPv6 and IPv4 at once (IPV6_V6ONLY off: src/server.rs).
     pub socket2: String,
+    /// The traces of telemetry.opbuilder.io/v1-alpha (empty in the pins of earlier releases).
+    pub opentelemetry: String,
+    pub opentelemetry_sdk: String,
+    pub opentelemetry_otlp: String,
+    pub tracing_opentelemetry: String,
 }
 
 /// How `alpha update` builds a Kubebuilder release (src/lifecycle/kubebuilder.rs). Absent from

@@ -336,6 +336,27 @@ pub fn remove_before_line(content: &str, anchor: &str, text: &str) -> Removal {
     )
 }
 
+/// Undo [`super::text::replace_line`]: the first occurrence of the text's lines (compared
+/// trimmed) becomes the line again, with the indentation of the text's first line.
+pub fn restore_line(content: &str, line: &str, text: &str) -> Removal {
+    let want: Vec<&str> = text.trim_end_matches('\n').lines().map(str::trim).collect();
+    let (mut all, nl) = split_lines(content);
+    let found = (0..all.len().saturating_sub(want.len() - 1)).find(|&i| {
+        want.iter()
+            .enumerate()
+            .all(|(k, w)| all[i + k].trim() == *w)
+    });
+    match found {
+        Some(i) => {
+            let restored = format!("{}{}", indentation(&all[i]), line.trim());
+            all.splice(i..i + want.len(), [Cow::Owned(restored)]);
+            Removal::Removed(join_lines(&all, nl))
+        }
+        None if all.iter().any(|l| l.trim() == line.trim()) => Removal::Absent,
+        None => Removal::Changed,
+    }
+}
+
 /// Undo [`super::text::append_once`]: the text's lines, preferably the last occurrence; an
 /// empty first line of the text (which separated it from what was above) goes with it.
 pub fn remove_appended(content: &str, text: &str) -> Removal {
@@ -419,6 +440,25 @@ mod tests {
             Removal::Removed(t) => t,
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn a_replaced_line_is_put_back_with_its_indentation() {
+        let src = "fn main() {\n    init();\n    run();\n}\n";
+        let text = "let t = setup();\nt.start();";
+        let replaced = crate::markers::text::replace_line(src, "init();", text).unwrap();
+        assert_eq!(removed(restore_line(&replaced, "init();", text)), src);
+        // Already undone (or never done): nothing to do.
+        assert!(matches!(
+            restore_line(src, "init();", text),
+            Removal::Absent
+        ));
+        // Changed since: neither the text nor the line is there.
+        let changed = replaced.replace("t.start();", "t.begin();");
+        assert!(matches!(
+            restore_line(&changed, "init();", text),
+            Removal::Changed
+        ));
     }
 
     #[test]

@@ -192,6 +192,20 @@ pub fn insert_before_line<'a>(content: &'a str, anchor: &str, text: &str) -> Opt
     Some(Cow::Owned(join_lines(&lines, nl)))
 }
 
+/// Replace the first line whose trimmed content equals `line` by `text`, which takes that line's
+/// indentation, unless the text (by significant lines) is already present. `None` when neither
+/// the line nor the text is there.
+pub fn replace_line<'a>(content: &'a str, line: &str, text: &str) -> Option<Cow<'a, str>> {
+    if contains_fragment(content, text) {
+        return Some(Cow::Borrowed(content));
+    }
+    let (mut lines, nl) = split_lines(content);
+    let at = lines.iter().position(|l| l.trim() == line.trim())?;
+    let indent = indentation(&lines[at]).to_string();
+    lines.splice(at..=at, indent_fragment(text, &indent));
+    Some(Cow::Owned(join_lines(&lines, nl)))
+}
+
 /// Append `text` unless it is already present.
 pub fn append_once<'a>(content: &'a str, text: &str) -> Cow<'a, str> {
     if contains_fragment(content, text) {
@@ -225,6 +239,21 @@ mod tests {
             out
         );
         assert!(insert_before_line(src, "Nope()", "x").is_none());
+    }
+
+    #[test]
+    fn replace_line_takes_the_line_indentation_once() {
+        let src = "fn main() {\n    init();\n    run();\n}\n";
+        let out = replace_line(src, "init();", "let t = setup();\nt.start();").unwrap();
+        assert_eq!(
+            out,
+            "fn main() {\n    let t = setup();\n    t.start();\n    run();\n}\n"
+        );
+        assert_eq!(
+            replace_line(&out, "init();", "let t = setup();\nt.start();").unwrap(),
+            out
+        );
+        assert!(replace_line(src, "nope();", "x").is_none());
     }
 
     #[test]

@@ -40,6 +40,9 @@ pub enum Edit {
     AfterLine { anchor: String, text: String },
     /// Insert text above the last line equal to `anchor`, with its indentation (idempotent).
     BeforeLine { anchor: String, text: String },
+    /// Replace the first line equal to `line` (trimmed) by text, with its indentation
+    /// (idempotent: nothing to do once the text is there).
+    ReplaceLine { line: String, text: String },
     /// Append text at the end (idempotent).
     Append { text: String },
     /// Add comment tags (such as `// +genclient`) at the top of the comments above the Go

@@ -7,7 +7,7 @@ use crate::markers::go::tags::tag_go_type;
 use crate::markers::makefile::insert_after_recipe;
 use crate::markers::rust::insert_sorted_above;
 use crate::markers::scaffold::{comment_token, fragment_present, insert_above_for, MarkerError};
-use crate::markers::text::{append_once, insert_after_line, insert_before_line};
+use crate::markers::text::{append_once, insert_after_line, insert_before_line, replace_line};
 use crate::markers::yaml::{enable_entries, uncomment};
 use std::borrow::Cow;
 use std::path::Path;
@@ -161,6 +161,9 @@ pub(super) fn apply_edit<'a>(
         }
         Edit::BeforeLine { anchor, text } => {
             insert_before_line(content, anchor, text).ok_or_else(|| missing_line(path, anchor))
+        }
+        Edit::ReplaceLine { line, text } => {
+            replace_line(content, line, text).ok_or_else(|| missing_line(path, line))
         }
         Edit::Append { text } => Ok(append_once(content, text)),
         Edit::TypeTags { type_name, tags } => tag_go_type(content, type_name, tags)

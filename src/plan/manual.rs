@@ -106,6 +106,15 @@ fn piece(path: &Path, edit: &Edit, current: Option<&str>) -> Option<Piece> {
             }
             (format!("{file}, before the line `{anchor}`"), text.clone())
         }
+        Edit::ReplaceLine { line, text } => {
+            if present(current, text) {
+                return None;
+            }
+            (
+                format!("{file}, in place of the line `{}`", line.trim()),
+                text.clone(),
+            )
+        }
         Edit::Append { text } => {
             if present(current, text) {
                 return None;

@@ -133,6 +133,7 @@ fn inserted<'e>(edit: &'e Edit, fragment: Option<&'e str>) -> Option<&'e str> {
         Edit::AboveMarker { .. } => fragment,
         Edit::AfterLine { text, .. }
         | Edit::BeforeLine { text, .. }
+        | Edit::ReplaceLine { text, .. }
         | Edit::Append { text }
         | Edit::AfterRecipe { text, .. } => Some(text),
         _ => None,
@@ -238,6 +239,7 @@ fn take_out(
         }
         Edit::AfterLine { anchor, text: t } => remove::remove_after_line(text, anchor, t),
         Edit::BeforeLine { anchor, text: t } => remove::remove_before_line(text, anchor, t),
+        Edit::ReplaceLine { line, text: t } => remove::restore_line(text, line, t),
         Edit::Append { text: t } => remove::remove_appended(text, t),
         Edit::TypeTags { type_name, tags } => remove::untag_go_type(text, type_name, tags),
         Edit::AfterRecipe { target, text: t } => remove::remove_after_recipe(text, target, t),
@@ -274,6 +276,11 @@ fn describe(edit: &Edit) -> String {
         | Edit::AfterRecipe { text, .. } => {
             format!("remove these lines (changed since):\n{}", shown(text))
         }
+        Edit::ReplaceLine { line, text } => format!(
+            "put back the line `{}` in place of these (changed since):\n{}",
+            line.trim(),
+            shown(text)
+        ),
         Edit::TypeTags { type_name, tags } => format!(
             "remove {} above `type {type_name} struct`",
             tags.join(" and ")

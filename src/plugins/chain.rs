@@ -70,8 +70,8 @@ fn check_joins_rust(plugins: &[&'static Known]) -> Result<()> {
     let one = others.len() == 1;
     Err(usage(format!(
         "--plugins: {} cannot join the Rust layout (rust.opbuilder.io/v1-beta): only helm/v2-alpha, \
-         grafana/v1-alpha, autoupdate/v1-alpha, deploy-image/v1-alpha (create api), certs/v1-alpha and \
-         external plugins do; leave {} out, for example \
+         grafana/v1-alpha, autoupdate/v1-alpha, telemetry/v1-alpha, deploy-image/v1-alpha (create api), \
+         certs/v1-alpha and external plugins do; leave {} out, for example \
          --plugins=rust.opbuilder.io/v1-beta,helm/v2-alpha",
         others.join(" and "),
         if one { "it" } else { "them" },

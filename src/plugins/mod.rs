@@ -376,8 +376,8 @@ pub fn plan_edit(root: &Path, args: &EditArgs) -> Result<(Plan, Vec<String>)> {
         ));
     }
     if let Some(key) = rust_key {
-        // helm/v2-alpha, grafana/v1-alpha and autoupdate/v1-alpha join the layout; every flag is
-        // checked before any plugin runs (helm's runs `make build-installer`).
+        // helm/v2-alpha, grafana/v1-alpha, autoupdate/v1-alpha and telemetry/v1-alpha join the
+        // layout; every flag is checked before any plugin runs (helm's runs `make build-installer`).
         chain.check_rust_project()?;
         rust::edit::check_flags(
             &project,
@@ -387,9 +387,15 @@ pub fn plan_edit(root: &Path, args: &EditArgs) -> Result<(Plan, Vec<String>)> {
                 layout: chain.has_rust,
                 helm: chain.has(helm::NAME),
                 plugins: explicit
-                    && [helm::NAME, grafana::NAME, autoupdate::NAME, certs::NAME]
-                        .iter()
-                        .any(|n| chain.has(n)),
+                    && [
+                        helm::NAME,
+                        grafana::NAME,
+                        autoupdate::NAME,
+                        certs::NAME,
+                        telemetry::NAME,
+                    ]
+                    .iter()
+                    .any(|n| chain.has(n)),
             },
         )?;
         let (mut plan, notes) = run_hook(root, &mut project, &args.plugin_args, |cx| {

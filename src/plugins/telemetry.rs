@@ -10,10 +10,12 @@
 //! wires it into cmd/main.go, wraps every controller's reconciler, pins the OpenTelemetry modules
 //! in go.mod and adds a ClusterRole for the log-level endpoint. It is recorded under PROJECT's
 //! `plugins:` (not in `layout`) and joins every later `create api`, whose controller it wraps.
+//! In the Rust layout (`rust_part`, src/plugins/rust/telemetry.rs) it adds src/telemetry.rs,
+//! wires it into the manager, and puts a span on every controller's reconcile.
 //! Kubebuilder has no such plugin.
 
+use super::rust;
 use crate::context::ProjectCtx;
-use crate::error::usage;
 use crate::markers::go::imports::{insert_go_imports, ImportSpec};
 use crate::plan::{Edit, IfExists, Op};
 use crate::planning::api::ResolvedResource;
@@ -41,7 +43,9 @@ const CONTROLLERS: &str = "internal/controller";
 const RBAC_KUSTOMIZATION: &str = "config/rbac/kustomization.yaml";
 const METRICS_READER: &str = "config/rbac/metrics_reader_role.yaml";
 
-const RBAC_ENTRIES: &str = "# Who may read and change the manager's log level at run time
+/// The entry of the log-level endpoint's ClusterRole in config/rbac (both layouts).
+pub(crate) const RBAC_ENTRIES: &str =
+    "# Who may read and change the manager's log level at run time
 # (telemetry.opbuilder.io/v1-alpha): bind loglevel-editor to them.
 - loglevel_editor_role.yaml";
 
@@ -52,17 +56,27 @@ const WIRED: &str = "telemetry.Setup(mgr,";
 /// file is only planned yet); `None` reads the project's.
 fn enable(cx: &mut Cx, boilerplate: Option<&str>) -> Result<()> {
     if cx.project.rust_layout().is_some() {
-        return rust_part(cx);
+        return rust_part(cx, boilerplate);
     }
     go_part(cx, boilerplate)
 }
 
-/// The Rust layout's part (rust.opbuilder.io/v1-beta): not there yet.
-fn rust_part(_cx: &mut Cx) -> Result<()> {
-    Err(usage(format!(
-        "--plugins {KEY}: the Rust layout has no telemetry yet; use it with a go/v4 project, for example \
-         opbuilder init --domain example.com --repo example.com/guestbook --plugins=go/v4,{KEY}"
-    )))
+/// The Rust layout's part (rust.opbuilder.io/v1-beta): src/telemetry.rs and its wiring
+/// (src/plugins/rust/telemetry.rs).
+fn rust_part(cx: &mut Cx, boilerplate: Option<&str>) -> Result<()> {
+    cx.project.set_plugin_config(KEY, &Section {})?;
+    rust::telemetry::enable(cx, boilerplate)
+}
+
+/// The note after `init` or `edit`: what to do next, in the project's layout.
+fn wired_note(cx: &Cx, go: &str) -> String {
+    if cx.project.rust_layout().is_some() {
+        "Telemetry is wired in (src/telemetry.rs, the manager, every controller's reconcile) and off until \
+         OTEL_EXPORTER_OTLP_ENDPOINT is set on the manager; docs/commands.md, \"Telemetry in the Rust layout\"."
+            .into()
+    } else {
+        go.into()
+    }
 }
 
 fn go_part(cx: &mut Cx, boilerplate: Option<&str>) -> Result<()> {
@@ -301,21 +315,25 @@ impl Plugin for Telemetry {
 
     fn init(&self, cx: &mut Cx, boilerplate: Option<&str>) -> Result<()> {
         enable(cx, boilerplate)?;
-        cx.notes.push(
+        let note = wired_note(
+            cx,
             "Telemetry is wired in (internal/telemetry) and off until OTEL_EXPORTER_OTLP_ENDPOINT is set; \
-             run go mod tidy for its modules."
-                .into(),
+             run go mod tidy for its modules.",
         );
+        cx.notes.push(note);
         Ok(())
     }
 
     fn create_api(&self, cx: &mut Cx, _res: &ResolvedResource) -> Result<()> {
-        if cx.project.rust_layout().is_some()
-            || cx
-                .project
-                .plugin_config::<serde_yaml::Value>(KEY)?
-                .is_none()
+        if cx
+            .project
+            .plugin_config::<serde_yaml::Value>(KEY)?
+            .is_none()
         {
+            return Ok(());
+        }
+        if cx.project.rust_layout().is_some() {
+            rust::telemetry::trace_planned_controllers(cx);
             return Ok(());
         }
         let module = cx.project.repo.clone();
@@ -339,6 +357,11 @@ impl Plugin for Telemetry {
 
     fn edit(&self, cx: &mut Cx, _args: &EditArgs) -> Result<()> {
         enable(cx, None)?;
+        if cx.project.rust_layout().is_some() {
+            let note = wired_note(cx, "");
+            cx.notes.push(note);
+            return Ok(());
+        }
         let module = cx.project.repo.clone();
         for path in controller_files(cx.root) {
             let rel = path

@@ -32,8 +32,8 @@ pub struct Joined {
     pub layout: bool,
     /// It holds helm/v2-alpha.
     pub helm: bool,
-    /// --plugins names helm/v2-alpha, grafana/v1-alpha, autoupdate/v1-alpha or certs/v1-alpha: there is
-    /// something to edit.
+    /// --plugins names helm/v2-alpha, grafana/v1-alpha, autoupdate/v1-alpha, certs/v1-alpha or
+    /// telemetry/v1-alpha: there is something to edit.
     pub plugins: bool,
 }
 
@@ -73,7 +73,8 @@ pub fn check_flags(project: &Project, args: &EditArgs, key: &str, chain: Joined)
         }
         return Err(usage(format!(
             "nothing to edit: a Rust project ({key}) takes --namespaced or --namespaced=false, or --plugins \
-             with helm/v2-alpha, grafana/v1-alpha, autoupdate/v1-alpha or certs/v1-alpha; {example}"
+             with helm/v2-alpha, grafana/v1-alpha, autoupdate/v1-alpha, certs/v1-alpha or telemetry/v1-alpha; \
+             {example}"
         )));
     };
     if on {

@@ -28,6 +28,7 @@ pub mod external;
 pub mod init;
 pub mod kopium;
 pub mod rbac;
+pub mod telemetry;
 pub mod webhook;
 
 /// The plugin's full name, as the registry and chain know it.
