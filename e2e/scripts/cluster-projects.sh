@@ -880,47 +880,44 @@ selfcerts_proof() {
 
 	k delete frigates.v1.ship.example.com --all -n default >/dev/null
 	timed "$label: make undeploy" make undeploy
-	if [[ $layout == go ]]; then
-		# (go/v4 only: the Rust layout's chart with the plugin is not proven yet.)
-		# The same project's helm chart, under a release whose name is not the project's: the
-		# manager's --webhook-service names the release's Service, no cert-manager object.
-		t=$SECONDS
-		local helm release=fleet
-		helm=$("$here/go-tool.sh" helm) || fail "helm $(pin e2e.helm) could not be built"
-		gone() { [[ -z $(k get namespace "$ns" -o name --ignore-not-found) ]]; }
-		wait_for 180 "namespace $ns to go" gone || fail "selfcerts: make undeploy left namespace $ns"
-		timed "selfcerts: opbuilder edit --plugins=helm/v2-alpha" "$opbuilder" edit --plugins=helm/v2-alpha
-		[[ $(sed -n '/^certManager:/,/^$/p' dist/chart/values.yaml) == *"enabled: false"* ]] ||
-			fail "selfcerts: the chart's values.yaml turns cert-manager on: $(sed -n '/^certManager:/,/^$/p' dist/chart/values.yaml)"
-		"$helm" template "$release" dist/chart --namespace "$ns" >"$work/selfcerts-chart.yaml" ||
-			fail "selfcerts: helm template failed"
-		! grep -n 'cert-manager' "$work/selfcerts-chart.yaml" >&2 || fail "selfcerts: the chart renders cert-manager (above)"
-		grep -q -- "--webhook-service=$release-$name-webhook-service\$" "$work/selfcerts-chart.yaml" ||
-			fail "selfcerts: the chart's manager does not name the release's webhook Service: $(grep -n -- --webhook "$work/selfcerts-chart.yaml")"
-		timed "selfcerts: make helm-deploy IMG=$img HELM_RELEASE=$release" make helm-deploy IMG="$img" HELM="$helm" HELM_RELEASE="$release"
-		chart_ca() {
-			local ca
-			ca=$(k -n "$ns" get secret webhook-server-cert -o 'jsonpath={.data.ca\.crt}') || return 1
-			[[ -n $ca ]] || return 1
-			for what in "mutatingwebhookconfiguration $release-$name-mutating-webhook-configuration {.webhooks[0].clientConfig.caBundle}" \
-				"validatingwebhookconfiguration $release-$name-validating-webhook-configuration {.webhooks[0].clientConfig.caBundle}" \
-				"crd frigates.ship.example.com {.spec.conversion.webhook.clientConfig.caBundle}"; do
-				read -r kind obj path <<<"$what"
-				[[ $(k get "$kind" "$obj" -o "jsonpath=$path") == "$ca" ]] || return 1
-			done
-		}
-		wait_for 120 "the chart's manager to write its CA into every caBundle" chart_ca ||
-			fail "selfcerts: with the chart, the Secret's CA is not in every caBundle: $(k -n "$ns" get pods -o wide 2>&1)"
-		for i in 1 2 3; do
-			answers "chart-$i" || fail "selfcerts: with the chart, Frigate $i was refused or not defaulted: $(tail -n 5 "$work/$name-refused.log")"
+	# The same project's helm chart, under a release whose name is not the project's: the
+	# manager's --webhook-service names the release's Service, no cert-manager object.
+	t=$SECONDS
+	local helm release=fleet
+	helm=$("$here/go-tool.sh" helm) || fail "helm $(pin e2e.helm) could not be built"
+	gone() { [[ -z $(k get namespace "$ns" -o name --ignore-not-found) ]]; }
+	wait_for 180 "namespace $ns to go" gone || fail "$label: make undeploy left namespace $ns"
+	timed "$label: opbuilder edit --plugins=helm/v2-alpha" "$opbuilder" edit --plugins=helm/v2-alpha
+	[[ $(sed -n '/^certManager:/,/^$/p' dist/chart/values.yaml) == *"enabled: false"* ]] ||
+		fail "$label: the chart's values.yaml turns cert-manager on: $(sed -n '/^certManager:/,/^$/p' dist/chart/values.yaml)"
+	"$helm" template "$release" dist/chart --namespace "$ns" >"$work/$name-chart.yaml" ||
+		fail "$label: helm template failed"
+	! grep -n 'cert-manager' "$work/$name-chart.yaml" >&2 || fail "$label: the chart renders cert-manager (above)"
+	grep -q -- "--webhook-service=$release-$name-webhook-service\$" "$work/$name-chart.yaml" ||
+		fail "$label: the chart's manager does not name the release's webhook Service: $(grep -n -- --webhook "$work/$name-chart.yaml")"
+	timed "$label: make helm-deploy IMG=$img HELM_RELEASE=$release" make helm-deploy IMG="$img" HELM="$helm" HELM_RELEASE="$release"
+	chart_ca() {
+		local ca
+		ca=$(k -n "$ns" get secret webhook-server-cert -o 'jsonpath={.data.ca\.crt}') || return 1
+		[[ -n $ca ]] || return 1
+		for what in "mutatingwebhookconfiguration $release-$name-mutating-webhook-configuration {.webhooks[0].clientConfig.caBundle}" \
+			"validatingwebhookconfiguration $release-$name-validating-webhook-configuration {.webhooks[0].clientConfig.caBundle}" \
+			"crd frigates.ship.example.com {.spec.conversion.webhook.clientConfig.caBundle}"; do
+			read -r kind obj path <<<"$what"
+			[[ $(k get "$kind" "$obj" -o "jsonpath=$path") == "$ca" ]] || return 1
 		done
-		ok "selfcerts: the helm chart (release $release, certManager.enabled false, no cert-manager object rendered): the manager made its certificate for the release's Service; defaulting and conversion answer"
-		timings+=("$(printf '%-52s %s' "selfcerts: the helm chart, installed and answering" "$(fmt_duration $((SECONDS - t)))")")
-		k delete frigates.v1.ship.example.com --all -n default >/dev/null
-		timed "selfcerts: make helm-uninstall" make helm-uninstall HELM="$helm" HELM_RELEASE="$release"
-		# The chart keeps its CRDs (crd.keep) and helm its namespace, with the Secret the manager made.
-		k delete crd frigates.ship.example.com --ignore-not-found >/dev/null
-		k delete namespace "$ns" --ignore-not-found --wait=false >/dev/null
-	fi
+	}
+	wait_for 120 "the chart's manager to write its CA into every caBundle" chart_ca ||
+		fail "$label: with the chart, the Secret's CA is not in every caBundle: $(k -n "$ns" get pods -o wide 2>&1)"
+	for i in 1 2 3; do
+		answers "chart-$i" || fail "$label: with the chart, Frigate $i was refused or not defaulted: $(tail -n 5 "$work/$name-refused.log")"
+	done
+	ok "$label: the helm chart (release $release, certManager.enabled false, no cert-manager object rendered): the manager made its certificate for the release's Service; defaulting and conversion answer"
+	timings+=("$(printf '%-52s %s' "$label: the helm chart, installed and answering" "$(fmt_duration $((SECONDS - t)))")")
+	k delete frigates.v1.ship.example.com --all -n default >/dev/null
+	timed "$label: make helm-uninstall" make helm-uninstall HELM="$helm" HELM_RELEASE="$release"
+	# The chart keeps its CRDs (crd.keep) and helm its namespace, with the Secret the manager made.
+	k delete crd frigates.ship.example.com --ignore-not-found >/dev/null
+	k delete namespace "$ns" --ignore-not-found --wait=false >/dev/null
 	cd "$work"
 }
