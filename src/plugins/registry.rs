@@ -370,7 +370,7 @@ pub fn parse_flag(value: Option<&str>) -> Result<Option<Vec<&'static Known>>> {
             usage(format!(
                 "invalid value {key:?} for --plugins: no plugin has this key. It is none of Kubebuilder's plugins \
                  (go/v4, kustomize/v2, grafana/v1-alpha, autoupdate/v1-alpha, deploy-image/v1-alpha, helm/v2-alpha), nor \
-                 opbuilder's own (typed-clients/v1-alpha, rust/v1-beta), and {}\n  {last}",
+                 opbuilder's own (typed-clients/v1-alpha, certs/v1-alpha, telemetry/v1-alpha, rust/v1-beta), and {}\n  {last}",
                 external::discover::not_found(key)
             ))
         })?;
