@@ -785,13 +785,14 @@ selfcerts_proof() {
 		fail "$label: cert-manager objects in $ns"
 	[[ $(k -n "$ns" get deployment "$deploy" -o 'jsonpath={.spec.template.spec.volumes}') != *webhook-server-cert* ]] ||
 		fail "$label: the manager mounts the Secret"
-	# same_ca: the Secret's ca.crt is the caBundle of both webhook configurations and the CRD's conversion.
+	# same_ca [PREFIX]: the Secret's ca.crt is the caBundle of both webhook configurations (their
+	# names after PREFIX: the helm release's) and the CRD's conversion.
 	same_ca() {
-		local ca
+		local ca prefix=${1:-}
 		ca=$(k -n "$ns" get secret webhook-server-cert -o 'jsonpath={.data.ca\.crt}') || return 1
 		[[ -n $ca ]] || return 1
-		for what in "mutatingwebhookconfiguration $name-mutating-webhook-configuration {.webhooks[0].clientConfig.caBundle}" \
-			"validatingwebhookconfiguration $name-validating-webhook-configuration {.webhooks[0].clientConfig.caBundle}" \
+		for what in "mutatingwebhookconfiguration $prefix$name-mutating-webhook-configuration {.webhooks[0].clientConfig.caBundle}" \
+			"validatingwebhookconfiguration $prefix$name-validating-webhook-configuration {.webhooks[0].clientConfig.caBundle}" \
 			"crd frigates.ship.example.com {.spec.conversion.webhook.clientConfig.caBundle}"; do
 			read -r kind obj path <<<"$what"
 			[[ $(k get "$kind" "$obj" -o "jsonpath=$path") == "$ca" ]] || return 1
@@ -814,7 +815,9 @@ selfcerts_proof() {
 		[[ $(k get frigates.v1.ship.example.com "$1" -o 'jsonpath={.spec.foo}') == default ]] || return 1
 		[[ $(k get frigates.v2.ship.example.com "$1" -o 'jsonpath={.apiVersion}' 2>>"$work/$name-refused.log") == ship.example.com/v2 ]]
 	}
-	answers first || fail "$label: the first Frigate after the rollout was refused or not defaulted: $(cat "$work/$name-refused.log")"
+	# Available, with its CA in place; the Service's endpoint may still be on its way to the node's
+	# kube-proxy (a refused connection meanwhile): the first answer is awaited.
+	wait_for 60 "the webhooks to answer" answers first || fail "$label: the first Frigate after the rollout was refused or not defaulted: $(cat "$work/$name-refused.log")"
 	k create --dry-run=server -f - >/dev/null <<-EOT || fail "$label: the validating webhook refused a dry run"
 		apiVersion: ship.example.com/v1
 		kind: Frigate
@@ -896,20 +899,13 @@ selfcerts_proof() {
 	grep -q -- "--webhook-service=$release-$name-webhook-service\$" "$work/$name-chart.yaml" ||
 		fail "$label: the chart's manager does not name the release's webhook Service: $(grep -n -- --webhook "$work/$name-chart.yaml")"
 	timed "$label: make helm-deploy IMG=$img HELM_RELEASE=$release" make helm-deploy IMG="$img" HELM="$helm" HELM_RELEASE="$release"
-	chart_ca() {
-		local ca
-		ca=$(k -n "$ns" get secret webhook-server-cert -o 'jsonpath={.data.ca\.crt}') || return 1
-		[[ -n $ca ]] || return 1
-		for what in "mutatingwebhookconfiguration $release-$name-mutating-webhook-configuration {.webhooks[0].clientConfig.caBundle}" \
-			"validatingwebhookconfiguration $release-$name-validating-webhook-configuration {.webhooks[0].clientConfig.caBundle}" \
-			"crd frigates.ship.example.com {.spec.conversion.webhook.clientConfig.caBundle}"; do
-			read -r kind obj path <<<"$what"
-			[[ $(k get "$kind" "$obj" -o "jsonpath=$path") == "$ca" ]] || return 1
-		done
-	}
-	wait_for 120 "the chart's manager to write its CA into every caBundle" chart_ca ||
+	wait_for 120 "the chart's manager to write its CA into every caBundle" same_ca "$release-" ||
 		fail "$label: with the chart, the Secret's CA is not in every caBundle: $(k -n "$ns" get pods -o wide 2>&1)"
-	for i in 1 2 3; do
+	# helm's --wait saw the pod Ready; the Service's endpoint may still be on its way to the
+	# node's kube-proxy (a refused connection meanwhile): the first answer is awaited.
+	wait_for 60 "the chart's webhooks to answer" answers chart-1 ||
+		fail "$label: with the chart, Frigate 1 was refused or not defaulted: $(tail -n 5 "$work/$name-refused.log")"
+	for i in 2 3; do
 		answers "chart-$i" || fail "$label: with the chart, Frigate $i was refused or not defaulted: $(tail -n 5 "$work/$name-refused.log")"
 	done
 	ok "$label: the helm chart (release $release, certManager.enabled false, no cert-manager object rendered): the manager made its certificate for the release's Service; defaulting and conversion answer"
