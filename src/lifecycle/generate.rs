@@ -99,6 +99,10 @@ pub fn layout_for_templates(layout: &[String]) -> Vec<String> {
         .collect()
 }
 
+/// opbuilder's own plugins that a replay turns on with `edit` (right after `init`; after
+/// Kubebuilder's commands for the base of a Kubebuilder project's update).
+pub(super) const EDITED_AFTER_INIT: [&str; 2] = [plugins::certs::KEY, plugins::telemetry::KEY];
+
 /// The commands that rebuild `project` (input boilerplate at `license_file`, if any), in order,
 /// leaving out of the chain the layout plugins in `skip` (external plugins not installed).
 pub(super) fn replay(
@@ -148,7 +152,7 @@ pub(super) fn replay(
     step(init, None);
     // The certs plugin changes what `create webhook` writes, the telemetry plugin what `create
     // api` writes: on before the first of them.
-    for key in [plugins::certs::KEY, plugins::telemetry::KEY] {
+    for key in EDITED_AFTER_INIT {
         if by == Replayer::Opbuilder && project.plugin_keys().iter().any(|k| k == key) {
             step(vec!["edit".into(), flag("plugins", key)], None);
         }
@@ -335,7 +339,7 @@ pub(super) fn replay(
                 });
             }
             // Replayed right after init, above; Kubebuilder has none of its files.
-            plugins::certs::KEY | plugins::telemetry::KEY => {}
+            k if EDITED_AFTER_INIT.contains(&k) => {}
             // opbuilder's own plugin: Kubebuilder has none of its files.
             plugins::typed_clients::KEY if by == Replayer::Kubebuilder => {}
             plugins::typed_clients::KEY => steps.push(Step {

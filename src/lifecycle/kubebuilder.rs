@@ -25,7 +25,7 @@
 //! and the update leaves them alone). Nothing of this touches the user's tree: the update
 //! writes it afterwards in one transaction, as for a project opbuilder made.
 
-use super::generate::{order_like_main, plan_step, replay, Replayer};
+use super::generate::{order_like_main, plan_step, replay, Replayer, EDITED_AFTER_INIT};
 use crate::out::errln;
 use crate::project::{self, Project};
 use anyhow::{bail, Context, Result};
@@ -480,7 +480,7 @@ pub fn scaffold(
     // each as the project did, by `edit` after what Kubebuilder made, so that the merge moves
     // their lines (cmd/main.go, kustomizations) to where the new templates put them instead of
     // adding them twice.
-    for key in [crate::plugins::certs::KEY, crate::plugins::telemetry::KEY] {
+    for key in EDITED_AFTER_INIT {
         if !project.plugin_keys().iter().any(|k| k == key) {
             continue;
         }

@@ -3,7 +3,7 @@
 //! [`Part`], and the new PROJECT.
 
 use crate::markers::go::imports::ImportSpec;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// What to do when a file to create already exists.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -177,6 +177,17 @@ impl Plan {
             if_exists,
             part: self.current,
         });
+    }
+
+    /// The content of the file `path` that this plan creates, if it does (say, `init`'s file
+    /// that a plugin joining it changes before anything is written).
+    pub fn created_mut(&mut self, path: &Path) -> Option<&mut String> {
+        self.ops.iter_mut().find_map(|op| match op {
+            Op::Create {
+                path: p, content, ..
+            } if p == path => Some(content),
+            _ => None,
+        })
     }
 
     pub fn update(&mut self, path: impl Into<PathBuf>, edit: Edit) {

@@ -121,16 +121,9 @@ fn enable(cx: &mut Cx, boilerplate: Option<&str>) -> Result<()> {
     }
     // The e2e suite: only planned yet (`init`), or as `init` wrote it (`edit`; a suite changed
     // there is left alone).
-    let mut planned = false;
-    for op in &mut cx.plan.ops {
-        if let Op::Create { path, content, .. } = op {
-            if path == Path::new(E2E_SUITE) {
-                *content = content.replace(E2E_SKIP.0, E2E_SKIP.1);
-                planned = true;
-            }
-        }
-    }
-    if !planned {
+    if let Some(content) = cx.plan.created_mut(Path::new(E2E_SUITE)) {
+        *content = content.replace(E2E_SKIP.0, E2E_SKIP.1);
+    } else {
         let suite = crate::fsx::read_text(&cx.root.join(E2E_SUITE), 1 << 20)
             .map_err(|e| anyhow::anyhow!("{E2E_SUITE}: {e}"))?
             .unwrap_or_default();
@@ -333,10 +326,7 @@ fn enable_rust(cx: &mut Cx, ctx: ProjectCtx) -> Result<()> {
     );
     // config/rbac/role.yaml as `make manifests` writes it with the module's rules: the one
     // `init` plans, or the project's.
-    let planned = cx.plan.ops.iter_mut().find_map(|op| match op {
-        Op::Create { path, content, .. } if path == Path::new(ROLE) => Some(content),
-        _ => None,
-    });
+    let planned = cx.plan.created_mut(Path::new(ROLE));
     let text = match &planned {
         Some(content) => Some(content.to_string()),
         None => std::fs::read_to_string(cx.root.join(ROLE)).ok(),

@@ -120,7 +120,7 @@ fn go_part(cx: &mut Cx, boilerplate: Option<&str>) -> Result<()> {
     let module = cx.project.repo.clone();
     let name = cx.project.project_name.clone();
     // cmd/main.go: planned by init, on disk for edit.
-    if let Some(content) = planned(cx, Path::new(MAIN)) {
+    if let Some(content) = cx.plan.created_mut(Path::new(MAIN)) {
         *content = wire_main(content, &module, &name)?;
     } else {
         let current = read(cx.root, MAIN)?;
@@ -130,16 +130,6 @@ fn go_part(cx: &mut Cx, boilerplate: Option<&str>) -> Result<()> {
         }
     }
     Ok(())
-}
-
-/// The content of the file `path` that this plan creates, if it does.
-fn planned<'a>(cx: &'a mut Cx, path: &Path) -> Option<&'a mut String> {
-    cx.plan.ops.iter_mut().find_map(|op| match op {
-        Op::Create {
-            path: p, content, ..
-        } if p == path => Some(content),
-        _ => None,
-    })
 }
 
 fn read(root: &Path, rel: &str) -> Result<String> {
