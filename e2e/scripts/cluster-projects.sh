@@ -514,7 +514,8 @@ manager_available_with_ca() {
 # scrape_metrics NS SERVICE POD TOKEN: GET https://SERVICE.NS.svc.cluster.local:8443/metrics from a
 # pod POD of curlimages/curl:latest, as the generated test/e2e runs it (pull policy Always: the
 # local registry serves it; the restricted security context), with TOKEN as the bearer token
-# unless empty; prints the pod's output (curl -v).
+# unless empty, a refused connection retried as test/e2e does (the node's proxy may not have the
+# endpoint yet); prints the pod's output (curl -v).
 scrape_metrics() {
 	local sns=$1 svc=$2 pod=$3 token=$4 auth=""
 	[[ -z $token ]] || auth="-H 'Authorization: Bearer $token'"
@@ -524,7 +525,7 @@ scrape_metrics() {
 			"securityContext": {"allowPrivilegeEscalation": False, "readOnlyRootFilesystem": True,
 			"runAsNonRoot": True, "runAsUser": 1000, "capabilities": {"drop": ["ALL"]},
 			"seccompProfile": {"type": "RuntimeDefault"}}}]}}))' \
-			"curl -v -k $auth https://$svc.$sns.svc.cluster.local:8443/metrics"
+			"curl -v -k --retry 10 --retry-delay 3 --retry-connrefused $auth https://$svc.$sns.svc.cluster.local:8443/metrics"
 	)" >/dev/null
 	pod_done() { [[ $(k -n "$1" get pod "$2" -o 'jsonpath={.status.phase}') =~ ^(Succeeded|Failed)$ ]]; }
 	wait_for 180 "pod $pod to complete" pod_done "$sns" "$pod" ||

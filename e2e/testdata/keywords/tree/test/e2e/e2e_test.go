@@ -221,6 +221,10 @@ var _ = Describe("Manager", Ordered, func() {
 					"-o", "jsonpath={.status.phase}")
 				output, err := utils.Run(cmd)
 				g.Expect(err).NotTo(HaveOccurred())
+				if output == "Failed" {
+					// curl gave up (see its logs below): waiting longer changes nothing.
+					StopTrying("the curl-metrics pod failed").Now()
+				}
 				g.Expect(output).To(Equal("Succeeded"), "the curl-metrics pod has not completed yet")
 			}
 			Eventually(verifyCurlDone, 5*time.Minute).Should(Succeed())
@@ -297,7 +301,10 @@ func curlPodOverrides(token string) (string, error) {
 					"image":   "curlimages/curl:latest",
 					"command": []string{"/bin/sh", "-c"},
 					"args": []string{
-						fmt.Sprintf("curl -v -k -H 'Authorization: Bearer %s' %s", token, url),
+						// A Service's ClusterIP refuses connections until the node's proxy has
+						// its new endpoint, a moment after the endpoint is ready: retried.
+						fmt.Sprintf("curl -v -k --retry 10 --retry-delay 3 --retry-connrefused "+
+							"-H 'Authorization: Bearer %s' %s", token, url),
 					},
 					"securityContext": map[string]any{
 						"allowPrivilegeEscalation": false,
