@@ -89,6 +89,10 @@ pub struct Rust {
     pub opentelemetry_sdk: String,
     pub opentelemetry_otlp: String,
     pub tracing_opentelemetry: String,
+    /// The exporter's client to an https:// collector (empty in the pins of earlier releases).
+    pub opentelemetry_http: String,
+    pub hyper_rustls: String,
+    pub rustls_platform_verifier: String,
 }
 
 /// How `alpha update` builds a Kubebuilder release (src/lifecycle/kubebuilder.rs). Absent from

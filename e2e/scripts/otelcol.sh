@@ -10,7 +10,11 @@
 #                                    batch, flushed every 100 ms). DIR/endpoint then holds the
 #                                    value for OTEL_EXPORTER_OTLP_ENDPOINT (http://HOST:PORT,
 #                                    OTLP/HTTP), DIR/grpc-endpoint the gRPC one; its log is
-#                                    DIR/otelcol.log. Returns once both ports accept connections.
+#                                    DIR/otelcol.log. A third port takes OTLP/HTTP over mutual
+#                                    TLS: DIR/tls-endpoint (https://HOST:PORT), its CA
+#                                    DIR/tls/ca.crt, a client certificate signed by that CA
+#                                    DIR/tls/client.crt and DIR/tls/client.key (openssl makes them).
+#                                    Returns once every port accepts connections.
 #        otelcol.sh stop DIR         stop it (SIGTERM, which flushes the file), wait for it to exit
 #        otelcol.sh spans DIR        every span received so far, one JSON object a line:
 #                                    {"service", "name", "kind", "traceId", "spanId", "parentSpanId",
@@ -34,7 +38,7 @@ collector() {
 }
 
 start() {
-	local dir=$1 bin host=${OTELCOL_HOST:-127.0.0.1} http grpc pid
+	local dir=$1 bin host=${OTELCOL_HOST:-127.0.0.1} http grpc tls pid
 	bin=$(collector)
 	mkdir -p "$dir"
 	dir=$(cd "$dir" && pwd)
@@ -42,6 +46,9 @@ start() {
 	http=$(free_port)
 	grpc=$(free_port)
 	while [[ $grpc == "$http" ]]; do grpc=$(free_port); done
+	tls=$(free_port)
+	while [[ $tls == "$http" || $tls == "$grpc" ]]; do tls=$(free_port); done
+	certificates "$dir/tls" "$host"
 	: >"$dir/traces.jsonl"
 	cat >"$dir/otelcol.yaml" <<EOF
 receivers:
@@ -51,6 +58,14 @@ receivers:
         endpoint: $host:$http
       grpc:
         endpoint: $host:$grpc
+  otlp/tls:
+    protocols:
+      http:
+        endpoint: $host:$tls
+        tls:
+          cert_file: $dir/tls/server.crt
+          key_file: $dir/tls/server.key
+          client_ca_file: $dir/tls/ca.crt
 exporters:
   file:
     path: $dir/traces.jsonl
@@ -63,23 +78,44 @@ service:
       level: none
   pipelines:
     traces:
-      receivers: [otlp]
+      receivers: [otlp, otlp/tls]
       exporters: [file]
 EOF
 	setsid "$bin" --config "file:$dir/otelcol.yaml" >"$dir/otelcol.log" 2>&1 </dev/null &
 	pid=$!
 	printf '%s\n' "$pid" >"$dir/pid"
-	if ! WAIT_FOR_PID=$pid wait_for 60 "the collector's OTLP ports" bash -c "(exec 3<>/dev/tcp/$host/$http) 2>/dev/null && (exec 3<>/dev/tcp/$host/$grpc) 2>/dev/null"; then
+	if ! WAIT_FOR_PID=$pid wait_for 60 "the collector's OTLP ports" bash -c "(exec 3<>/dev/tcp/$host/$http) 2>/dev/null && (exec 3<>/dev/tcp/$host/$grpc) 2>/dev/null && (exec 3<>/dev/tcp/$host/$tls) 2>/dev/null"; then
 		cat "$dir/otelcol.log" >&2
 		stop "$dir"
-		die "otelcol.sh: the collector did not listen on $host:$http and $host:$grpc (log above)"
+		die "otelcol.sh: the collector did not listen on $host:$http, $host:$grpc and $host:$tls (log above)"
 	fi
 	kill -0 "$pid" 2>/dev/null || die "otelcol.sh: the collector exited: $(cat "$dir/otelcol.log")"
 	printf 'http://%s:%s\n' "$host" "$http" >"$dir/endpoint"
 	printf 'http://%s:%s\n' "$host" "$grpc" >"$dir/grpc-endpoint"
-	log_info "OpenTelemetry Collector $(pin e2e.otel_collector) on $(cat "$dir/endpoint") (OTLP/HTTP) and $(cat "$dir/grpc-endpoint") (gRPC), writing $dir/traces.jsonl"
+	printf 'https://%s:%s\n' "$host" "$tls" >"$dir/tls-endpoint"
+	log_info "OpenTelemetry Collector $(pin e2e.otel_collector) on $(cat "$dir/endpoint") (OTLP/HTTP), $(cat "$dir/grpc-endpoint") (gRPC) and $(cat "$dir/tls-endpoint") (OTLP/HTTP, mutual TLS), writing $dir/traces.jsonl"
 }
 
+# certificates DIR HOST: a CA, the collector's certificate for HOST (an address or a name) and a client
+# certificate, each signed by the CA, in DIR (ca.crt, server.crt/.key, client.crt/.key).
+certificates() {
+	local dir=$1 san=DNS:$2
+	need_cmd openssl
+	[[ ! $2 =~ ^[0-9.]+$ ]] || san=IP:$2
+	mkdir -p "$dir"
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 \
+		-subj /CN=otelcol-test-ca -keyout "$dir/ca.key" -out "$dir/ca.crt" 2>/dev/null
+	local who usage
+	for who in server client; do
+		usage=serverAuth
+		[[ $who == client ]] && usage=clientAuth
+		openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
+			-subj "/CN=otelcol-test-$who" -keyout "$dir/$who.key" -out "$dir/$who.csr" 2>/dev/null
+		openssl x509 -req -in "$dir/$who.csr" -CA "$dir/ca.crt" -CAkey "$dir/ca.key" -CAcreateserial \
+			-days 1 -out "$dir/$who.crt" -extfile <(printf 'basicConstraints=CA:FALSE\nextendedKeyUsage=%s\nsubjectAltName=%s\n' "$usage" "$san") 2>/dev/null
+	done
+	[[ -s $dir/server.crt && -s $dir/client.crt ]] || die "otelcol.sh: openssl did not make the TLS certificates in $dir"
+}
 stop() {
 	local dir=$1 pid
 	[[ -s $dir/pid ]] || return 0

@@ -13,15 +13,19 @@
 #     span of kube's for an API call (the status patch);
 #   - the reconcile's trace id is on a log line of make run (the debug line "reconciled"), and
 #     an exemplar of controller_runtime_reconcile_time_seconds in a scrape of /metrics;
-#   - SIGTERM: make run stops.
-# Needs jq and python3 with PyYAML.
+#   - SIGTERM: make run stops;
+#   - make run again with the collector's https:// port, which asks for a client certificate:
+#     with OTEL_EXPORTER_OTLP_CERTIFICATE (the CA of the collector's certificate),
+#     OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE and OTEL_EXPORTER_OTLP_CLIENT_KEY the reconcile's span
+#     reaches the collector over mutual TLS, and without the client certificate none does.
+# Needs jq, openssl and python3 with PyYAML.
 #
 # Usage: rust-telemetry.sh [PROJECT_DIR]
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 scripts=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-need_cmd cargo make kubectl curl jq
+need_cmd cargo make kubectl curl jq openssl
 need_pyyaml
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/opbuilder-rust-telemetry.XXXXXX")
@@ -133,4 +137,34 @@ spans | jq -e --arg t "$exemplar" 'select(.traceId == $t and (.name | startswith
 log_info "trace id $trace on the reconcile's log line; exemplar $(head -n 1 "$work/exemplars")"
 
 make_run_stop TERM || fail "make run did not stop"
+
+log_info "an https:// collector that asks for the client's certificate: OTEL_EXPORTER_OTLP_CERTIFICATE, _CLIENT_CERTIFICATE and _CLIENT_KEY"
+tls=$otel/tls
+log="$work/make-run-tls.log"
+OTEL_EXPORTER_OTLP_ENDPOINT=$(cat "$otel/tls-endpoint") OTEL_EXPORTER_OTLP_CERTIFICATE=$tls/ca.crt \
+	OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE=$tls/client.crt OTEL_EXPORTER_OTLP_CLIENT_KEY=$tls/client.key \
+	OTEL_SERVICE_NAME=guestbook-tls OTEL_BSP_SCHEDULE_DELAY=200 \
+	MAKE_RUN_ARGS="--metrics-bind-address=127.0.0.1:$metrics" make_run_start "$log" ||
+	fail "make run with the TLS settings did not serve its webhooks"
+# The controller's first list reconciles the Guestbook again: its span comes over TLS.
+tls_span() {
+	spans | jq -c 'select(.service == "guestbook-tls" and .name == "reconcile webapp-guestbook"
+		and .attributes["k8s.object.name"] == "traced")' | head -n 1
+}
+exported_tls() { [[ -n $(tls_span) ]]; }
+wait_for 30 "the reconcile's span at the collector's TLS port" exported_tls ||
+	fail "no span of the service guestbook-tls reached the collector over mutual TLS"
+log_info "over mutual TLS: $(jq -c '{service, name, attributes}' <<<"$(tls_span)")"
+make_run_stop TERM || fail "make run did not stop"
+# Not vacuous: without the client certificate the same port takes nothing.
+log="$work/make-run-no-client.log"
+OTEL_EXPORTER_OTLP_ENDPOINT=$(cat "$otel/tls-endpoint") OTEL_EXPORTER_OTLP_CERTIFICATE=$tls/ca.crt \
+	OTEL_SERVICE_NAME=guestbook-no-client OTEL_BSP_SCHEDULE_DELAY=200 \
+	MAKE_RUN_ARGS="--metrics-bind-address=127.0.0.1:$metrics" make_run_start "$log" ||
+	fail "make run without a client certificate did not serve its webhooks"
+sleep 5
+[[ -z $(spans | jq -c 'select(.service == "guestbook-no-client")' | head -n 1) ]] ||
+	fail "a span reached the collector's mutual-TLS port without a client certificate"
+make_run_stop TERM || fail "make run did not stop"
+log_info "without the client certificate, no span got through in 5 s"
 log_info "rust-telemetry: ok"

@@ -133,14 +133,21 @@ fn dependencies() -> (String, String) {
         format!(
             "# Traces (telemetry.opbuilder.io/v1-alpha, src/telemetry.rs): OpenTelemetry's API and SDK,
 # its OTLP exporter over HTTP/protobuf on hyper's client (which the manager has already), and
-# the bridge from tracing's spans.
+# the bridge from tracing's spans. An https:// collector over rustls, as kube reaches the API
+# server: hyper-rustls and the system's roots (the same crates kube builds).
 opentelemetry = {{ version = \"{otel}\", default-features = false, features = [\"trace\"] }}
 opentelemetry_sdk = {{ version = \"{sdk}\", default-features = false, features = [\"trace\", \"rt-tokio\", \"experimental_trace_batch_span_processor_with_async_runtime\"] }}
-opentelemetry-otlp = {{ version = \"{otlp}\", default-features = false, features = [\"trace\", \"http-proto\", \"hyper-client\"] }}
+opentelemetry-otlp = {{ version = \"{otlp}\", default-features = false, features = [\"trace\", \"http-proto\"] }}
+opentelemetry-http = {{ version = \"{otel_http}\", default-features = false, features = [\"hyper\"] }}
+hyper-rustls = {{ version = \"{hyper_rustls}\", default-features = false, features = [\"http1\", \"ring\", \"tls12\"] }}
+rustls-platform-verifier = \"{verifier}\"
 tracing-opentelemetry = {{ version = \"{bridge}\", default-features = false }}",
             otel = v.opentelemetry,
             sdk = v.opentelemetry_sdk,
             otlp = v.opentelemetry_otlp,
+            otel_http = v.opentelemetry_http,
+            hyper_rustls = v.hyper_rustls,
+            verifier = v.rustls_platform_verifier,
             bridge = v.tracing_opentelemetry,
         ),
     )

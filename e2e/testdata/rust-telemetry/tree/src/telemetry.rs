@@ -26,7 +26,11 @@ limitations under the License.
 //! 4318 by convention) in batches; OTEL_SERVICE_NAME (default: the project's name),
 //! OTEL_RESOURCE_ATTRIBUTES, OTEL_TRACES_SAMPLER(_ARG), OTEL_EXPORTER_OTLP_HEADERS and
 //! OTEL_EXPORTER_OTLP_TIMEOUT are read as the specification says. Only `http/protobuf` is built
-//! in: another OTEL_EXPORTER_OTLP_PROTOCOL is an error at start.
+//! in: another OTEL_EXPORTER_OTLP_PROTOCOL is an error at start. An `https://` endpoint is
+//! reached over TLS: the collector's certificate is checked against OTEL_EXPORTER_OTLP_CERTIFICATE
+//! (a PEM file of its CA) or else the system's roots, and OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE
+//! with OTEL_EXPORTER_OTLP_CLIENT_KEY give the manager's own certificate for mutual TLS (each
+//! also as OTEL_EXPORTER_OTLP_TRACES_*).
 
 use crate::manager::{LogFormat, colour, log_filter};
 use crate::server::{self, Access, Reply};
@@ -34,10 +38,15 @@ use http_body_util::{BodyExt, Limited};
 use hyper::body::Incoming;
 use hyper::{Method, Request, StatusCode};
 use opentelemetry::trace::{TraceContextExt, TracerProvider};
+use opentelemetry_http::HttpClient;
+use opentelemetry_http::hyper::HyperClient;
 use opentelemetry_sdk::trace::SdkTracerProvider;
 use prometheus_client::metrics::exemplar::HistogramWithExemplars;
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use std::future::Future;
 use std::sync::OnceLock;
+use std::time::Duration;
 use tracing::Instrument;
 use tracing_opentelemetry::OpenTelemetrySpanExt;
 use tracing_subscriber::layer::SubscriberExt;
@@ -88,7 +97,7 @@ fn tracing_on(var: impl Fn(&str) -> Option<String>) -> bool {
 
 /// The tracer provider exporting to the OTLP endpoint of the environment.
 fn provider() -> anyhow::Result<SdkTracerProvider> {
-    use opentelemetry_otlp::{Protocol, SpanExporter, WithExportConfig};
+    use opentelemetry_otlp::{Protocol, SpanExporter, WithExportConfig, WithHttpConfig};
     for var in [
         "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL",
         "OTEL_EXPORTER_OTLP_PROTOCOL",
@@ -104,6 +113,7 @@ fn provider() -> anyhow::Result<SdkTracerProvider> {
     let exporter = SpanExporter::builder()
         .with_http()
         .with_protocol(Protocol::HttpBinary)
+        .with_http_client(http_client(&|name| std::env::var(name).ok())?)
         .build()?;
     let mut resource = opentelemetry_sdk::Resource::builder();
     if std::env::var("OTEL_SERVICE_NAME").is_err() {
@@ -120,6 +130,108 @@ fn provider() -> anyhow::Result<SdkTracerProvider> {
         .with_span_processor(batches)
         .with_resource(resource.build())
         .build())
+}
+
+/// `OTEL_EXPORTER_OTLP_TRACES_<name>` when set, else `OTEL_EXPORTER_OTLP_<name>`, as the
+/// specification orders them: the variable's name and its value.
+fn otlp_var(var: &impl Fn(&str) -> Option<String>, name: &str) -> Option<(String, String)> {
+    [
+        format!("OTEL_EXPORTER_OTLP_TRACES_{name}"),
+        format!("OTEL_EXPORTER_OTLP_{name}"),
+    ]
+    .into_iter()
+    .find_map(|v| {
+        var(&v)
+            .filter(|value| !value.trim().is_empty())
+            .map(|value| (v, value))
+    })
+}
+
+/// How long one export may take: OTEL_EXPORTER_OTLP_(TRACES_)TIMEOUT in milliseconds, else 10 s.
+fn export_timeout(var: &impl Fn(&str) -> Option<String>) -> anyhow::Result<Duration> {
+    let Some((name, value)) = otlp_var(var, "TIMEOUT") else {
+        return Ok(Duration::from_secs(10));
+    };
+    value
+        .trim()
+        .parse()
+        .map(Duration::from_millis)
+        .map_err(|_| {
+            anyhow::anyhow!(
+                "{name}={value:?}: a whole number of milliseconds; for example: {name}=10000"
+            )
+        })
+}
+
+/// The certificates of the PEM file `path`, named by the variable `name`.
+fn pem_certificates(name: &str, path: &str) -> anyhow::Result<Vec<CertificateDer<'static>>> {
+    let certificates = CertificateDer::pem_file_iter(path)
+        .and_then(|certificates| certificates.collect::<Result<Vec<_>, _>>())
+        .map_err(|e| {
+            anyhow::anyhow!(
+                "{name}={path:?}: {e}; it names a PEM file, for example: {name}=/etc/otel/ca.crt"
+            )
+        })?;
+    if certificates.is_empty() {
+        anyhow::bail!(
+            "{name}={path:?}: the file holds no PEM certificate; for example: {name}=/etc/otel/ca.crt"
+        );
+    }
+    Ok(certificates)
+}
+
+/// The TLS of an `https://` endpoint: the collector's certificate checked against the CA of
+/// OTEL_EXPORTER_OTLP_(TRACES_)CERTIFICATE, else against the system's roots; the manager's own
+/// certificate and key, for mutual TLS, from OTEL_EXPORTER_OTLP_(TRACES_)CLIENT_CERTIFICATE and
+/// OTEL_EXPORTER_OTLP_(TRACES_)CLIENT_KEY.
+fn tls_config(var: &impl Fn(&str) -> Option<String>) -> anyhow::Result<rustls::ClientConfig> {
+    let builder = rustls::ClientConfig::builder();
+    let builder = match otlp_var(var, "CERTIFICATE") {
+        Some((name, path)) => {
+            let mut roots = rustls::RootCertStore::empty();
+            for certificate in pem_certificates(&name, &path)? {
+                roots
+                    .add(certificate)
+                    .map_err(|e| anyhow::anyhow!("{name}={path:?}: {e}"))?;
+            }
+            builder.with_root_certificates(roots)
+        }
+        None => {
+            use rustls_platform_verifier::BuilderVerifierExt;
+            builder.with_platform_verifier()?
+        }
+    };
+    match (
+        otlp_var(var, "CLIENT_CERTIFICATE"),
+        otlp_var(var, "CLIENT_KEY"),
+    ) {
+        (None, None) => Ok(builder.with_no_client_auth()),
+        (Some((cert_name, cert)), Some((key_name, key_path))) => {
+            let chain = pem_certificates(&cert_name, &cert)?;
+            let key = PrivateKeyDer::from_pem_file(&key_path).map_err(|e| {
+                anyhow::anyhow!(
+                    "{key_name}={key_path:?}: {e}; it names the PEM file of the key of {cert_name}"
+                )
+            })?;
+            builder.with_client_auth_cert(chain, key).map_err(|e| {
+                anyhow::anyhow!("{cert_name}={cert:?} and {key_name}={key_path:?}: {e}")
+            })
+        }
+        (Some((set, _)), None) | (None, Some((set, _))) => anyhow::bail!(
+            "{set} is set alone: mutual TLS needs both OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE and OTEL_EXPORTER_OTLP_CLIENT_KEY (PEM files)"
+        ),
+    }
+}
+
+/// The exporter's HTTP client: hyper's, over TLS for an `https://` endpoint ([`tls_config`]), with
+/// the export timeout of the environment.
+fn http_client(var: &impl Fn(&str) -> Option<String>) -> anyhow::Result<impl HttpClient + 'static> {
+    let connector = hyper_rustls::HttpsConnectorBuilder::new()
+        .with_tls_config(tls_config(var)?)
+        .https_or_http()
+        .enable_http1()
+        .build();
+    Ok(HyperClient::new(connector, export_timeout(var)?, None))
 }
 
 /// What is traced: the spans of this crate (reconciles, webhooks) and, under them, those of
@@ -344,6 +456,52 @@ mod tests {
         );
         assert!(tracing_on(env(&[traces])));
         assert!(!tracing_on(env(&[endpoint, ("OTEL_SDK_DISABLED", "true")])));
+    }
+
+    #[test]
+    fn the_traces_own_variable_comes_first_and_the_timeout_is_in_milliseconds() {
+        let both = env(&[
+            ("OTEL_EXPORTER_OTLP_TIMEOUT", "2000"),
+            ("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "500"),
+        ]);
+        assert_eq!(export_timeout(&both).unwrap(), Duration::from_millis(500));
+        let general = env(&[("OTEL_EXPORTER_OTLP_TIMEOUT", "2000")]);
+        assert_eq!(export_timeout(&general).unwrap(), Duration::from_secs(2));
+        assert_eq!(export_timeout(&env(&[])).unwrap(), Duration::from_secs(10));
+        let bad = export_timeout(&env(&[("OTEL_EXPORTER_OTLP_TIMEOUT", "10s")])).unwrap_err();
+        assert!(
+            bad.to_string()
+                .contains("OTEL_EXPORTER_OTLP_TIMEOUT=\"10s\""),
+            "{bad}"
+        );
+    }
+
+    #[test]
+    fn tls_settings_that_cannot_work_stop_the_manager_naming_the_variable() {
+        let missing = tls_config(&env(&[(
+            "OTEL_EXPORTER_OTLP_CERTIFICATE",
+            "/nonexistent/ca.crt",
+        )]))
+        .unwrap_err();
+        assert!(
+            missing
+                .to_string()
+                .starts_with("OTEL_EXPORTER_OTLP_CERTIFICATE=\"/nonexistent/ca.crt\""),
+            "{missing}"
+        );
+        let alone = tls_config(&env(&[(
+            "OTEL_EXPORTER_OTLP_CLIENT_KEY",
+            "/etc/otel/client.key",
+        )]))
+        .unwrap_err();
+        assert!(
+            alone
+                .to_string()
+                .contains("OTEL_EXPORTER_OTLP_CLIENT_KEY is set alone"),
+            "{alone}"
+        );
+        // Without a variable: the system's roots, no client certificate.
+        tls_config(&env(&[])).unwrap();
     }
 
     #[test]
