@@ -147,7 +147,10 @@ grep "trace_id=$trace" "$log" | grep -q reconciled || fail "no log line of the r
 grep -E '^controller_runtime_reconcile_time_seconds_bucket\{.*controller="webapp-guestbook".*\} [0-9]+ # \{trace_id="[0-9a-f]{32}"\} ' \
 	"$work/body" >"$work/exemplars" || fail "no exemplar on controller_runtime_reconcile_time_seconds: $(grep reconcile_time "$work/body")"
 exemplar=$(sed -n 's/.*trace_id="\([0-9a-f]*\)".*/\1/p' "$work/exemplars" | head -n 1)
-spans | jq -e --arg t "$exemplar" 'select(.traceId == $t and (.name | startswith("reconcile ")))' >/dev/null ||
+# The span of the reconcile the exemplar names may still be on its way (batches every 200 ms).
+# (jq -e over a stream says only whether the last input gave a value: the match is counted.)
+exemplar_traced() { spans | jq -c --arg t "$exemplar" 'select(.traceId == $t and (.name | startswith("reconcile ")))' | grep -q .; }
+wait_for 15 "the exemplar's trace at the collector" exemplar_traced ||
 	fail "the exemplar's trace id $exemplar is no reconcile's trace at the collector"
 log_info "trace id $trace on the reconcile's log line; exemplar $(head -n 1 "$work/exemplars")"
 
