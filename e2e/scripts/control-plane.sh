@@ -15,6 +15,9 @@
 # kube-apiserver.log, *.pid, ports. Binaries come from build-control-plane.sh
 # ($E2E_CACHE/k8s/<kubernetes>-<os>-<arch>, override: OPBUILDER_E2E_BIN_DIR).
 #
+# OPBUILDER_APISERVER_TRACING=HOST:PORT (start, restart-apiserver): kube-apiserver traces its
+# requests to the OTLP gRPC receiver at HOST:PORT, all of them sampled.
+#
 # `start` waits (bounded, OPBUILDER_E2E_START_TIMEOUT seconds, default 120)
 # until /readyz is ok and namespace "default" exists. On failure it prints the
 # tail of both logs, stops whatever it started and exits 1.
@@ -233,8 +236,16 @@ start_apiserver() {
 }
 
 # launch_apiserver: kube-apiserver on $api_port against etcd on $etcd_port; waits for /readyz.
+# With OPBUILDER_APISERVER_TRACING=HOST:PORT it traces every request to the OTLP gRPC receiver
+# there (a TracingConfiguration sampling all), and so sends a traceparent to the webhooks.
 launch_apiserver() {
-	launch kube-apiserver \
+	local tracing=()
+	if [[ -n ${OPBUILDER_APISERVER_TRACING:-} ]]; then
+		printf 'apiVersion: apiserver.config.k8s.io/v1\nkind: TracingConfiguration\nendpoint: %s\nsamplingRatePerMillion: 1000000\n' \
+			"$OPBUILDER_APISERVER_TRACING" >"$dir/tracing.yaml"
+		tracing=(--tracing-config-file="$dir/tracing.yaml")
+	fi
+	launch kube-apiserver "${tracing[@]}" \
 		--etcd-servers="http://127.0.0.1:$etcd_port" \
 		--bind-address=127.0.0.1 \
 		--advertise-address=127.0.0.1 \

@@ -17,7 +17,7 @@
 #                                    Returns once every port accepts connections.
 #        otelcol.sh stop DIR         stop it (SIGTERM, which flushes the file), wait for it to exit
 #        otelcol.sh spans DIR        every span received so far, one JSON object a line:
-#                                    {"service", "name", "kind", "traceId", "spanId", "parentSpanId",
+#                                    {"service", "name" ("" when none), "kind", "traceId", "spanId", "parentSpanId",
 #                                     "status", "attributes": {key: value}}
 # Environment: OPBUILDER_E2E_CACHE (cache root), OTELCOL_HOST.
 set -euo pipefail
@@ -131,6 +131,7 @@ stop() {
 	rm -f "$dir/pid"
 }
 
+# spans DIR: the complete lines only (counted first): the collector may be writing the last one.
 spans() {
 	local file=$1/traces.jsonl
 	[[ -f $file ]] || die "otelcol.sh: no $file: start a collector with 'otelcol.sh start $1' first"
@@ -143,9 +144,9 @@ spans() {
 		.resourceSpans[]? as $rs
 		| ([$rs.resource.attributes[]? | select(.key == "service.name") | .value.stringValue] | first) as $service
 		| $rs.scopeSpans[]?.spans[]?
-		| {service: $service, name, kind, traceId, spanId, parentSpanId: (.parentSpanId // ""),
+		| {service: $service, name: (.name // ""), kind, traceId, spanId, parentSpanId: (.parentSpanId // ""),
 		   status: (.status // {}), attributes: ([.attributes[]? | {key: .key, value: (.value | value)}] | from_entries)}
-	' "$file"
+	' < <(head -n "$(wc -l <"$file")" "$file")
 }
 
 case "${1:-}" in

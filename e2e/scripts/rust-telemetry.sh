@@ -10,7 +10,9 @@
 #   - a Guestbook created is defaulted by the webhook and reconciled; the collector receives the
 #     span `webhook /mutate-...` (server, status code 200), the span `reconcile webapp-guestbook`
 #     with its controller, namespace, name and `reconcile.result` success, and under it a client
-#     span of kube's for an API call (the status patch);
+#     span of kube's for an API call (the status patch); the API server traces its requests to
+#     the collector as well (OPBUILDER_APISERVER_TRACING), and the webhook span is the child of
+#     its span of the call (the traceparent it sends);
 #   - the reconcile's trace id is on a log line of make run (the debug line "reconciled"), and
 #     an exemplar of controller_runtime_reconcile_time_seconds in a scrape of /metrics;
 #   - SIGTERM: make run stops;
@@ -53,9 +55,12 @@ cd "$dir"
 "$scripts/seed-tools.sh" "$dir"
 use_rust_target
 
-"$scripts/control-plane.sh" start "$cp_dir"
-eval "$("$scripts/control-plane.sh" env "$cp_dir")"
 "$scripts/otelcol.sh" start "$otel"
+# The API server traces its requests to the collector too (OTLP/gRPC), and so sends the webhooks
+# a traceparent.
+grpc=$(cat "$otel/grpc-endpoint")
+OPBUILDER_APISERVER_TRACING=${grpc#http://} "$scripts/control-plane.sh" start "$cp_dir"
+eval "$("$scripts/control-plane.sh" env "$cp_dir")"
 
 log_info "make install; the RBAC of config/default (metrics-reader, loglevel-editor)"
 make install >/dev/null
@@ -125,6 +130,16 @@ jq -e '.kind == 2 and .attributes["http.response.status_code"] == 200
 	and .attributes["webhook.path"] == "/mutate-webapp-example-com-v1-guestbook"' <<<"$webhook" >/dev/null ||
 	fail "the webhook span: $webhook"
 log_info "webhook span: $(jq -c '{name, kind, attributes}' <<<"$webhook")"
+# Its parent: the API server's span of the call, in the same trace (the traceparent it sent).
+parent=$(jq -r .parentSpanId <<<"$webhook")
+[[ -n $parent ]] || fail "the webhook span has no parent: the API server's traceparent was not read: $webhook"
+caller() { spans | jq -c --arg id "$parent" 'select(.spanId == $id)' | head -n 1; }
+called() { [[ -n $(caller) ]]; }
+wait_for 30 "the API server's span that called the webhook" called ||
+	fail "no span $parent at the collector, the parent of the webhook span $webhook"
+jq -e --arg trace "$(jq -r .traceId <<<"$webhook")" '.service == "apiserver" and .traceId == $trace' <<<"$(caller)" >/dev/null ||
+	fail "the webhook span's parent is not the API server's, in its trace: $(caller)"
+log_info "the webhook span's parent: $(jq -c '{service, name, kind}' <<<"$(caller)")"
 
 grep "trace_id=$trace" "$log" | grep -q reconciled || fail "no log line of the reconcile with trace_id=$trace"
 [[ $(code -H "Authorization: Bearer $operator" "https://127.0.0.1:$metrics/metrics") == 200 ]] ||
@@ -132,7 +147,10 @@ grep "trace_id=$trace" "$log" | grep -q reconciled || fail "no log line of the r
 grep -E '^controller_runtime_reconcile_time_seconds_bucket\{.*controller="webapp-guestbook".*\} [0-9]+ # \{trace_id="[0-9a-f]{32}"\} ' \
 	"$work/body" >"$work/exemplars" || fail "no exemplar on controller_runtime_reconcile_time_seconds: $(grep reconcile_time "$work/body")"
 exemplar=$(sed -n 's/.*trace_id="\([0-9a-f]*\)".*/\1/p' "$work/exemplars" | head -n 1)
-spans | jq -e --arg t "$exemplar" 'select(.traceId == $t and (.name | startswith("reconcile ")))' >/dev/null ||
+# The span of the reconcile the exemplar names may still be on its way (batches every 200 ms).
+# (jq -e over a stream says only whether the last input gave a value: the match is counted.)
+exemplar_traced() { spans | jq -c --arg t "$exemplar" 'select(.traceId == $t and (.name | startswith("reconcile ")))' | grep -q .; }
+wait_for 15 "the exemplar's trace at the collector" exemplar_traced ||
 	fail "the exemplar's trace id $exemplar is no reconcile's trace at the collector"
 log_info "trace id $trace on the reconcile's log line; exemplar $(head -n 1 "$work/exemplars")"
 

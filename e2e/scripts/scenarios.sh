@@ -594,7 +594,13 @@ scenario_telemetry() {
 
 	TELEMETRY_OTEL_DIR="$SC_DIR/otel"
 	step "$STEP_TIMEOUT" "OpenTelemetry Collector (otelcol.sh start)" "$here/otelcol.sh" start "$TELEMETRY_OTEL_DIR"
+	# The API server traces its requests to the same collector (OTLP/gRPC): its webhook calls
+	# carry a traceparent.
+	local grpc
+	grpc=$(<"$TELEMETRY_OTEL_DIR/grpc-endpoint")
+	export OPBUILDER_APISERVER_TRACING=${grpc#http://}
 	start_plane
+	unset OPBUILDER_APISERVER_TRACING
 	step "$STEP_TIMEOUT" "make install" make install KUBECTL="$SC_KUBECTL"
 	expect_crd_established beacons.sea.example.com
 
@@ -619,6 +625,9 @@ scenario_telemetry() {
 		expect_eq "server spans of the webhook $hook" \
 			"$(telemetry_spans | jq -r --arg n "webhook $hook" 'select(.name == $n and .kind == 2) | .attributes["webhook.path"]' | sort -u)" "$hook"
 	done
+	wait_for 30 "a webhook span whose parent is the API server's span of the call" telemetry_webhook_in_apiserver_trace ||
+		fail "no webhook span is the child of an API server span in its trace (spans: $TELEMETRY_OTEL_DIR/traces.jsonl)"
+	pass "the webhook span joins the API server's trace: $(telemetry_webhook_in_apiserver_trace)"
 	grep -F "$tid" "$SC_DIR/make-run.log" | grep -q trace_id ||
 		fail "no manager log line carries the trace id $tid (log: $SC_DIR/make-run.log)"
 	pass "the trace id $tid is on a reconcile log line"
@@ -663,6 +672,13 @@ scenario_telemetry() {
 }
 
 telemetry_spans() { "$here/otelcol.sh" spans "$TELEMETRY_OTEL_DIR"; }
+# telemetry_webhook_in_apiserver_trace: the name of a webhook span whose parent is a span of the
+# API server in the same trace (fails without).
+telemetry_webhook_in_apiserver_trace() {
+	telemetry_spans | jq -rs '(map(select(.service == "apiserver") | {(.spanId): .traceId}) | add // {}) as $api
+		| .[] | select((.name | startswith("webhook /")) and .kind == 2 and $api[.parentSpanId] == .traceId) | .name' |
+		head -1 | grep .
+}
 # telemetry_reconcile_span: the first successful reconcile span of beacon-sample (fails without).
 telemetry_reconcile_span() {
 	telemetry_spans | jq -c 'select(.name == "reconcile beacon" and .attributes["k8s.object.name"] == "beacon-sample"

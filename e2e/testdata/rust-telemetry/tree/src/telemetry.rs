@@ -332,10 +332,13 @@ pub fn exemplar() -> Option<Vec<(String, String)>> {
 }
 
 /// The span of a webhook request, `webhook <path>` (a server span: the webhook's path, the
-/// method, and once [`answered`], the status code).
+/// method, and once [`answered`], the status code). When the API server traces its requests
+/// (its `--tracing-config-file`) and sends a W3C `traceparent`, the span is a child of the API
+/// server's, in the same trace.
 pub fn webhook_span<B>(request: &Request<B>) -> tracing::Span {
+    use opentelemetry::propagation::TextMapPropagator;
     let path = request.uri().path();
-    tracing::info_span!(
+    let span = tracing::info_span!(
         "webhook",
         otel.name = format!("webhook {path}"),
         otel.kind = "server",
@@ -343,7 +346,14 @@ pub fn webhook_span<B>(request: &Request<B>) -> tracing::Span {
         http.request.method = %request.method(),
         http.response.status_code = tracing::field::Empty,
         otel.status_code = tracing::field::Empty,
-    )
+    );
+    let caller = opentelemetry_sdk::propagation::TraceContextPropagator::new()
+        .extract(&opentelemetry_http::HeaderExtractor(request.headers()));
+    if caller.span().span_context().is_valid() {
+        // Without an exporter (no OTEL endpoint) there is no trace to join: nothing to do.
+        let _ = span.set_parent(caller);
+    }
+    span
 }
 
 /// `answer`, the reply to a webhook request, in the request's `span`.
@@ -502,6 +512,33 @@ mod tests {
         );
         // Without a variable: the system's roots, no client certificate.
         tls_config(&env(&[])).unwrap();
+    }
+
+    #[test]
+    fn a_webhook_span_joins_the_trace_of_the_api_servers_traceparent() {
+        let provider = SdkTracerProvider::builder().build();
+        let subscriber = tracing_subscriber::registry()
+            .with(tracing_opentelemetry::layer().with_tracer(provider.tracer("test")));
+        let request = |traceparent: Option<&str>| {
+            let mut request = Request::post("/mutate-webapp-example-com-v1-guestbook");
+            if let Some(traceparent) = traceparent {
+                request = request.header("traceparent", traceparent);
+            }
+            request.body(()).unwrap()
+        };
+        tracing::subscriber::with_default(subscriber, || {
+            let traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+            let span = webhook_span(&request(Some(traceparent)));
+            let context = span.context();
+            let joined = context.span().span_context().trace_id();
+            assert_eq!(joined.to_string(), "4bf92f3577b34da6a3ce929d0e0e4736");
+            // Without one, a trace of its own.
+            let span = webhook_span(&request(None));
+            let context = span.context();
+            let own = context.span().span_context().trace_id();
+            assert_ne!(own.to_string(), "4bf92f3577b34da6a3ce929d0e0e4736");
+            assert!(context.span().span_context().is_valid());
+        });
     }
 
     #[test]
