@@ -97,23 +97,19 @@ EOF
 }
 
 # certificates DIR HOST: a CA, the collector's certificate for HOST (an address or a name) and a client
-# certificate, each signed by the CA, in DIR (ca.crt, server.crt/.key, client.crt/.key).
+# certificate, each signed by the CA, in DIR (ca.crt, server.crt/.key, client.crt/.key): lib.sh's pki_ca
+# and pki_sign.
 certificates() {
 	local dir=$1 san=DNS:$2
 	need_cmd openssl
 	[[ ! $2 =~ ^[0-9.]+$ ]] || san=IP:$2
 	mkdir -p "$dir"
-	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 \
-		-subj /CN=otelcol-test-ca -keyout "$dir/ca.key" -out "$dir/ca.crt" 2>/dev/null
-	local who usage
-	for who in server client; do
-		usage=serverAuth
-		[[ $who == client ]] && usage=clientAuth
-		openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
-			-subj "/CN=otelcol-test-$who" -keyout "$dir/$who.key" -out "$dir/$who.csr" 2>/dev/null
-		openssl x509 -req -in "$dir/$who.csr" -CA "$dir/ca.crt" -CAkey "$dir/ca.key" -CAcreateserial \
-			-days 1 -out "$dir/$who.crt" -extfile <(printf 'basicConstraints=CA:FALSE\nextendedKeyUsage=%s\nsubjectAltName=%s\n' "$usage" "$san") 2>/dev/null
-	done
+	(
+		cd "$dir"
+		pki_ca otelcol-test-ca
+		pki_sign server /CN=otelcol-test-server "basicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\nsubjectAltName=$san\n"
+		pki_sign client /CN=otelcol-test-client "basicConstraints=CA:FALSE\nextendedKeyUsage=clientAuth\nsubjectAltName=$san\n"
+	)
 	[[ -s $dir/server.crt && -s $dir/client.crt ]] || die "otelcol.sh: openssl did not make the TLS certificates in $dir"
 }
 stop() {
